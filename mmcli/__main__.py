@@ -1,0 +1,3 @@
+from mmcli.cli import main
+
+main()

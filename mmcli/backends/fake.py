@@ -1,0 +1,44 @@
+"""An in-memory display for fast unit tests: a PIL image, a pointer, a log of actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PIL import Image
+
+from mmcli.backends.base import Backend
+from mmcli.fingerprint import Frame
+from mmcli.model import Action
+
+
+class FakeBackend(Backend):
+    def __init__(
+        self,
+        screen: Image.Image,
+        on_action: Callable[[FakeBackend, Action], None] | None = None,
+    ) -> None:
+        self.screen = screen.convert("RGB")
+        self.position = (screen.width // 2, screen.height // 2)
+        self.performed: list[Action] = []
+        self.on_action = on_action
+        self.grabs = 0
+
+    def size(self) -> tuple[int, int]:
+        return self.screen.size
+
+    def grab(self) -> Frame:
+        self.grabs += 1
+        return Frame.from_image(self.screen)
+
+    def pointer(self) -> tuple[int, int]:
+        return self.position
+
+    def move(self, x: int, y: int) -> None:
+        self.position = (x, y)
+
+    def perform(self, action: Action) -> None:
+        if action.point is not None:
+            self.position = action.point
+        self.performed.append(action)
+        if self.on_action is not None:
+            self.on_action(self, action)

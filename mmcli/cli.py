@@ -1,0 +1,387 @@
+"""The `mm` command: parse arguments, call one core function, render the result.
+
+Human output goes to stderr (rich); `--json` data goes to stdout. Errors are mapped to a
+one-line message and an exit code in `main()`; `MM_DEBUG=1` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mmcli.errors import Aborted, MMError, UsageError
+
+app = typer.Typer(
+    name="mm",
+    help="Muscle memory for computer-use agents: record an agent once, replay it without the "
+    "agent, hand back to the agent only where the screen differs.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+act_app = typer.Typer(help="Perform one input action (recorded when run under mm record).",
+                      no_args_is_help=True)
+app.add_typer(act_app, name="act")
+
+_state: dict[str, Any] = {"store": None}
+
+
+def console() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=False)
+
+
+def say(message: str) -> None:
+    console().print(message)
+
+
+def _store():  # type: ignore[no-untyped-def]
+    from mmcli.store import Store
+
+    return Store(_state["store"])
+
+
+StoreOption = Annotated[
+    Path | None,
+    typer.Option("--store", help="Recordings directory (default: $MM_HOME or ./recordings).",
+                 show_default=False),
+]
+ParamOption = Annotated[
+    list[str] | None,
+    typer.Option("--param", "-p", metavar="K=V", help="A param: typed text equal to V becomes "
+                 "a placeholder; replay types the value given then."),
+]
+SecretOption = Annotated[
+    list[str] | None,
+    typer.Option("--secret", "-s", metavar="K[=V]", help="A param whose value is never "
+                 "written anywhere; without =V it is read from $MM_SECRET_<K>."),
+]
+IgnoreOption = Annotated[
+    list[str] | None,
+    typer.Option("--ignore-region", metavar="X,Y,W,H", help="A screen region to leave out "
+                 "of every check (a clock, an ad banner)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+
+
+@app.callback()
+def _root(store: StoreOption = None) -> None:
+    _state["store"] = store
+
+
+def _regions(items: list[str] | None) -> list[Any]:
+    from mmcli.fingerprint import Rect
+
+    out = []
+    for item in items or []:
+        try:
+            out.append(Rect.parse(item))
+        except ValueError as e:
+            raise UsageError(f"--ignore-region: {e}") from None
+    return out
+
+
+# ---- record / replay ------------------------------------------------------------------------
+
+
+@app.command()
+def record(
+    name: Annotated[str, typer.Argument(help="Recording name: letters, digits, '.', '_', '-'.")],
+    command: Annotated[list[str], typer.Argument(metavar="-- CMD [ARG]...",
+                                                 help="The agent command.")],
+    param: ParamOption = None,
+    secret: SecretOption = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing recording.")] = False,
+    ignore_region: IgnoreOption = None,
+    agent_timeout: Annotated[float | None, typer.Option(
+        help="Stop the agent after this many seconds.")] = None,
+) -> None:
+    """Run CMD as the agent and record its actions; saved only when CMD exits 0.
+
+    Example: mm record loan -- python examples/loan_agent.py --layout /tmp/l.json --name John
+    """
+    from mmcli.backends import open_backend
+    from mmcli.display import display_lock
+    from mmcli.params import parse_values
+    from mmcli.record import record as record_task
+
+    values = parse_values(param or [], secret or [])
+    ignore = _regions(ignore_region)
+    store = _store()
+    with open_backend() as backend, display_lock():
+        result = record_task(store, backend, name, command, values, overwrite=overwrite,
+                             ignore=ignore, agent_timeout=agent_timeout, progress=say)
+    if result.saved:
+        say(f"[green]recorded[/] {name!r}: {result.steps} steps in {store.root}")
+    else:
+        say(f"[yellow]not saved[/]: {result.reason}")
+    raise typer.Exit(result.returncode)
+
+
+@app.command()
+def replay(
+    name: Annotated[str, typer.Argument(help="The recording to replay.")],
+    param: ParamOption = None,
+    secret: SecretOption = None,
+    agent: Annotated[str | None, typer.Option(
+        help="Agent command for divergences (default: the recorded command).")] = None,
+    no_agent: Annotated[bool, typer.Option(
+        "--no-agent", help="On divergence stop before acting and exit 3.")] = False,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds to wait for each step's screen.")] = 10.0,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Check the screen, act on nothing.")] = False,
+    policy: Annotated[str, typer.Option(
+        help="How strictly screens are compared: strict, default or loose.")] = "default",
+    ignore_region: IgnoreOption = None,
+    agent_timeout: Annotated[float | None, typer.Option(
+        help="Stop a fallback agent after this many seconds (exit 4).")] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Replay a recording, checking the screen before every action.
+
+    Exit codes: 0 done (from memory or healed), 3 diverged with no agent allowed,
+    4 the agent failed, 1 other error, 2 usage error, 130 aborted.
+
+    Example: mm replay loan --no-agent
+    """
+    from mmcli.backends import open_backend
+    from mmcli.display import display_lock
+    from mmcli.matcher import Policy
+    from mmcli.params import parse_values
+    from mmcli.replayer import ReplayOptions
+    from mmcli.replayer import replay as replay_task
+
+    if agent and no_agent:
+        raise UsageError("--agent and --no-agent exclude each other")
+    try:
+        chosen = Policy(policy)
+    except ValueError:
+        raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
+    values = parse_values(param or [], secret or [])
+    store = _store()
+    agent_cmd: list[str] | None = shlex.split(agent) if agent else None
+    if agent_cmd is None and not no_agent and store.exists(name):
+        agent_cmd = store.load(name).command or None
+    options = ReplayOptions(timeout=timeout, policy=chosen, dry_run=dry_run, agent=agent_cmd,
+                            agent_timeout=agent_timeout, ignore=_regions(ignore_region))
+    with open_backend() as backend, display_lock():
+        report = replay_task(store, backend, name, values, options, progress=say)
+    if json_out:
+        print(json.dumps(report.as_json()))
+    _render_report(report)
+    raise typer.Exit(report.exit_code)
+
+
+def _render_report(report: Any) -> None:
+    d = report.divergence
+    where = f" at step {d.step + 1} ({d.expected}): {d.reason}" if d else ""
+    messages = {
+        "from-memory": f"[green]done from memory[/]: {report.steps_replayed} steps",
+        "healed": f"[green]healed[/]: {report.steps_replayed} steps from memory, "
+                  f"{report.agent_steps} by the agent{where}",
+        "recorded": f"[green]recorded[/] {report.name!r} with the agent: {report.agent_steps} steps",
+        "diverged": f"[red]diverged[/]{where}",
+        "agent-failed": f"[red]agent failed[/] (exit {report.agent_returncode}){where}",
+        "would-replay": f"[green]dry run[/]: the screen matches step {report.steps_replayed + 1}",
+    }
+    say(messages.get(str(report.outcome), str(report.outcome)))
+
+
+# ---- inventory --------------------------------------------------------------------------------
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}"
+        n = n // 1024
+    return f"{n} GB"
+
+
+@app.command("ls")
+def ls(json_out: JsonOption = False) -> None:
+    """List recordings with their steps, branches and replay counts.
+
+    Example: mm ls --json
+    """
+    from mmcli.catalog import summarize
+
+    summaries = summarize(_store())
+    if json_out:
+        print(json.dumps([s.as_json() for s in summaries]))
+        return
+    if not summaries:
+        say(f"no recordings in {_store().root}")
+        return
+    table = Table("name", "steps", "branches", "params", "created", "last replayed",
+                  "replays", "memory", "healed", "diverged", "size")
+    for s in summaries:
+        if s.error:
+            say(f"[yellow]warning[/]: {s.error}")
+            table.add_row(s.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", _size(s.size),
+                          style="red")
+            continue
+        created = s.created.strftime("%Y-%m-%d %H:%M") if s.created else "-"
+        table.add_row(s.name, str(s.steps), str(s.branches), ",".join(s.params) or "-",
+                      created, (s.last_replayed or "-")[:16].replace("T", " "), str(s.replays),
+                      str(s.from_memory), str(s.healed), str(s.diverged), _size(s.size))
+    console().print(table)
+
+
+@app.command()
+def show(
+    name: Annotated[str, typer.Argument(help="The recording to show.")],
+    json_out: JsonOption = False,
+) -> None:
+    """Show a recording's steps as a tree.
+
+    Example: mm show loan
+    """
+    from mmcli.catalog import tree
+
+    recording = _store().load(name)
+    lines = list(tree(recording))
+    if json_out:
+        print(json.dumps({
+            "name": recording.name, "command": recording.command, "params": recording.params,
+            "steps": [{"id": t.step.id, "parent": t.step.parent, "depth": t.depth,
+                       "action": t.step.action.describe(), "thumbnail": t.step.thumbnail}
+                      for t in lines],
+        }))
+        return
+    out = console()
+    out.print(f"[bold]{recording.name}[/]: {len(recording.steps)} steps, "
+              f"{recording.branch_count()} branches; agent: {shlex.join(recording.command)}")
+    for t in lines:
+        pad = "  " * t.indent
+        mark = "└─ branch: " if t.branch_start else ""
+        out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}", markup=False)
+
+
+@app.command()
+def path() -> None:
+    """Print the recordings store directory.
+
+    Example: cd "$(mm path)"
+    """
+    print(_store().root.resolve())
+
+
+# ---- act --------------------------------------------------------------------------------------
+
+
+def _act(action: Any) -> None:
+    from mmcli.backends import open_backend
+    from mmcli.hook._mm_record_hook import SOCKET_ENV, RecorderLink
+    from mmcli.recorder import action_to_json
+
+    socket_path = os.environ.get(SOCKET_ENV)
+    if socket_path:
+        try:
+            RecorderLink(socket_path).send({"op": "act", "action": action_to_json(action)})
+        except (OSError, RuntimeError) as e:
+            raise MMError(f"cannot reach the recorder: {e}") from None
+    with open_backend() as backend:
+        backend.perform(action)
+
+
+@act_app.command("click")
+def act_click(
+    x: int, y: int,
+    button: Annotated[str, typer.Option(help="left, right or middle.")] = "left",
+    double: Annotated[bool, typer.Option("--double", help="Double-click.")] = False,
+) -> None:
+    """Click at X Y.  Example: mm act click 240 130"""
+    from mmcli.model import Action, ActionKind
+
+    if button not in ("left", "right", "middle"):
+        raise UsageError("--button must be left, right or middle")
+    _act(Action(ActionKind.CLICK, x=x, y=y, button=button, clicks=2 if double else 1))
+
+
+@act_app.command("type")
+def act_type(text: str) -> None:
+    """Type TEXT.  Example: mm act type 'John Smith'"""
+    from mmcli.model import Action, ActionKind
+
+    _act(Action(ActionKind.TYPE, text=text))
+
+
+@act_app.command("press")
+def act_press(key: str) -> None:
+    """Press one KEY.  Example: mm act press enter"""
+    from mmcli.model import Action, ActionKind
+
+    _act(Action(ActionKind.PRESS, keys=(key,)))
+
+
+@act_app.command("hotkey")
+def act_hotkey(keys: list[str]) -> None:
+    """Press KEYS together.  Example: mm act hotkey ctrl s"""
+    from mmcli.model import Action, ActionKind
+
+    _act(Action(ActionKind.HOTKEY, keys=tuple(keys)))
+
+
+@act_app.command("scroll")
+def act_scroll(
+    amount: int,
+    at: Annotated[tuple[int, int] | None, typer.Option(metavar="X Y", help="Where.")] = None,
+) -> None:
+    """Scroll N clicks (positive: up).  Example: mm act scroll -3 --at 400 300"""
+    from mmcli.backends import open_backend
+    from mmcli.model import Action, ActionKind
+
+    if at is None:
+        with open_backend() as backend:
+            at = backend.pointer()
+    _act(Action(ActionKind.SCROLL, x=at[0], y=at[1], amount=amount))
+
+
+@act_app.command("move")
+def act_move(x: int, y: int) -> None:
+    """Move the pointer to X Y.  Example: mm act move 10 10"""
+    from mmcli.model import Action, ActionKind
+
+    _act(Action(ActionKind.MOVE, x=x, y=y))
+
+
+@act_app.command("drag")
+def act_drag(x1: int, y1: int, x2: int, y2: int) -> None:
+    """Drag from X1 Y1 to X2 Y2.  Example: mm act drag 100 100 300 100"""
+    from mmcli.model import Action, ActionKind
+
+    _act(Action(ActionKind.DRAG, x=x1, y=y1, x2=x2, y2=y2))
+
+
+# ---- entry point ------------------------------------------------------------------------------
+
+
+def main() -> None:
+    hook = sys.modules.get("_mm_record_hook")
+    if hook is not None:  # mm run by a recorded agent: its own input is reported by `mm act`
+        hook.disable()
+    signal.signal(signal.SIGINT, _interrupted)
+    try:
+        app(prog_name="mm")
+    except MMError as e:
+        if os.environ.get("MM_DEBUG") == "1":
+            traceback.print_exc()
+        print(f"mm: error: {e}", file=sys.stderr)
+        sys.exit(int(e.exit_code))
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    # Ctrl-C outside a run's own handling: an error like any other, exit 130.
+    raise Aborted("interrupted")

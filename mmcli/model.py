@@ -1,0 +1,161 @@
+"""The recording model: actions, steps arranged as a tree, and the recording itself.
+
+A recording's steps form a tree. Each step has an `id` and the `parent` it follows (None
+for the first step of the task). The first successful run is the trunk; a run in which an
+agent had to take over adds a branch: steps whose parent is the last step replayed before
+the screen diverged. Replay walks from the root and, at each node, follows the child whose
+fingerprint matches the live screen. A leaf ends the task.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from mmcli.fingerprint import Fingerprint, Rect
+
+FORMAT_VERSION = 1
+
+
+class ActionKind(StrEnum):
+    CLICK = "click"
+    TYPE = "type"
+    PRESS = "press"
+    HOTKEY = "hotkey"
+    SCROLL = "scroll"
+    MOVE = "move"
+    DRAG = "drag"
+
+
+POINTED = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.MOVE, ActionKind.DRAG}
+"""Actions that carry their own screen position; the others act where the focus is."""
+
+PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9_]+)\}\}")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One input action. Fields not used by a kind keep their defaults."""
+
+    kind: ActionKind
+    x: int | None = None
+    y: int | None = None
+    x2: int | None = None
+    y2: int | None = None
+    button: str = "left"
+    clicks: int = 1
+    text: str = ""
+    """For `type`: the text, with `{{key}}` placeholders where a param's value was typed."""
+    keys: tuple[str, ...] = ()
+    """For `press` (one key) and `hotkey` (the chord)."""
+    amount: int = 0
+
+    @property
+    def point(self) -> tuple[int, int] | None:
+        if self.x is None or self.y is None:
+            return None
+        return (self.x, self.y)
+
+    def params_used(self) -> set[str]:
+        return set(PLACEHOLDER.findall(self.text)) if self.kind is ActionKind.TYPE else set()
+
+    def render(self, values: dict[str, str]) -> Action:
+        """The action with its placeholders replaced by `values` (which must cover them)."""
+        if self.kind is not ActionKind.TYPE or "{{" not in self.text:
+            return self
+        text = PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.text)
+        return replace(self, text=text)
+
+    def describe(self) -> str:
+        """A short human description; placeholders stay as they are (never secret values)."""
+        k = self.kind
+        if k is ActionKind.CLICK:
+            what = {1: "click", 2: "double-click", 3: "triple-click"}.get(
+                self.clicks, f"{self.clicks}x click"
+            )
+            side = "" if self.button == "left" else f" {self.button}"
+            return f"{what}{side} at ({self.x}, {self.y})"
+        if k is ActionKind.TYPE:
+            return f"type {self.text!r}"
+        if k is ActionKind.PRESS:
+            return f"press {'+'.join(self.keys)}" + (f" x{self.clicks}" if self.clicks > 1 else "")
+        if k is ActionKind.HOTKEY:
+            return f"hotkey {'+'.join(self.keys)}"
+        if k is ActionKind.SCROLL:
+            return f"scroll {self.amount} at ({self.x}, {self.y})"
+        if k is ActionKind.MOVE:
+            return f"move to ({self.x}, {self.y})"
+        return f"drag ({self.x}, {self.y}) -> ({self.x2}, {self.y2})"
+
+
+@dataclass(frozen=True)
+class Step:
+    """An action and the screen as it was just before it was performed."""
+
+    id: int
+    parent: int | None
+    action: Action
+    fingerprint: Fingerprint
+    thumbnail: str | None = None
+    """File name of a small screenshot for humans, beside the recording."""
+    effect: Rect | None = None
+    """The screen region the action changed, as observed when it was recorded."""
+    created: datetime | None = None
+
+
+@dataclass
+class Recording:
+    name: str
+    steps: list[Step]
+    created: datetime
+    command: list[str] = field(default_factory=list)
+    params: list[str] = field(default_factory=list)
+    """Names of the params (secrets included) the recorded actions use as placeholders."""
+    secrets: list[str] = field(default_factory=list)
+    """Names (never values) of params that are secrets."""
+    ignore: list[Rect] = field(default_factory=list)
+    """Screen regions excluded from every check (declared by the user or learned)."""
+    policy: str = "default"
+    format_version: int = FORMAT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def step(self, step_id: int) -> Step:
+        for s in self.steps:
+            if s.id == step_id:
+                return s
+        raise KeyError(step_id)
+
+    def children(self, parent: int | None) -> list[Step]:
+        return [s for s in self.steps if s.parent == parent]
+
+    def roots(self) -> list[Step]:
+        return self.children(None)
+
+    def trunk(self) -> list[Step]:
+        """The first path from the root to a leaf (the first recorded run)."""
+        path: list[Step] = []
+        kids = self.roots()
+        while kids:
+            path.append(kids[0])
+            kids = self.children(kids[0].id)
+        return path
+
+    def depth(self, step: Step) -> int:
+        """0-based position of `step` on its path from the root."""
+        d = 0
+        parent = step.parent
+        while parent is not None:
+            d += 1
+            parent = self.step(parent).parent
+        return d
+
+    def branch_count(self) -> int:
+        """Number of root-to-leaf paths."""
+        parents = {s.parent for s in self.steps}
+        return sum(1 for s in self.steps if s.id not in parents) if self.steps else 0
+
+    def next_id(self) -> int:
+        return max((s.id for s in self.steps), default=-1) + 1

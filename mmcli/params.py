@@ -1,0 +1,79 @@
+"""Params and secrets: named values substituted into typed text.
+
+A param's value may be written into a recording only as a `{{key}}` placeholder; a
+secret's value is never written anywhere. Both reach a fallback agent as
+`MM_PARAM_<KEY>` environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from mmcli.errors import UsageError
+
+KEY = re.compile(r"[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class Values:
+    params: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def all(self) -> dict[str, str]:
+        return {**self.params, **self.secrets}
+
+    def env(self) -> dict[str, str]:
+        return {f"MM_PARAM_{k.upper()}": v for k, v in self.all.items()}
+
+    def merged(self, other: Mapping[str, str]) -> Values:
+        return Values({**self.params, **other}, dict(self.secrets))
+
+    def missing(self, needed: Iterable[str]) -> list[str]:
+        have = self.all
+        return sorted(k for k in needed if k not in have)
+
+
+def _key(key: str, option: str) -> str:
+    if not KEY.fullmatch(key):
+        raise UsageError(f"{option}: invalid key {key!r} (letters, digits and '_' only)")
+    return key
+
+
+def parse_params(items: Iterable[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--param {item!r}: expected KEY=VALUE")
+        out[_key(key, "--param")] = value
+    return out
+
+
+def parse_secrets(items: Iterable[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`KEY=VALUE`, or `KEY` alone with the value read from env `MM_SECRET_<KEY>`."""
+    env = os.environ if environ is None else environ
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        _key(key, "--secret")
+        if not sep:
+            var = f"MM_SECRET_{key.upper()}"
+            if var not in env:
+                raise UsageError(f"--secret {key}: set {var} or pass {key}=VALUE")
+            value = env[var]
+        if not value:
+            raise UsageError(f"--secret {key}: the value is empty")
+        out[key] = value
+    return out
+
+
+def parse_values(params: Iterable[str], secrets: Iterable[str]) -> Values:
+    p, s = parse_params(params), parse_secrets(secrets)
+    both = sorted(set(p) & set(s))
+    if both:
+        raise UsageError(f"{both[0]!r} is given both as --param and as --secret")
+    return Values(p, s)

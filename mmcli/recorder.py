@@ -1,0 +1,291 @@
+"""Recording: run an agent, capture the screen before each of its actions, build steps.
+
+A `Recorder` listens on a Unix socket. The agent's actions reach it either from the
+pyautogui hook inside a Python agent (see hook/) or from `mm act` (any language). For
+each action the recorder moves the pointer onto the action's target (so that hover
+effects are the same at replay, which does the same), waits for the screen to settle,
+keeps what the fingerprint needs, and only then lets the action happen.
+
+When the agent has exited 0, `build_steps` turns the captures into steps: it learns what
+each action changed, replaces param and secret values in typed text with placeholders,
+masks regions expected to differ at replay, and fingerprints every screen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mmcli.backends.base import Backend
+from mmcli.fingerprint import (
+    Fingerprint,
+    Frame,
+    Patch,
+    Rect,
+    changed_region,
+    grid_of,
+    patch_of,
+    same_picture,
+)
+from mmcli.model import POINTED, Action, ActionKind, Step
+
+SOCKET_ENV = "MM_RECORD_SOCKET"
+HOOK_DIR = Path(__file__).parent / "hook"
+SETTLE_INTERVAL = 0.02
+SETTLE_LIMIT = 0.6
+APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
+"""Actions whose target the pointer is moved onto before the screen is captured."""
+
+
+def settle(backend: Backend, limit: float = SETTLE_LIMIT, interval: float = SETTLE_INTERVAL) -> Frame:
+    """Grab until two consecutive frames agree (or `limit` seconds pass); return the last."""
+    deadline = time.monotonic() + limit
+    frame = backend.grab()
+    while True:
+        time.sleep(interval)
+        latest = backend.grab()
+        if same_picture(frame, latest) or time.monotonic() >= deadline:
+            return latest
+        frame = latest
+
+
+def approach(backend: Backend, action: Action) -> None:
+    """Put the pointer where the action will happen, as pyautogui itself would first."""
+    if action.kind in APPROACH and action.point is not None:
+        backend.move(*action.point)
+
+
+def focus_point(action: Action, previous: tuple[int, int] | None) -> tuple[int, int] | None:
+    """Where an action acts: its own point, or for keyboard actions the last clicked point."""
+    return action.point if action.kind in POINTED else previous
+
+
+@dataclass
+class Capture:
+    """What the recorder keeps of one action and the screen just before it."""
+
+    action: Action
+    small: np.ndarray
+    patch: Patch | None
+    pointer: tuple[int, int]
+    size: tuple[int, int]
+    at: datetime
+    thumbnail: Future[bytes] | None = None
+
+
+def action_from_json(data: Mapping[str, Any]) -> Action:
+    """Parse an action sent by the hook or `mm act` (trusted local input, still checked)."""
+    kind = ActionKind(str(data["kind"]))
+
+    def opt_int(key: str) -> int | None:
+        return None if data.get(key) is None else int(data[key])
+
+    return Action(
+        kind=kind,
+        x=opt_int("x"),
+        y=opt_int("y"),
+        x2=opt_int("x2"),
+        y2=opt_int("y2"),
+        button=str(data.get("button", "left")),
+        clicks=int(data.get("clicks", 1)),
+        text=str(data.get("text", "")),
+        keys=tuple(str(k) for k in data.get("keys", ())),
+        amount=int(data.get("amount", 0)),
+    )
+
+
+def action_to_json(action: Action) -> dict[str, Any]:
+    return {
+        "kind": str(action.kind), "x": action.x, "y": action.y, "x2": action.x2,
+        "y2": action.y2, "button": action.button, "clicks": action.clicks,
+        "text": action.text, "keys": list(action.keys), "amount": action.amount,
+    }
+
+
+def _png(image_fn: Callable[[], Any]) -> bytes:
+    buf = io.BytesIO()
+    image_fn().save(buf, format="PNG", optimize=False, compress_level=6)
+    return buf.getvalue()
+
+
+@dataclass
+class Recorder:
+    """Captures actions reported over a Unix socket while an agent runs."""
+
+    backend: Backend
+    start_focus: tuple[int, int] | None = None
+    captures: list[Capture] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    on_action: Callable[[int, Action], None] | None = None
+    final: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._focus = self.start_focus
+        self._thumbs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mm-thumb")
+        self._dir = tempfile.mkdtemp(prefix="mm-rec-")
+        self.socket_path = os.path.join(self._dir, "recorder.sock")
+        self._server: socket.socket | None = None
+        self._threads: list[threading.Thread] = []
+        self._closing = False
+
+    # ---- capturing ---------------------------------------------------------------------
+
+    def capture(self, action: Action) -> None:
+        with self._lock:
+            approach(self.backend, action)
+            frame = settle(self.backend)
+            target = focus_point(action, self._focus)
+            if action.kind is ActionKind.CLICK:
+                self._focus = action.point
+            capture = Capture(
+                action=action,
+                small=frame.small,
+                patch=patch_of(frame, *target) if target else None,
+                pointer=self.backend.pointer(),
+                size=(frame.width, frame.height),
+                at=datetime.now(UTC),
+                thumbnail=self._thumbs.submit(_png, frame.thumbnail),
+            )
+            self.captures.append(capture)
+        if self.on_action is not None:
+            self.on_action(len(self.captures) - 1, action)
+
+    def capture_final(self) -> None:
+        """The screen after the last action: what that action changed."""
+        with self._lock:
+            self.final = settle(self.backend).small
+
+    # ---- the socket ----------------------------------------------------------------------
+
+    def env(self) -> dict[str, str]:
+        """Environment for the agent: where to report, and the hook on PYTHONPATH."""
+        path = os.environ.get("PYTHONPATH", "")
+        return {
+            SOCKET_ENV: self.socket_path,
+            "PYTHONPATH": str(HOOK_DIR) + (os.pathsep + path if path else ""),
+        }
+
+    def __enter__(self) -> Recorder:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(self.socket_path)
+        server.listen(8)
+        self._server = server
+        t = threading.Thread(target=self._accept, name="mm-recorder", daemon=True)
+        t.start()
+        self._threads.append(t)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closing = True
+        if self._server is not None:
+            with contextlib.suppress(OSError):
+                self._server.shutdown(socket.SHUT_RDWR)
+            self._server.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.socket_path)
+        with contextlib.suppress(OSError):
+            os.rmdir(self._dir)
+        self._thumbs.shutdown(wait=True)
+
+    def _accept(self) -> None:
+        assert self._server is not None
+        while not self._closing:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            t.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rwb") as f:
+            for line in f:
+                reply = self._handle(line)
+                try:
+                    f.write(json.dumps(reply).encode() + b"\n")
+                    f.flush()
+                except OSError:
+                    return
+
+    def _handle(self, line: bytes) -> dict[str, Any]:
+        if self._closing:
+            return {"ok": False, "error": "the recording has ended"}
+        try:
+            message = json.loads(line)
+            op = message.get("op")
+            if op == "act":
+                self.capture(action_from_json(message["action"]))
+                return {"ok": True}
+            if op == "unsupported":
+                self.unsupported.append(str(message.get("name")))
+                return {"ok": True}
+            return {"ok": False, "error": f"unknown request {op!r}"}
+        except Exception as e:  # the agent gets the reason; the recording stays consistent
+            return {"ok": False, "error": f"{type(e).__name__}: {e}"}
+
+
+# ---- from captures to steps ------------------------------------------------------------------
+
+TEXT_GROW = 160
+"""A param-typed field may show longer text at replay: its mask extends this far right."""
+
+
+def parametrize(text: str, values: Mapping[str, str]) -> str:
+    """Replace each param value in typed text with its `{{key}}` placeholder, longest
+    value first so that one value inside another does not split it."""
+    if not text:
+        return text
+    for key, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
+        if value:
+            text = text.replace(value, "{{" + key + "}}")
+    return text
+
+
+def build_steps(
+    captures: list[Capture],
+    final: np.ndarray | None,
+    values: Mapping[str, str],
+    first_id: int,
+    parent: int | None,
+    ignore: list[Rect],
+) -> tuple[list[Step], dict[str, bytes]]:
+    """Steps (a chain from `parent`) and their thumbnails, from one run's captures."""
+    steps: list[Step] = []
+    thumbnails: dict[str, bytes] = {}
+    masks: list[Rect] = list(ignore)
+    token = os.urandom(3).hex()
+    for i, cap in enumerate(captures):
+        after = captures[i + 1].small if i + 1 < len(captures) else final
+        effect = changed_region(cap.small, after) if after is not None else None
+        action = cap.action
+        if action.kind is ActionKind.TYPE:
+            action = replace(action, text=parametrize(action.text, values))
+        width, height = cap.size
+        grid = grid_of(cap.small, masks)
+        fp = Fingerprint(width, height, grid, cap.patch, cap.pointer, tuple(masks))
+        step_id = first_id + i
+        name = f"{token}-{step_id:04d}.png"
+        if cap.thumbnail is not None:
+            thumbnails[name] = cap.thumbnail.result()
+        steps.append(Step(step_id, parent if i == 0 else step_id - 1, action, fp,
+                          thumbnail=name if cap.thumbnail else None, effect=effect, created=cap.at))
+        if action.params_used() and effect is not None:
+            # What was typed from a param will read differently at replay: blank it in
+            # every later fingerprint, at record and at replay alike.
+            masks.append(Rect(effect.x, effect.y, effect.w + TEXT_GROW, effect.h).grow(2))
+    return steps, thumbnails

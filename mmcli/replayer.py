@@ -1,0 +1,376 @@
+"""`mm replay`: walk a recording's tree, acting only on screens that match.
+
+At each node the replayer waits (polling, up to the timeout) until the live screen matches
+one of the node's children and has settled, then performs that child's action. When no
+child matches in time the screen has diverged: with an agent, the agent takes over from
+that step under the recorder and what it does becomes a new branch (saved only if it
+exits 0); without one, replay stops before acting.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from mmcli.agent import Interrupt
+from mmcli.backends.base import Backend, in_failsafe_corner
+from mmcli.errors import Aborted, DisplayError, UsageError
+from mmcli.fingerprint import Frame, Rect, same_picture
+from mmcli.matcher import Policy, Verdict, compare
+from mmcli.model import Recording, Step
+from mmcli.params import Values
+from mmcli.record import check_recordable, run_recorded, used_names
+from mmcli.recorder import APPROACH, build_steps, focus_point
+from mmcli.store import Store, new_token
+
+POLL = 0.03
+Progress = Callable[[str], None]
+
+
+class Outcome(StrEnum):
+    FROM_MEMORY = "from-memory"
+    HEALED = "healed"
+    RECORDED = "recorded"
+    DIVERGED = "diverged"
+    AGENT_FAILED = "agent-failed"
+    WOULD_REPLAY = "would-replay"
+    ABORTED = "aborted"
+
+    @property
+    def exit_code(self) -> int:
+        return {
+            Outcome.DIVERGED: 3,
+            Outcome.AGENT_FAILED: 4,
+            Outcome.ABORTED: 130,
+        }.get(self, 0)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    step: int
+    """0-based position on the path where no recorded step matched."""
+    expected: str
+    """The action that would have been performed."""
+    reason: str
+    thumbnail: str | None = None
+
+
+@dataclass
+class ReplayOptions:
+    timeout: float = 10.0
+    policy: Policy = Policy.DEFAULT
+    dry_run: bool = False
+    agent: Sequence[str] | None = None
+    """Command that takes over on divergence; None = no agent."""
+    agent_timeout: float | None = None
+    ignore: Sequence[Rect] = ()
+
+
+@dataclass
+class ReplayReport:
+    name: str
+    outcome: Outcome
+    steps_replayed: int = 0
+    steps_total: int = 0
+    divergence: Divergence | None = None
+    agent_steps: int = 0
+    agent_returncode: int | None = None
+    seconds: float = 0.0
+    path: list[int] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return self.outcome.exit_code
+
+    def as_json(self) -> dict[str, Any]:
+        d = self.divergence
+        return {
+            "name": self.name,
+            "outcome": str(self.outcome),
+            "exit_code": self.exit_code,
+            "steps_replayed": self.steps_replayed,
+            "steps_total": self.steps_total,
+            "agent_steps": self.agent_steps,
+            "agent_returncode": self.agent_returncode,
+            "seconds": round(self.seconds, 3),
+            "divergence": None if d is None else {
+                "step": d.step, "expected": d.expected, "reason": d.reason,
+                "thumbnail": d.thumbnail,
+            },
+        }
+
+
+@dataclass
+class Match:
+    step: Step | None
+    verdict: Verdict | None
+    frame: Frame
+
+
+def check_geometry(recording: Recording, backend: Backend) -> None:
+    if not recording.steps:
+        return
+    fp = recording.steps[0].fingerprint
+    size = backend.size()
+    if (fp.width, fp.height) != size:
+        raise DisplayError(
+            f"screen is {size[0]}x{size[1]} but {recording.name!r} was recorded at "
+            f"{fp.width}x{fp.height}; replay on a screen of the recorded size"
+        )
+
+
+def check_values(recording: Recording, values: Values) -> None:
+    missing = values.missing(recording.params)
+    if missing:
+        flags = " ".join(
+            f"--secret {k}" if k in recording.secrets else f"--param {k}=..." for k in missing
+        )
+        raise UsageError(f"recording {recording.name!r} needs {flags}")
+
+
+class Replayer:
+    def __init__(
+        self,
+        store: Store,
+        backend: Backend,
+        recording: Recording,
+        values: Values,
+        options: ReplayOptions,
+        progress: Progress | None = None,
+    ) -> None:
+        self.store = store
+        self.backend = backend
+        self.recording = recording
+        self.values = values
+        self.options = options
+        self.progress = progress or (lambda message: None)
+        self.interrupt = Interrupt()
+        self.ignore = list(options.ignore)
+
+    # ---- waiting for the screen ------------------------------------------------------------
+
+    def _check_abort(self) -> None:
+        if self.interrupt.signum is not None:
+            raise Aborted("interrupted; stopped between two actions")
+        if in_failsafe_corner(self.backend.pointer(), self.backend.size()):
+            raise Aborted("fail-safe: pointer in a screen corner; stopped between two actions")
+
+    def wait_for_match(self, children: list[Step], depth: int) -> Match:
+        """Poll until one child matches on two consecutive, identical grabs."""
+        deadline = time.monotonic() + self.options.timeout
+        previous: Match | None = None
+        best: Match | None = None
+        while True:
+            self._check_abort()
+            frame = self.backend.grab()
+            match = self._first_match(children, frame)
+            if match.step is not None:
+                stable = (
+                    previous is not None
+                    and previous.step is match.step
+                    and same_picture(previous.frame, frame)
+                )
+                if stable or self.options.dry_run:
+                    return match
+            else:
+                best = match
+            previous = match
+            if time.monotonic() >= deadline:
+                return best or match
+            time.sleep(POLL)
+
+    def _first_match(self, children: list[Step], frame: Frame) -> Match:
+        closest: Verdict | None = None
+        for child in children:
+            verdict = compare(
+                child.fingerprint, frame, self.options.policy, [*self.recording.ignore, *self.ignore]
+            )
+            if verdict.ok:
+                return Match(child, verdict, frame)
+            if closest is None or len(verdict.differences) < len(closest.differences):
+                closest = verdict
+        return Match(None, closest, frame)
+
+    # ---- the walk ------------------------------------------------------------------------
+
+    def run(self) -> ReplayReport:
+        check_values(self.recording, self.values)
+        check_geometry(self.recording, self.backend)
+        started = time.monotonic()
+        report = ReplayReport(self.recording.name, Outcome.FROM_MEMORY,
+                              steps_total=len(self.recording.trunk()))
+        with self.interrupt.catching():
+            try:
+                self._walk(report)
+            except Aborted:
+                report.outcome = Outcome.ABORTED
+                report.seconds = time.monotonic() - started
+                self._journal(report)
+                raise
+        report.seconds = time.monotonic() - started
+        self._journal(report)
+        return report
+
+    def _walk(self, report: ReplayReport) -> None:
+        node: int | None = None
+        focus: tuple[int, int] | None = None
+        depth = 0
+        while True:
+            children = self.recording.children(node)
+            if not children:
+                if self.options.dry_run:
+                    report.outcome = Outcome.WOULD_REPLAY
+                return
+            total = max(report.steps_total, depth + 1)
+            self._approach(children)
+            self.progress(f"step {depth + 1}/{total}: waiting for the screen of "
+                          f"{children[0].action.describe()}")
+            match = self.wait_for_match(children, depth)
+            if match.step is None:
+                self._diverged(report, children, match, depth, node, focus)
+                return
+            step = match.step
+            if self.options.dry_run:
+                self.progress(f"step {depth + 1}: screen matches; would {step.action.describe()}")
+                report.outcome = Outcome.WOULD_REPLAY
+                report.steps_replayed = depth
+                return
+            self._check_abort()
+            self.backend.perform(step.action.render(self.values.all))
+            self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
+            focus = focus_point(step.action, focus)
+            report.path.append(step.id)
+            node = step.id
+            depth += 1
+            report.steps_replayed = depth
+
+    def _approach(self, children: list[Step]) -> None:
+        """Put the pointer where the next action will happen, as it was when recorded."""
+        if self.options.dry_run:
+            return
+        points = {c.action.point for c in children if c.action.kind in APPROACH}
+        if len(points) == 1 and all(c.action.kind in APPROACH for c in children):
+            point = points.pop()
+            if point is not None:
+                self.backend.move(*point)
+
+    # ---- divergence ----------------------------------------------------------------------
+
+    def _diverged(
+        self,
+        report: ReplayReport,
+        children: list[Step],
+        match: Match,
+        depth: int,
+        node: int | None,
+        focus: tuple[int, int] | None,
+    ) -> None:
+        reason = match.verdict.summary() if match.verdict else "no step to compare"
+        thumb = self._keep_live_thumbnail(match.frame, depth)
+        report.divergence = Divergence(depth, children[0].action.describe(), reason, thumb)
+        report.outcome = Outcome.DIVERGED
+        self.progress(f"step {depth + 1}: screen differs: {reason}")
+        if self.options.dry_run or not self.options.agent:
+            return
+        self._hand_over(report, children, depth, node, focus)
+
+    def _keep_live_thumbnail(self, frame: Frame, depth: int) -> str | None:
+        buf = io.BytesIO()
+        frame.thumbnail().save(buf, format="PNG")
+        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth}.png"
+        try:
+            self.store.write_thumbnail(self.recording.name, name, buf.getvalue())
+        except OSError:
+            return None
+        return name
+
+    def _hand_over(
+        self,
+        report: ReplayReport,
+        children: list[Step],
+        depth: int,
+        node: int | None,
+        focus: tuple[int, int] | None,
+    ) -> None:
+        assert self.options.agent
+        self.progress(f"step {depth + 1}: handing over to the agent")
+        env = {
+            "MM_RECORDING": self.recording.name,
+            "MM_RESUME_STEP": str(depth),
+            "MM_REPLAY": "1",
+            **self.values.env(),
+        }
+        run, recorder = run_recorded(
+            self.backend, self.options.agent, env, start_focus=focus,
+            timeout=self.options.agent_timeout, progress=self.progress,
+        )
+        report.agent_returncode = run.returncode
+        report.agent_steps = len(recorder.captures)
+        if not run.ok:
+            report.outcome = Outcome.AGENT_FAILED
+            return
+        check_recordable(recorder)
+        report.outcome = Outcome.HEALED
+        if recorder.captures:
+            self._save_branch(recorder, children, node)
+
+    def _save_branch(self, recorder: Any, children: list[Step], node: int | None) -> None:
+        name = self.recording.name
+        with self.store.lock(name):
+            fresh = self.store.load(name)
+            masks = list(children[0].fingerprint.masks) if children else list(fresh.ignore)
+            steps, thumbs = build_steps(
+                recorder.captures, recorder.final, self.values.all, fresh.next_id(), node, masks
+            )
+            fresh.steps.extend(steps)
+            used = used_names(fresh.steps)
+            fresh.params = sorted(used)
+            fresh.secrets = sorted(set(fresh.secrets) | (used & set(self.values.secrets)))
+            self.store.save(fresh, thumbs)
+        self.progress(f"saved a branch of {len(steps)} steps")
+
+    def _journal(self, report: ReplayReport) -> None:
+        if self.options.dry_run:
+            return
+        self.store.append_history(self.recording.name, {
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "outcome": str(report.outcome),
+            "steps_replayed": report.steps_replayed,
+            "agent_steps": report.agent_steps,
+            "divergence_step": report.divergence.step if report.divergence else None,
+            "seconds": round(report.seconds, 3),
+        })
+
+
+def replay(
+    store: Store,
+    backend: Backend,
+    name: str,
+    values: Values,
+    options: ReplayOptions,
+    progress: Progress | None = None,
+) -> ReplayReport:
+    """Replay `name`; a name not recorded yet is recorded with the agent, if one is given."""
+    from mmcli.errors import RecordingNotFound
+    from mmcli.record import record
+
+    if not store.exists(name):
+        if not options.agent or options.dry_run:
+            raise RecordingNotFound(f"no recording named {name!r} in {store.root}")
+        if progress:
+            progress(f"{name!r} is not recorded yet: recording the agent")
+        started = time.monotonic()
+        result = record(store, backend, name, options.agent, values,
+                        ignore=options.ignore, agent_timeout=options.agent_timeout,
+                        progress=progress)
+        outcome = Outcome.RECORDED if result.saved else Outcome.AGENT_FAILED
+        return ReplayReport(name, outcome, agent_steps=result.steps,
+                            agent_returncode=result.returncode,
+                            seconds=time.monotonic() - started)
+    recording = store.load(name)
+    return Replayer(store, backend, recording, values, options, progress).run()

@@ -1,0 +1,305 @@
+"""Where recordings live on disk.
+
+Layout of a store directory:
+
+    NAME.toml            the recording (see codec.py), the only file replay trusts
+    NAME/                its thumbnails (PNG), referenced by the TOML
+    .mm/locks/NAME.lock  serializes writers of NAME
+    .mm/history/NAME.jsonl  one line per replay (appended)
+
+Every write of a recording is atomic: a temporary file in the same directory, fsync,
+rename. Thumbnails are written first under fresh names and the old ones removed only
+after the new TOML is in place, so a crash at any point leaves the previous recording
+whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmcli import codec
+from mmcli.errors import (
+    InvalidName,
+    LockBusy,
+    RecordingCorrupt,
+    RecordingExists,
+    RecordingNotFound,
+    StoreError,
+)
+from mmcli.model import Recording
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+MAX_NAME = 100
+SUFFIX = ".toml"
+
+
+def validate_name(name: str) -> str:
+    """Return `name` if it is a valid recording name, else raise `InvalidName`."""
+    shown = name if len(name) <= 40 else name[:40] + "..."
+    if not NAME_PATTERN.fullmatch(name):
+        raise InvalidName(
+            f"invalid recording name {shown!r}: use letters, digits, '.', '_' and '-' only"
+        )
+    if set(name) == {"."}:
+        raise InvalidName(f"invalid recording name {name!r}")
+    if len(name) > MAX_NAME:
+        raise InvalidName(f"recording name too long ({len(name)} > {MAX_NAME} characters)")
+    return name
+
+
+def default_store_path(store: Path | str | None = None) -> Path:
+    """The one place that decides where recordings live: `--store`, `MM_HOME`, `./recordings`."""
+    if store:
+        return Path(store)
+    env = os.environ.get("MM_HOME")
+    if env:
+        return Path(env)
+    return Path("recordings")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A recording file as listed, loaded or not."""
+
+    name: str
+    path: Path
+    size: int
+    modified: float
+    recording: Recording | None = None
+    error: str | None = None
+
+
+class Store:
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = default_store_path(root)
+
+    # ---- paths -------------------------------------------------------------------------
+
+    def path(self, name: str) -> Path:
+        return self.root / (validate_name(name) + SUFFIX)
+
+    def thumbs_dir(self, name: str) -> Path:
+        return self.root / validate_name(name)
+
+    def _meta(self, *parts: str) -> Path:
+        return self.root.joinpath(".mm", *parts)
+
+    def exists(self, name: str) -> bool:
+        return self.path(name).is_file()
+
+    def names(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        found = []
+        for p in self.root.iterdir():
+            stem = p.name[: -len(SUFFIX)]
+            if p.name.endswith(SUFFIX) and NAME_PATTERN.fullmatch(stem) and p.is_file():
+                found.append(stem)
+        return sorted(found)
+
+    # ---- reading -----------------------------------------------------------------------
+
+    def load(self, name: str) -> Recording:
+        path = self.path(name)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
+        except OSError as e:
+            raise StoreError(f"{path}: cannot read ({e.strerror})") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
+        recording = codec.loads(text, str(path))
+        if recording.name != name:
+            raise RecordingCorrupt(f"{path}: holds recording {recording.name!r}, not {name!r}")
+        return recording
+
+    def entries(self) -> list[Entry]:
+        """Every recording in the store, the unreadable ones with their error."""
+        out = []
+        for name in self.names():
+            path = self.path(name)
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            try:
+                rec, err = self.load(name), None
+            except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
+                rec, err = None, str(e)
+            out.append(Entry(name, path, st.st_size + self._thumbs_size(name), st.st_mtime, rec, err))
+        return out
+
+    def _thumbs_size(self, name: str) -> int:
+        d = self.thumbs_dir(name)
+        if not d.is_dir():
+            return 0
+        return sum(p.stat().st_size for p in d.iterdir() if p.is_file())
+
+    # ---- writing -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, name: str, timeout: float = 10.0) -> Iterator[None]:
+        """Hold the writer lock of `name`; waits up to `timeout` seconds."""
+        validate_name(name)
+        path = self._meta("locks", name + ".lock")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise StoreError(f"{self.root}: cannot create lock ({e.strerror})") from None
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockBusy(
+                            f"recording {name!r} is being written by another mm process"
+                        ) from None
+                    time.sleep(0.05)
+            yield
+        finally:
+            os.close(fd)
+
+    def save(
+        self,
+        recording: Recording,
+        thumbnails: Mapping[str, bytes] | None = None,
+        *,
+        overwrite: bool = True,
+        expect_absent: bool = False,
+    ) -> Path:
+        """Write `recording` atomically, with its new thumbnails (file name -> PNG bytes).
+
+        The caller holds `lock(name)`. With `expect_absent`, a recording that appeared
+        since the caller checked is not replaced (`RecordingExists`).
+        """
+        name = recording.name
+        path = self.path(name)
+        if (expect_absent or not overwrite) and path.exists():
+            raise RecordingExists(
+                f"recording {name!r} already exists in {self.root}; use --overwrite to replace it"
+            )
+        text = codec.dumps(recording)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            if thumbnails:
+                tdir = self.thumbs_dir(name)
+                tdir.mkdir(exist_ok=True)
+                for file_name, data in thumbnails.items():
+                    _atomic_write(tdir / file_name, data)
+            _atomic_write(path, text.encode("utf-8"))
+        except OSError as e:
+            raise StoreError(f"{path}: cannot save ({_reason(e)}); the previous version is intact") from None
+        self._collect_thumbnails(recording)
+        return path
+
+    def _collect_thumbnails(self, recording: Recording) -> None:
+        tdir = self.thumbs_dir(recording.name)
+        if not tdir.is_dir():
+            return
+        keep = {s.thumbnail for s in recording.steps if s.thumbnail}
+        keep.update(recording.extra.get("thumbnails_kept", []))
+        for p in tdir.iterdir():
+            if p.is_file() and p.name not in keep and not p.name.startswith("live-"):
+                with contextlib.suppress(OSError):
+                    p.unlink()
+
+    def delete(self, name: str) -> None:
+        path = self.path(name)
+        with self.lock(name):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
+            tdir = self.thumbs_dir(name)
+            if tdir.is_dir():
+                for p in tdir.iterdir():
+                    with contextlib.suppress(OSError):
+                        p.unlink()
+                with contextlib.suppress(OSError):
+                    tdir.rmdir()
+
+    def write_thumbnail(self, name: str, file_name: str, data: bytes) -> Path:
+        tdir = self.thumbs_dir(name)
+        tdir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(tdir / file_name, data)
+        return tdir / file_name
+
+    # ---- history -----------------------------------------------------------------------
+
+    def append_history(self, name: str, entry: Mapping[str, Any]) -> None:
+        path = self._meta("history", validate_name(name) + ".jsonl")
+        line = json.dumps(entry, sort_keys=True, default=str) + "\n"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise StoreError(f"{path}: cannot append history ({_reason(e)})") from None
+
+    def history(self, name: str) -> list[dict[str, Any]]:
+        path = self._meta("history", validate_name(name) + ".jsonl")
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines:
+            # A torn last line (crash mid-append) is skipped, not fatal.
+            with contextlib.suppress(json.JSONDecodeError):
+                item = json.loads(line)
+                if isinstance(item, dict):
+                    out.append(item)
+        return out
+
+
+def new_token() -> str:
+    return secrets.token_hex(4)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{new_token()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _reason(e: OSError) -> str:
+    if e.errno == errno.ENOSPC:
+        return "disk full"
+    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return "store is read-only"
+    return e.strerror or str(e)
