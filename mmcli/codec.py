@@ -115,6 +115,7 @@ def _fingerprint_doc(fp: Fingerprint) -> Document:
         "grid": f"{fp.grid.cols}x{fp.grid.rows}",
         "hashes": str(fp.grid),
         "tones": fp.grid.tones_hex(),
+        "details": fp.grid.details_hex(),
     }
     if fp.patch is not None:
         doc["target"] = [fp.patch.x, fp.patch.y]
@@ -198,7 +199,8 @@ def _fingerprint(doc: Any, where: str) -> Fingerprint:
         raise ValueError(f"{where}.grid must look like 16x9")
     cols, rows = int(cols_rows[0]), int(cols_rows[1])
     try:
-        grid = Grid.parse(cols, rows, _str(doc["hashes"], where), _str(doc["tones"], where))
+        grid = Grid.parse(cols, rows, _str(doc["hashes"], where), _str(doc["tones"], where),
+                          _str(doc["details"], where))
         patch = None
         if "patch" in doc:
             tx, ty = (_int(v, f"{where}.target") for v in _pair(doc["target"], f"{where}.target"))

@@ -4,8 +4,10 @@ A fingerprint has three parts, each a small value object that subtracts to a dis
 prints as a hex string that fits in TOML:
 
 - `Grid`: the screen cut into tiles (16 x 9 by default: 120 x 120 px at 1920x1080); per
-  tile a 64-bit difference hash (structure: text, edges, widgets) and a mean tone
-  (brightness: dialogs, disabled widgets). It tells *where* the screen changed.
+  tile a 64-bit difference hash (structure: widgets, edges), a mean tone (brightness:
+  dialogs, disabled widgets) and a detail level (log of the tile's gradient energy: a
+  small label appearing in an empty area, which averaging hashes cannot see). It tells
+  *where* the screen changed.
 - `Patch`: a 64 x 64 px patch around the action's target at full resolution, kept as
   16 x 16 cells of 4-bit luma. It tells whether the thing about to be clicked or typed
   into is still the thing that was.
@@ -31,6 +33,8 @@ HASH_W, HASH_H = 9, 8
 DHASH_STEP = 2
 """A difference-hash bit is set when the right cell is brighter by more than this, so that
 flat areas do not flip bits on one level of noise."""
+DETAIL_SCALE = 12
+"""Detail level = DETAIL_SCALE * log2(1 + gradient energy): one level is about 6 %."""
 PATCH_SIZE = 64
 PATCH_CELLS = 16
 
@@ -133,6 +137,8 @@ class GridDistance:
     """Hamming distance of each tile's 64-bit difference hash."""
     tone: tuple[int, ...]
     """Absolute difference of each tile's mean luma (0-255)."""
+    detail: tuple[int, ...]
+    """Absolute difference of each tile's detail level."""
 
     def tile_rect(self, index: int, width: int, height: int) -> Rect:
         return tile_rect(index, self.cols, self.rows, width, height)
@@ -144,6 +150,7 @@ class Grid:
     rows: int
     hashes: tuple[int, ...]
     tones: tuple[int, ...]
+    details: tuple[int, ...]
 
     def __sub__(self, other: Grid) -> GridDistance:
         if (self.cols, self.rows) != (other.cols, other.rows):
@@ -151,8 +158,10 @@ class Grid:
         a = np.array(self.hashes, dtype=np.uint64)
         b = np.array(other.hashes, dtype=np.uint64)
         bits = _popcount(a ^ b)
-        tone = np.abs(np.array(self.tones, dtype=np.int16) - np.array(other.tones, dtype=np.int16))
-        return GridDistance(self.cols, self.rows, tuple(int(v) for v in bits), tuple(int(v) for v in tone))
+        return GridDistance(
+            self.cols, self.rows, tuple(int(v) for v in bits),
+            _absdiff(self.tones, other.tones), _absdiff(self.details, other.details),
+        )
 
     def __str__(self) -> str:
         return "".join(f"{h:016x}" for h in self.hashes)
@@ -160,13 +169,22 @@ class Grid:
     def tones_hex(self) -> str:
         return bytes(self.tones).hex()
 
+    def details_hex(self) -> str:
+        return bytes(self.details).hex()
+
     @classmethod
-    def parse(cls, cols: int, rows: int, hashes: str, tones: str) -> Grid:
+    def parse(cls, cols: int, rows: int, hashes: str, tones: str, details: str) -> Grid:
         n = cols * rows
-        if len(hashes) != 16 * n or len(tones) != 2 * n:
-            raise ValueError(f"a {cols}x{rows} grid needs {16 * n} hash and {2 * n} tone digits")
+        if len(hashes) != 16 * n or len(tones) != 2 * n or len(details) != 2 * n:
+            raise ValueError(
+                f"a {cols}x{rows} grid needs {16 * n} hash, {2 * n} tone and {2 * n} detail digits"
+            )
         parsed = tuple(int(hashes[i : i + 16], 16) for i in range(0, len(hashes), 16))
-        return cls(cols, rows, parsed, tuple(bytes.fromhex(tones)))
+        return cls(cols, rows, parsed, tuple(bytes.fromhex(tones)), tuple(bytes.fromhex(details)))
+
+
+def _absdiff(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(abs(x - y) for x, y in zip(a, b, strict=True))
 
 
 @dataclass(frozen=True)
@@ -248,7 +266,23 @@ def grid_of(
     packed = np.packbits(bits.reshape(rows * cols, 64), axis=1)  # big-endian bytes
     hashes = packed.view(">u8").reshape(-1)
     tones = tiles.mean(axis=(2, 3)).round().astype(np.uint8).reshape(-1)
-    return Grid(cols, rows, tuple(int(h) for h in hashes), tuple(int(t) for t in tones))
+    return Grid(
+        cols, rows, tuple(int(h) for h in hashes), tuple(int(t) for t in tones),
+        tuple(int(d) for d in _details(small, cols, rows)),
+    )
+
+
+def _details(small: np.ndarray, cols: int, rows: int) -> np.ndarray:
+    """Per tile: DETAIL_SCALE * log2(1 + sum of absolute luma gradients), 0-255."""
+    s = small.astype(np.int32)
+    grad = np.zeros_like(s)
+    grad[:, :-1] += np.abs(np.diff(s, axis=1))
+    grad[:-1, :] += np.abs(np.diff(s, axis=0))
+    h, w = s.shape
+    ys = [r * h // rows for r in range(rows)]
+    xs = [c * w // cols for c in range(cols)]
+    energy = np.add.reduceat(np.add.reduceat(grad, ys, axis=0), xs, axis=1)
+    return np.minimum(DETAIL_SCALE * np.log2(1 + energy), 255).round().astype(np.uint8).reshape(-1)
 
 
 def patch_of(frame: Frame, x: int, y: int) -> Patch:

@@ -22,6 +22,8 @@ class Tolerance:
     """Difference-hash bits (of 64) a tile may differ by: caret blinks cost 1-2."""
     tile_tone: int
     """Mean luma levels (of 255) a tile may differ by."""
+    tile_detail: int
+    """Detail levels (about 6 % of gradient energy each) a tile may differ by."""
     patch_cells: int
     """Target-patch cells (of 256) that may differ by more than one level."""
     patch_delta: int
@@ -41,9 +43,12 @@ class Policy(StrEnum):
 
 
 _TOLERANCES = {
-    Policy.STRICT: Tolerance(tile_bits=0, tile_tone=0, patch_cells=0, patch_delta=1),
-    Policy.DEFAULT: Tolerance(tile_bits=4, tile_tone=3, patch_cells=6, patch_delta=15),
-    Policy.LOOSE: Tolerance(tile_bits=8, tile_tone=6, patch_cells=24, patch_delta=15),
+    Policy.STRICT: Tolerance(tile_bits=0, tile_tone=0, tile_detail=0, patch_cells=0,
+                             patch_delta=1),
+    Policy.DEFAULT: Tolerance(tile_bits=4, tile_tone=3, tile_detail=1, patch_cells=6,
+                              patch_delta=15),
+    Policy.LOOSE: Tolerance(tile_bits=8, tile_tone=6, tile_detail=3, patch_cells=24,
+                            patch_delta=15),
 }
 
 
@@ -107,14 +112,16 @@ def match_grid(
 ) -> list[Difference]:
     dist = recorded.grid - live.grid
     found: list[Difference] = []
-    for i, (bits, tone) in enumerate(zip(dist.bits, dist.tone, strict=True)):
-        if bits <= tol.tile_bits and tone <= tol.tile_tone:
+    for i, (bits, tone, detail) in enumerate(zip(dist.bits, dist.tone, dist.detail, strict=True)):
+        if bits <= tol.tile_bits and tone <= tol.tile_tone and detail <= tol.tile_detail:
             continue
         region = dist.tile_rect(i, live.width, live.height)
         if any(region.intersects(r) for r in ignore):
             continue
         if bits > tol.tile_bits:
             found.append(Difference("grid", region, "tile bits", bits, tol.tile_bits))
+        elif detail > tol.tile_detail:
+            found.append(Difference("grid", region, "tile detail", detail, tol.tile_detail))
         else:
             found.append(Difference("grid", region, "tile tone", tone, tol.tile_tone))
     return sorted(found, key=lambda d: -d.amount)

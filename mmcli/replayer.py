@@ -227,6 +227,7 @@ class Replayer:
                     report.outcome = Outcome.WOULD_REPLAY
                 return
             total = max(report.steps_total, depth + 1)
+            self._check_abort()  # before the approach moves the pointer out of the corner
             self._approach(children)
             self.progress(f"step {depth + 1}/{total}: waiting for the screen of "
                           f"{children[0].action.describe()}")

@@ -1,0 +1,79 @@
+"""Builders for recordings and screens used by the unit and CLI tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from PIL import Image, ImageDraw
+
+from mmcli.fingerprint import Fingerprint, Frame, Grid, Patch, Rect, fingerprint_of
+from mmcli.model import Action, ActionKind, Recording, Step
+
+CREATED = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def literal_fingerprint(seed: int, target: tuple[int, int] | None = (100, 200)) -> Fingerprint:
+    """A fingerprint with fixed, made-up hash values (independent of image libraries)."""
+    hashes = tuple((0x0123456789ABCDEF * (i + seed + 1)) & (2**64 - 1) for i in range(144))
+    tones = tuple((i * 7 + seed) % 256 for i in range(144))
+    details = tuple((i * 13 + seed) % 256 for i in range(144))
+    patch = None
+    if target is not None:
+        patch = Patch(target[0], target[1], bytes((i + seed) % 16 for i in range(256)))
+    return Fingerprint(1920, 1080, Grid(16, 9, hashes, tones, details), patch, (5, 5),
+                       (Rect(10, 20, 30, 40),) if seed == 1 else ())
+
+
+def sample_recording(name: str = "sample") -> Recording:
+    actions = [
+        Action(ActionKind.CLICK, x=100, y=200),
+        Action(ActionKind.TYPE, text="Hello {{name}}"),
+        Action(ActionKind.HOTKEY, keys=("ctrl", "s")),
+        Action(ActionKind.CLICK, x=300, y=400, button="right", clicks=2),
+    ]
+    steps = [
+        Step(i, i - 1 if i else None, a, literal_fingerprint(i), thumbnail=f"t-{i:04d}.png",
+             effect=Rect(90, 190, 40, 20) if i == 1 else None, created=CREATED)
+        for i, a in enumerate(actions)
+    ]
+    # A branch taken at the second step: the agent pressed enter instead.
+    steps.append(Step(4, 0, Action(ActionKind.PRESS, keys=("enter",)), literal_fingerprint(9),
+                      created=CREATED))
+    return Recording(name=name, steps=steps, created=CREATED,
+                     command=["python", "agent.py", "--fast"], params=["name"])
+
+
+def form_screen(
+    popup: bool = False,
+    error: bool = False,
+    text: str = "",
+    caret: bool = False,
+    button_color: str = "#d9d9d9",
+    offset: tuple[int, int] = (0, 0),
+) -> Image.Image:
+    """A synthetic 1920x1080 screen with a form window, for fake-backend tests."""
+    img = Image.new("RGB", (1920, 1080), "black")
+    d = ImageDraw.Draw(img)
+    ox, oy = 100 + offset[0], 100 + offset[1]
+    d.rectangle([ox, oy, ox + 560, oy + 420], fill="#d9d9d9")
+    d.text((ox + 20, oy + 20), "Acme Loan Intake", fill="black")
+    d.text((ox + 20, oy + 80), "Name", fill="black")
+    d.rectangle([ox + 100, oy + 75, ox + 400, oy + 95], fill="white", outline="black")
+    if text:
+        d.text((ox + 104, oy + 78), text, fill="black")
+    if caret:
+        x = ox + 104 + 6 * len(text)
+        d.line([x, oy + 77, x, oy + 93], fill="black")
+    d.rectangle([ox + 20, oy + 300, ox + 100, oy + 330], fill=button_color, outline="black")
+    d.text((ox + 35, oy + 310), "Submit", fill="black")
+    if error:
+        d.text((ox + 20, oy + 360), "Amount must be a positive number", fill="red")
+    if popup:
+        d.rectangle([ox + 150, oy + 150, ox + 450, oy + 280], fill="#eeeeee", outline="black")
+        d.text((ox + 180, oy + 180), "Scheduled maintenance tonight", fill="black")
+        d.rectangle([ox + 270, oy + 240, ox + 330, oy + 265], fill="#d9d9d9", outline="black")
+    return img
+
+
+def fp_of(image: Image.Image, target: tuple[int, int] | None) -> Fingerprint:
+    return fingerprint_of(Frame.from_image(image), target)

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mmcli import codec
+from mmcli.errors import RecordingCorrupt
+from tests.helpers import sample_recording
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+GOLDEN = FIXTURES / "golden-v1.toml"
+
+
+def test_dump_matches_the_golden_file() -> None:
+    # The format is a contract: a change here must be deliberate (and bump format_version).
+    assert codec.dumps(sample_recording()) == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_golden_file_loads_to_the_same_recording() -> None:
+    loaded = codec.loads(GOLDEN.read_text(encoding="utf-8"), str(GOLDEN))
+    assert loaded == sample_recording()
+
+
+def test_round_trip_keeps_tree_and_fingerprints() -> None:
+    rec = sample_recording()
+    again = codec.loads(codec.dumps(rec))
+    assert [s.parent for s in again.steps] == [None, 0, 1, 2, 0]
+    assert again.branch_count() == 2
+    assert again.steps[1].fingerprint.masks == rec.steps[1].fingerprint.masks
+    assert again.steps[0].fingerprint.grid - rec.steps[0].fingerprint.grid == (
+        rec.steps[0].fingerprint.grid - rec.steps[0].fingerprint.grid)
+
+
+def test_fingerprint_is_small() -> None:
+    # Issue target: < 4 KB per step without thumbnails.
+    text = codec.dumps(sample_recording())
+    per_step = len(text.encode()) / len(sample_recording().steps)
+    assert per_step < 4096
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("format_version = 1\nname = 'x'\n[[steps", "not valid TOML"),
+        ("name = 'x'\n", "no integer format_version"),
+        ("format_version = 99\nname = 'x'\ncreated = 2026-01-01T00:00:00Z\n", "upgrade mm"),
+        ("format_version = 1\ncreated = 2026-01-01T00:00:00Z\n", "missing field 'name'"),
+        ("format_version = 1\nname = 3\ncreated = 2026-01-01T00:00:00Z\n", "name must be a string"),
+        ("format_version = 1\nname = 'x'\ncreated = 2026-01-01T00:00:00Z\nsteps = 4\n",
+         "steps must be an array"),
+        ("format_version = 0\nname = 'x'\n", "format_version 0 is not supported"),
+    ],
+)
+def test_bad_documents_raise_one_line_errors(text: str, problem: str) -> None:
+    with pytest.raises(RecordingCorrupt) as err:
+        codec.loads(text, "rec.toml")
+    message = str(err.value)
+    assert problem in message
+    assert message.startswith("rec.toml: ")
+    assert "\n" not in message
+
+
+def test_a_truncated_golden_file_is_refused() -> None:
+    text = GOLDEN.read_text(encoding="utf-8")
+    with pytest.raises(RecordingCorrupt):
+        codec.loads(text[: len(text) // 2].rsplit("\n", 3)[0] + "\nhashes = \"12\"\n", "t.toml")
+
+
+def test_broken_hashes_name_the_step() -> None:
+    text = GOLDEN.read_text(encoding="utf-8").replace('patch = "', 'patch = "zz', 1)
+    with pytest.raises(RecordingCorrupt, match=r"steps\[0\]"):
+        codec.loads(text, "t.toml")
+
+
+def test_dangling_parent_is_refused() -> None:
+    text = GOLDEN.read_text(encoding="utf-8").replace("parent = 0\n", "parent = 77\n", 1)
+    with pytest.raises(RecordingCorrupt, match="does not exist"):
+        codec.loads(text, "t.toml")
+
+
+def test_upgrades_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = GOLDEN.read_text(encoding="utf-8").replace("format_version = 1", "format_version = 0")
+
+    def v0_to_v1(doc: dict) -> dict:
+        return {**doc, "format_version": 1, "policy": "strict"}
+
+    monkeypatch.setitem(codec.UPGRADES, 0, v0_to_v1)
+    assert codec.loads(text).policy == "strict"

@@ -1,0 +1,69 @@
+"""The matcher on synthetic screens (the real-screen evidence is in benchmarks/ and e2e)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mmcli.fingerprint import Frame, Rect, grid_of
+from mmcli.matcher import Policy, compare
+from tests.helpers import form_screen, fp_of
+
+NAME_FIELD = (250, 185)
+SUBMIT = (160, 415)
+
+
+def verdict(recorded_kwargs: dict, live_kwargs: dict, target=SUBMIT, policy=Policy.DEFAULT,
+            ignore=()):
+    recorded = fp_of(form_screen(**recorded_kwargs), target)
+    return compare(recorded, Frame.from_image(form_screen(**live_kwargs)), policy, ignore)
+
+
+def test_identical_screens_match() -> None:
+    assert verdict({}, {}).ok
+
+
+@pytest.mark.parametrize(
+    "live",
+    [{"popup": True}, {"error": True}, {"offset": (50, 0)}, {"button_color": "#888888"}],
+    ids=["popup", "error-label", "window-moved", "button-restyled"],
+)
+def test_dangerous_changes_do_not_match(live: dict) -> None:
+    v = verdict({}, live)
+    assert not v.ok
+    assert v.differences[0].amount > v.differences[0].tolerance
+
+
+def test_caret_blink_in_a_field_is_tolerated() -> None:
+    assert verdict({"text": "John", "caret": True}, {"text": "John"}, target=NAME_FIELD).ok
+
+
+def test_strict_policy_refuses_the_caret() -> None:
+    assert not verdict({"text": "John", "caret": True}, {"text": "John"}, target=NAME_FIELD,
+                       policy=Policy.STRICT).ok
+
+
+def test_ignored_region_is_not_compared() -> None:
+    live = {"error": True}
+    assert not verdict({}, live).ok
+    assert verdict({}, live, ignore=[Rect(100, 440, 400, 40)]).ok
+
+
+def test_divergence_says_where_and_by_how_much() -> None:
+    v = verdict({}, {"popup": True})
+    text = v.summary()
+    assert "tile" in text and ">" in text and "at (" in text
+
+
+def test_masks_blank_regions_before_hashing() -> None:
+    a = Frame.from_image(form_screen(text=""))
+    b = Frame.from_image(form_screen(text="Jonathan Smith"))
+    field = [Rect(200, 170, 320, 30)]
+    assert grid_of(a.small) != grid_of(b.small)
+    assert grid_of(a.small, field) == grid_of(b.small, field)
+
+
+def test_screen_of_another_size_is_a_geometry_difference() -> None:
+    recorded = fp_of(form_screen(), SUBMIT)
+    small = Frame.from_image(form_screen().resize((1280, 720)))
+    v = compare(recorded, small)
+    assert [d.matcher for d in v.differences] == ["geometry"]

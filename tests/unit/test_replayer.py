@@ -1,0 +1,127 @@
+"""Replay logic on the fake backend: order of actions, divergence, params, fail-safe."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from mmcli.backends import FakeBackend
+from mmcli.errors import Aborted, DisplayError, RecordingNotFound, UsageError
+from mmcli.model import Action, ActionKind, Recording, Step
+from mmcli.params import Values
+from mmcli.replayer import Outcome, ReplayOptions, replay
+from mmcli.store import Store
+from tests.helpers import form_screen, fp_of
+
+NAME_FIELD = (250, 185)
+SUBMIT = (160, 415)
+
+
+def form_recording(name: str = "form") -> Recording:
+    """click Name, type {{name}}, click Submit, on the synthetic form."""
+    steps = [
+        Step(0, None, Action(ActionKind.CLICK, x=NAME_FIELD[0], y=NAME_FIELD[1]),
+             fp_of(form_screen(), NAME_FIELD)),
+        Step(1, 0, Action(ActionKind.TYPE, text="{{name}}"), fp_of(form_screen(), NAME_FIELD)),
+        Step(2, 1, Action(ActionKind.CLICK, x=SUBMIT[0], y=SUBMIT[1]),
+             fp_of(form_screen(text="John"), SUBMIT)),
+    ]
+    return Recording(name, steps, datetime.now(UTC), command=["agent"], params=["name"])
+
+
+def typing_app(backend: FakeBackend, action: Action) -> None:
+    """The fake app: typed text shows in the Name field."""
+    if action.kind is ActionKind.TYPE:
+        backend.screen = form_screen(text=action.text)
+
+
+def run(backend: FakeBackend, values: dict[str, str] | None = None, **options: object):
+    store = Store()
+    if not store.exists("form"):
+        store.save(form_recording())
+    opts = ReplayOptions(timeout=0.3, **options)  # type: ignore[arg-type]
+    return replay(store, backend, "form", Values(values if values is not None else {"name": "John"}), opts)
+
+
+def test_replays_every_action_in_order_with_params_substituted() -> None:
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    report = run(backend, {"name": "John"})
+    assert report.outcome is Outcome.FROM_MEMORY
+    assert [a.kind for a in backend.performed] == ["click", "type", "click"]
+    assert backend.performed[1].text == "John"
+
+
+def test_divergence_without_agent_acts_on_nothing() -> None:
+    backend = FakeBackend(form_screen(popup=True), on_action=typing_app)
+    report = run(backend)
+    assert report.outcome is Outcome.DIVERGED
+    assert report.exit_code == 3
+    assert backend.performed == []
+    assert report.divergence is not None and report.divergence.step == 0
+    assert "tile" in report.divergence.reason
+
+
+def test_divergence_mid_task_stops_before_the_action() -> None:
+    def app(backend: FakeBackend, action: Action) -> None:
+        if action.kind is ActionKind.TYPE:  # the app shows an error instead of the text
+            backend.screen = form_screen(error=True)
+
+    backend = FakeBackend(form_screen(), on_action=app)
+    report = run(backend)
+    assert report.outcome is Outcome.DIVERGED
+    assert report.divergence is not None and report.divergence.step == 2
+    assert [a.kind for a in backend.performed] == ["click", "type"]
+
+
+def test_missing_param_is_a_usage_error_before_any_action() -> None:
+    backend = FakeBackend(form_screen())
+    with pytest.raises(UsageError, match="--param name="):
+        run(backend, {})
+    assert backend.performed == []
+
+
+def test_other_screen_size_is_refused_up_front() -> None:
+    backend = FakeBackend(form_screen().resize((1280, 720)))
+    with pytest.raises(DisplayError, match="1280x720"):
+        run(backend)
+
+
+def test_pointer_in_a_corner_aborts_between_actions() -> None:
+    def app(backend: FakeBackend, action: Action) -> None:
+        typing_app(backend, action)
+        if action.kind is ActionKind.TYPE:
+            backend.position = (0, 0)  # the user slams the mouse into a corner
+
+    backend = FakeBackend(form_screen(), on_action=app)
+    with pytest.raises(Aborted, match="fail-safe"):
+        run(backend)
+    assert len(backend.performed) == 2
+    history = Store().history("form")
+    assert history[-1]["outcome"] == "aborted"
+
+
+def test_dry_run_acts_on_nothing() -> None:
+    backend = FakeBackend(form_screen())
+    report = run(backend, dry_run=True)
+    assert report.outcome is Outcome.WOULD_REPLAY
+    assert backend.performed == []
+    assert Store().history("form") == []
+
+
+def test_branch_matching_the_screen_is_followed() -> None:
+    store = Store()
+    rec = form_recording()
+    # A branch at step 0 for the popup screen: press enter.
+    rec.steps.append(Step(3, None, Action(ActionKind.PRESS, keys=("enter",)),
+                          fp_of(form_screen(popup=True), NAME_FIELD)))
+    store.save(rec)
+    backend = FakeBackend(form_screen(popup=True))
+    report = run(backend)
+    assert [a.kind for a in backend.performed] == ["press"]
+    assert report.outcome is Outcome.FROM_MEMORY
+
+
+def test_unknown_recording_without_agent() -> None:
+    with pytest.raises(RecordingNotFound):
+        replay(Store(), FakeBackend(form_screen()), "nope", Values(), ReplayOptions())
