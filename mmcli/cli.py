@@ -105,6 +105,9 @@ def record(
     ignore_region: IgnoreOption = None,
     agent_timeout: Annotated[float | None, typer.Option(
         help="Stop the agent after this many seconds.")] = None,
+    observe: Annotated[float, typer.Option(
+        help="Seconds to watch the idle screen first, to learn regions that change on "
+        "their own (clocks); 0 to skip.")] = 1.0,
 ) -> None:
     """Run CMD as the agent and record its actions; saved only when CMD exits 0.
 
@@ -114,13 +117,16 @@ def record(
     from mmcli.display import display_lock
     from mmcli.params import parse_values
     from mmcli.record import record as record_task
+    from mmcli.store import validate_name
 
+    validate_name(name)
     values = parse_values(param or [], secret or [])
     ignore = _regions(ignore_region)
     store = _store()
     with open_backend() as backend, display_lock():
         result = record_task(store, backend, name, command, values, overwrite=overwrite,
-                             ignore=ignore, agent_timeout=agent_timeout, progress=say)
+                             ignore=ignore, agent_timeout=agent_timeout, observe=observe,
+                             progress=say)
     if result.saved:
         say(f"[green]recorded[/] {name!r}: {result.steps} steps in {store.root}")
     else:
@@ -161,7 +167,9 @@ def replay(
     from mmcli.params import parse_values
     from mmcli.replayer import ReplayOptions
     from mmcli.replayer import replay as replay_task
+    from mmcli.store import validate_name
 
+    validate_name(name)
     if agent and no_agent:
         raise UsageError("--agent and --no-agent exclude each other")
     try:

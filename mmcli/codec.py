@@ -74,7 +74,10 @@ def _document(rec: Recording) -> Document:
         "secrets": list(rec.secrets),
         "policy": rec.policy,
         "ignore": [r.as_list() for r in rec.ignore],
+        "volatile": [r.as_list() for r in rec.volatile],
     }
+    if rec.area is not None:
+        doc["area"] = rec.area.as_list()
     doc.update(rec.extra)
     doc["steps"] = [_step_doc(s) for s in rec.steps]
     return doc
@@ -130,7 +133,7 @@ def _fingerprint_doc(fp: Fingerprint) -> Document:
 # ---- document -> recording -------------------------------------------------------------
 
 _KNOWN = {"format_version", "name", "created", "command", "params", "secrets", "policy",
-          "ignore", "steps"}
+          "ignore", "volatile", "area", "steps"}
 
 
 def _recording(doc: Document) -> Recording:
@@ -149,6 +152,8 @@ def _recording(doc: Document) -> Recording:
         params=[_str(p, "params") for p in _list(doc.get("params", []), "params")],
         secrets=[_str(p, "secrets") for p in _list(doc.get("secrets", []), "secrets")],
         ignore=[_rect(r, "ignore") for r in _list(doc.get("ignore", []), "ignore")],
+        volatile=[_rect(r, "volatile") for r in _list(doc.get("volatile", []), "volatile")],
+        area=_rect(doc["area"], "area") if "area" in doc else None,
         policy=_str(doc.get("policy", "default"), "policy"),
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},

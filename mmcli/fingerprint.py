@@ -329,3 +329,66 @@ def changed_region(before: np.ndarray, after: np.ndarray, threshold: int = 12) -
 def same_picture(a: Frame, b: Frame, threshold: int = 12) -> bool:
     """True when two frames show the same screen (used to wait for the screen to settle)."""
     return changed_region(a.small, b.small, threshold) is None
+
+
+BLOCK = 8
+"""Changed-region analysis works on blocks of 8x8 downscaled pixels (32x32 px)."""
+
+
+def changed_regions(before: np.ndarray, after: np.ndarray, threshold: int = 12) -> list[Rect]:
+    """The separate regions (screen pixels) that changed between two downscaled images.
+
+    Changed blocks that touch (8-neighbourhood) form one region, so a clock ticking in one
+    corner and a caret blinking in another give two small rectangles, not one big one.
+    """
+    if before.shape != after.shape:
+        h, w = after.shape
+        return [Rect(0, 0, w * SCALE, h * SCALE)]
+    delta = np.abs(before.astype(np.int16) - after.astype(np.int16)) > threshold
+    h, w = delta.shape
+    bh, bw = -(-h // BLOCK), -(-w // BLOCK)
+    padded = np.zeros((bh * BLOCK, bw * BLOCK), dtype=bool)
+    padded[:h, :w] = delta
+    blocks = padded.reshape(bh, BLOCK, bw, BLOCK).any(axis=(1, 3))
+    seen = np.zeros_like(blocks)
+    regions: list[Rect] = []
+    for by, bx in zip(*np.nonzero(blocks), strict=True):
+        if seen[by, bx]:
+            continue
+        stack, cells = [(int(by), int(bx))], []
+        seen[by, bx] = True
+        while stack:
+            y, x = stack.pop()
+            cells.append((y, x))
+            for ny in range(max(y - 1, 0), min(y + 2, bh)):
+                for nx in range(max(x - 1, 0), min(x + 2, bw)):
+                    if blocks[ny, nx] and not seen[ny, nx]:
+                        seen[ny, nx] = True
+                        stack.append((ny, nx))
+        ys, xs = [c[0] for c in cells], [c[1] for c in cells]
+        # Tighten the block-level box to the changed pixels inside it.
+        y0, y1 = min(ys) * BLOCK, (max(ys) + 1) * BLOCK
+        x0, x1 = min(xs) * BLOCK, (max(xs) + 1) * BLOCK
+        py, px = np.nonzero(delta[y0:y1, x0:x1])
+        regions.append(Rect((x0 + int(px.min())) * SCALE, (y0 + int(py.min())) * SCALE,
+                            (int(px.max() - px.min()) + 1) * SCALE,
+                            (int(py.max() - py.min()) + 1) * SCALE))
+    return regions
+
+
+def merge_rects(rects: Iterable[Rect], margin: int = 4) -> list[Rect]:
+    """Union overlapping (or nearly touching) rectangles until none overlap."""
+    pending = [r.grow(margin) for r in rects]
+    merged: list[Rect] = []
+    while pending:
+        current = pending.pop()
+        changed = True
+        while changed:
+            changed = False
+            for other in list(pending):
+                if current.intersects(other):
+                    current = current.union(other)
+                    pending.remove(other)
+                    changed = True
+        merged.append(current)
+    return sorted(merged, key=lambda r: (r.y, r.x))

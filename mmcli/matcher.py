@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from mmcli.fingerprint import Fingerprint, Frame, Rect, fingerprint_of
+from mmcli.fingerprint import PATCH_SIZE, Fingerprint, Frame, Rect, fingerprint_of
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class Tolerance:
     """Target-patch cells (of 256) that may differ by more than one level."""
     patch_delta: int
     """Largest difference of one target-patch cell, in levels of 15."""
+    outside_area: bool
+    """Tolerate changes in tiles wholly outside the recording's task area."""
 
 
 class Policy(StrEnum):
@@ -44,11 +46,11 @@ class Policy(StrEnum):
 
 _TOLERANCES = {
     Policy.STRICT: Tolerance(tile_bits=0, tile_tone=0, tile_detail=0, patch_cells=0,
-                             patch_delta=1),
+                             patch_delta=1, outside_area=False),
     Policy.DEFAULT: Tolerance(tile_bits=4, tile_tone=3, tile_detail=1, patch_cells=6,
-                              patch_delta=15),
+                              patch_delta=15, outside_area=True),
     Policy.LOOSE: Tolerance(tile_bits=8, tile_tone=6, tile_detail=3, patch_cells=24,
-                            patch_delta=15),
+                            patch_delta=15, outside_area=True),
 }
 
 
@@ -83,7 +85,16 @@ class Verdict:
         return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
-Matcher = Callable[[Fingerprint, Fingerprint, Tolerance, Sequence[Rect]], list[Difference]]
+@dataclass(frozen=True)
+class Context:
+    """What a matcher may know besides the two fingerprints."""
+
+    tolerance: Tolerance
+    ignore: Sequence[Rect] = ()
+    area: Rect | None = None
+
+
+Matcher = Callable[[Fingerprint, Fingerprint, Context], list[Difference]]
 MATCHERS: dict[str, Matcher] = {}
 
 
@@ -97,7 +108,7 @@ def matcher(name: str) -> Callable[[Matcher], Matcher]:
 
 @matcher("geometry")
 def match_geometry(
-    recorded: Fingerprint, live: Fingerprint, tol: Tolerance, ignore: Sequence[Rect]
+    recorded: Fingerprint, live: Fingerprint, ctx: Context
 ) -> list[Difference]:
     if (recorded.width, recorded.height) == (live.width, live.height):
         return []
@@ -106,17 +117,23 @@ def match_geometry(
                        f"{recorded.width}x{recorded.height}; width", live.width, recorded.width)]
 
 
+AREA_MARGIN = 48
+"""Tiles this close to the task area still count as inside it."""
+
+
 @matcher("grid")
-def match_grid(
-    recorded: Fingerprint, live: Fingerprint, tol: Tolerance, ignore: Sequence[Rect]
-) -> list[Difference]:
+def match_grid(recorded: Fingerprint, live: Fingerprint, ctx: Context) -> list[Difference]:
+    tol = ctx.tolerance
+    area = ctx.area.grow(AREA_MARGIN) if ctx.area is not None and tol.outside_area else None
     dist = recorded.grid - live.grid
     found: list[Difference] = []
     for i, (bits, tone, detail) in enumerate(zip(dist.bits, dist.tone, dist.detail, strict=True)):
         if bits <= tol.tile_bits and tone <= tol.tile_tone and detail <= tol.tile_detail:
             continue
         region = dist.tile_rect(i, live.width, live.height)
-        if any(region.intersects(r) for r in ignore):
+        if any(region.intersects(r) for r in ctx.ignore):
+            continue
+        if area is not None and not region.intersects(area):
             continue
         if bits > tol.tile_bits:
             found.append(Difference("grid", region, "tile bits", bits, tol.tile_bits))
@@ -128,13 +145,13 @@ def match_grid(
 
 
 @matcher("target")
-def match_target(
-    recorded: Fingerprint, live: Fingerprint, tol: Tolerance, ignore: Sequence[Rect]
-) -> list[Difference]:
+def match_target(recorded: Fingerprint, live: Fingerprint, ctx: Context) -> list[Difference]:
+    tol = ctx.tolerance
     if recorded.patch is None or live.patch is None:
         return []
     dist = recorded.patch - live.patch
-    region = Rect(recorded.patch.x - 32, recorded.patch.y - 32, 64, 64)
+    half = PATCH_SIZE // 2
+    region = Rect(recorded.patch.x - half, recorded.patch.y - half, PATCH_SIZE, PATCH_SIZE)
     if dist.cells > tol.patch_cells:
         return [Difference("target", region, "patch cells", dist.cells, tol.patch_cells)]
     if dist.max_delta > tol.patch_delta:
@@ -157,12 +174,13 @@ def compare(
     policy: Policy = Policy.DEFAULT,
     ignore: Sequence[Rect] = (),
     matchers: Sequence[str] = DEFAULT_MATCHERS,
+    area: Rect | None = None,
 ) -> Verdict:
     live = live_fingerprint(recorded, frame)
-    tol = policy.tolerance
+    ctx = Context(policy.tolerance, ignore, area)
     differences: list[Difference] = []
     for name in matchers:
-        differences.extend(MATCHERS[name](recorded, live, tol, ignore))
+        differences.extend(MATCHERS[name](recorded, live, ctx))
         if differences and name == "geometry":
             break
     return Verdict(tuple(differences), live)

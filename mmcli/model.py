@@ -117,7 +117,13 @@ class Recording:
     secrets: list[str] = field(default_factory=list)
     """Names (never values) of params that are secrets."""
     ignore: list[Rect] = field(default_factory=list)
-    """Screen regions excluded from every check (declared by the user or learned)."""
+    """Screen regions the user declared out of every check (`--ignore-region`)."""
+    volatile: list[Rect] = field(default_factory=list)
+    """Regions seen changing on their own while recording (a clock): masked in every step."""
+    area: Rect | None = None
+    """The task area: where the recorded actions acted and what they changed. Changes
+    wholly outside it (a notification in a far corner) do not block replay under the
+    default policy."""
     policy: str = "default"
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)

@@ -12,7 +12,7 @@ from mmcli.errors import MMError, RecordingExists
 from mmcli.fingerprint import Rect
 from mmcli.model import Action, Recording, Step
 from mmcli.params import Values
-from mmcli.recorder import Recorder, build_steps
+from mmcli.recorder import Recorder, build_steps, volatile_masks
 from mmcli.store import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -33,15 +33,23 @@ def run_recorded(
     *,
     start_focus: tuple[int, int] | None = None,
     timeout: float | None = None,
+    observe: float = 0.0,
     progress: Progress | None = None,
 ) -> tuple[AgentRun, Recorder]:
-    """Run the agent with the recorder listening; return its run and the captures."""
+    """Run the agent with the recorder listening; return its run and the captures.
+
+    With `observe`, first watch the idle screen that long to learn volatile regions.
+    """
 
     def on_action(index: int, action: Action) -> None:
         if progress is not None:
             progress(f"recorded step {index}: {action.describe()}")
 
     with Recorder(backend, start_focus=start_focus, on_action=on_action) as recorder:
+        if observe > 0:
+            if progress is not None:
+                progress(f"watching the screen for {observe:g}s to learn what changes alone")
+            recorder.observe(observe)
         run = run_agent(command, {**recorder.env(), **env}, timeout=timeout)
         if run.ok and recorder.captures:
             recorder.capture_final()
@@ -71,6 +79,7 @@ def record(
     overwrite: bool = False,
     ignore: Sequence[Rect] = (),
     agent_timeout: float | None = None,
+    observe: float = 1.0,
     progress: Progress | None = None,
 ) -> RecordResult:
     validate_name(name)
@@ -82,7 +91,7 @@ def record(
         )
     env = {"MM_RECORDING": name, **values.env()}
     run, recorder = run_recorded(
-        backend, command, env, timeout=agent_timeout, progress=progress
+        backend, command, env, timeout=agent_timeout, observe=observe, progress=progress
     )
     if run.timed_out:
         return RecordResult(4, False, 0, f"the agent timed out after {agent_timeout}s")
@@ -91,9 +100,11 @@ def record(
     check_recordable(recorder)
     if not recorder.captures:
         raise MMError("the agent exited 0 without performing any action; nothing to record")
-    steps, thumbnails = build_steps(
-        recorder.captures, recorder.final, values.all, 0, None, list(ignore)
+    volatile = volatile_masks(recorder.volatile)
+    built = build_steps(
+        recorder.captures, recorder.final, values.all, 0, None, [*ignore, *volatile]
     )
+    steps = built.steps
     used = used_names(steps)
     recording = Recording(
         name=name,
@@ -103,7 +114,11 @@ def record(
         params=sorted(used),
         secrets=sorted(used & set(values.secrets)),
         ignore=list(ignore),
+        volatile=volatile,
+        area=built.area,
     )
+    if progress is not None and volatile:
+        progress("changing on their own (left out of checks): " + ", ".join(map(str, volatile)))
     with store.lock(name):
-        store.save(recording, thumbnails, overwrite=overwrite)
+        store.save(recording, built.thumbnails, overwrite=overwrite)
     return RecordResult(0, True, len(steps))

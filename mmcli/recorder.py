@@ -32,12 +32,15 @@ import numpy as np
 
 from mmcli.backends.base import Backend
 from mmcli.fingerprint import (
+    PATCH_SIZE,
     Fingerprint,
     Frame,
     Patch,
     Rect,
     changed_region,
+    changed_regions,
     grid_of,
+    merge_rects,
     patch_of,
     same_picture,
 )
@@ -47,6 +50,10 @@ SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = Path(__file__).parent / "hook"
 SETTLE_INTERVAL = 0.02
 SETTLE_LIMIT = 0.6
+SAMPLE_EVERY = 0.25
+"""While the agent thinks, the screen is sampled this often to learn what changes alone."""
+QUIET_AFTER_ACTION = 1.0
+"""Changes within this many seconds of an action are the action's doing, not volatility."""
 APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 
@@ -132,9 +139,13 @@ class Recorder:
     unsupported: list[str] = field(default_factory=list)
     on_action: Callable[[int, Action], None] | None = None
     final: np.ndarray | None = None
+    volatile: list[Rect] = field(default_factory=list)
+    learn: bool = True
+    """Sample the screen between actions to learn regions that change on their own."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._last_capture = time.monotonic()
         self._focus = self.start_focus
         self._thumbs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mm-thumb")
         self._dir = tempfile.mkdtemp(prefix="mm-rec-")
@@ -162,8 +173,35 @@ class Recorder:
                 thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             )
             self.captures.append(capture)
+            self._last_capture = time.monotonic()
         if self.on_action is not None:
             self.on_action(len(self.captures) - 1, action)
+
+    def observe(self, seconds: float) -> None:
+        """Watch the idle screen before the agent starts: what changes now changes alone."""
+        deadline = time.monotonic() + seconds
+        previous = self.backend.grab().small
+        while time.monotonic() < deadline:
+            time.sleep(min(SAMPLE_EVERY / 2, max(deadline - time.monotonic(), 0)))
+            current = self.backend.grab().small
+            self.volatile.extend(changed_regions(previous, current))
+            previous = current
+
+    def _sample(self) -> None:
+        """Background: between actions, once the app has reacted, note spontaneous changes."""
+        previous: np.ndarray | None = None
+        seen = -1
+        while not self._closing:
+            time.sleep(SAMPLE_EVERY)
+            with self._lock:
+                quiet = time.monotonic() - self._last_capture >= QUIET_AFTER_ACTION
+                if not quiet or self._closing:
+                    previous = None
+                    continue
+                current = self.backend.grab().small
+                if previous is not None and seen == len(self.captures):
+                    self.volatile.extend(changed_regions(previous, current))
+                previous, seen = current, len(self.captures)
 
     def capture_final(self) -> None:
         """The screen after the last action: what that action changed."""
@@ -188,10 +226,16 @@ class Recorder:
         t = threading.Thread(target=self._accept, name="mm-recorder", daemon=True)
         t.start()
         self._threads.append(t)
+        if self.learn:
+            sampler = threading.Thread(target=self._sample, name="mm-sampler", daemon=True)
+            sampler.start()
+            self._threads.append(sampler)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._closing = True
+        with self._lock:  # let a sample or capture in progress finish
+            pass
         if self._server is not None:
             with contextlib.suppress(OSError):
                 self._server.shutdown(socket.SHUT_RDWR)
@@ -256,18 +300,31 @@ def parametrize(text: str, values: Mapping[str, str]) -> str:
     return text
 
 
+@dataclass
+class Built:
+    steps: list[Step]
+    thumbnails: dict[str, bytes]
+    area: Rect | None
+    """Where the actions acted and what they changed (union), volatile regions excluded."""
+
+
 def build_steps(
     captures: list[Capture],
     final: np.ndarray | None,
     values: Mapping[str, str],
     first_id: int,
     parent: int | None,
-    ignore: list[Rect],
-) -> tuple[list[Step], dict[str, bytes]]:
-    """Steps (a chain from `parent`) and their thumbnails, from one run's captures."""
+    masks: list[Rect],
+) -> Built:
+    """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
+
+    `masks` are blanked in every fingerprint (declared and volatile regions); regions
+    typed from a param are added for the steps after them.
+    """
     steps: list[Step] = []
     thumbnails: dict[str, bytes] = {}
-    masks: list[Rect] = list(ignore)
+    masks = list(masks)
+    area: Rect | None = None
     token = os.urandom(3).hex()
     for i, cap in enumerate(captures):
         after = captures[i + 1].small if i + 1 < len(captures) else final
@@ -276,16 +333,31 @@ def build_steps(
         if action.kind is ActionKind.TYPE:
             action = replace(action, text=parametrize(action.text, values))
         width, height = cap.size
-        grid = grid_of(cap.small, masks)
-        fp = Fingerprint(width, height, grid, cap.patch, cap.pointer, tuple(masks))
+        fp = Fingerprint(width, height, grid_of(cap.small, masks), cap.patch, cap.pointer,
+                         tuple(masks))
         step_id = first_id + i
         name = f"{token}-{step_id:04d}.png"
         if cap.thumbnail is not None:
             thumbnails[name] = cap.thumbnail.result()
         steps.append(Step(step_id, parent if i == 0 else step_id - 1, action, fp,
                           thumbnail=name if cap.thumbnail else None, effect=effect, created=cap.at))
+        for touched in _touched(cap.patch, effect):
+            area = touched if area is None else area.union(touched)
         if action.params_used() and effect is not None:
             # What was typed from a param will read differently at replay: blank it in
             # every later fingerprint, at record and at replay alike.
             masks.append(Rect(effect.x, effect.y, effect.w + TEXT_GROW, effect.h).grow(2))
-    return steps, thumbnails
+    return Built(steps, thumbnails, area)
+
+
+def _touched(patch: Patch | None, effect: Rect | None) -> list[Rect]:
+    out = [] if effect is None else [effect]
+    if patch is not None:
+        half = PATCH_SIZE // 2
+        out.append(Rect(patch.x - half, patch.y - half, PATCH_SIZE, PATCH_SIZE))
+    return out
+
+
+def volatile_masks(regions: list[Rect]) -> list[Rect]:
+    """Learned volatile regions, merged, with a small margin for anti-aliasing."""
+    return merge_rects(regions, margin=4)

@@ -25,7 +25,7 @@ from mmcli.matcher import Policy, Verdict, compare
 from mmcli.model import Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded, used_names
-from mmcli.recorder import APPROACH, build_steps, focus_point
+from mmcli.recorder import APPROACH, build_steps, focus_point, volatile_masks
 from mmcli.store import Store, new_token
 
 POLL = 0.03
@@ -188,7 +188,8 @@ class Replayer:
         closest: Verdict | None = None
         for child in children:
             verdict = compare(
-                child.fingerprint, frame, self.options.policy, [*self.recording.ignore, *self.ignore]
+                child.fingerprint, frame, self.options.policy,
+                [*self.recording.ignore, *self.ignore], area=self.recording.area,
             )
             if verdict.ok:
                 return Match(child, verdict, frame)
@@ -325,14 +326,18 @@ class Replayer:
         with self.store.lock(name):
             fresh = self.store.load(name)
             masks = list(children[0].fingerprint.masks) if children else list(fresh.ignore)
-            steps, thumbs = build_steps(
+            masks.extend(r for r in volatile_masks(recorder.volatile) if r not in masks)
+            built = build_steps(
                 recorder.captures, recorder.final, self.values.all, fresh.next_id(), node, masks
             )
+            steps = built.steps
             fresh.steps.extend(steps)
+            if built.area is not None:
+                fresh.area = built.area if fresh.area is None else fresh.area.union(built.area)
             used = used_names(fresh.steps)
             fresh.params = sorted(used)
             fresh.secrets = sorted(set(fresh.secrets) | (used & set(self.values.secrets)))
-            self.store.save(fresh, thumbs)
+            self.store.save(fresh, built.thumbnails)
         self.progress(f"saved a branch of {len(steps)} steps")
 
     def _journal(self, report: ReplayReport) -> None:

@@ -40,7 +40,8 @@ def sample_recording(name: str = "sample") -> Recording:
     steps.append(Step(4, 0, Action(ActionKind.PRESS, keys=("enter",)), literal_fingerprint(9),
                       created=CREATED))
     return Recording(name=name, steps=steps, created=CREATED,
-                     command=["python", "agent.py", "--fast"], params=["name"])
+                     command=["python", "agent.py", "--fast"], params=["name"],
+                     volatile=[Rect(1700, 10, 80, 16)], area=Rect(60, 160, 300, 260))
 
 
 def form_screen(

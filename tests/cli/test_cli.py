@@ -1,0 +1,140 @@
+"""The CLI skin: arguments, output streams, error messages and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mmcli.cli import app
+from mmcli.store import Store
+from tests.helpers import sample_recording
+
+runner = CliRunner()
+ENV = {"COLUMNS": "120", "NO_COLOR": "1"}
+
+
+def mm(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real `mm` in a subprocess (for the error path through main())."""
+    return subprocess.run([sys.executable, "-m", "mmcli", *args], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, timeout=60)
+
+
+def test_path_prints_the_store(isolated_store: Path) -> None:
+    result = runner.invoke(app, ["path"], env=ENV)
+    assert result.exit_code == 0
+    assert result.stdout.strip() == str(isolated_store.resolve())
+
+
+def test_store_option_wins_over_env(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--store", str(tmp_path / "x"), "path"], env=ENV)
+    assert result.stdout.strip() == str((tmp_path / "x").resolve())
+
+
+def test_ls_json_lists_recordings_and_flags_corrupt_ones(isolated_store: Path) -> None:
+    Store().save(sample_recording("good"))
+    (isolated_store / "bad.toml").write_text("format_version = 1\nname = \n")
+    result = runner.invoke(app, ["ls", "--json"], env=ENV)
+    assert result.exit_code == 0
+    rows = {r["name"]: r for r in json.loads(result.stdout)}
+    assert rows["good"]["steps"] == 5 and rows["good"]["branches"] == 2
+    assert rows["good"]["params"] == ["name"]
+    assert rows["bad"]["error"] and "bad.toml" in rows["bad"]["error"]
+
+
+def test_ls_table_warns_about_corrupt_recordings(isolated_store: Path) -> None:
+    Store().save(sample_recording("good"))
+    (isolated_store / "bad.toml").write_text("garbage = [")
+    result = runner.invoke(app, ["ls"], env=ENV)
+    assert result.exit_code == 0
+    assert "good" in result.stderr and "warning" in result.stderr and "bad" in result.stderr
+    assert result.stdout == ""
+
+
+def test_show_draws_the_tree() -> None:
+    Store().save(sample_recording("tree"))
+    result = runner.invoke(app, ["show", "tree"], env=ENV)
+    assert result.exit_code == 0
+    lines = result.stderr.splitlines()
+    assert "5 steps, 2 branches" in lines[0]
+    assert any("branch:" in line and "press enter" in line for line in lines)
+    assert any("type 'Hello {{name}}'" in line for line in lines)
+
+
+def test_show_json() -> None:
+    Store().save(sample_recording("tree"))
+    data = json.loads(runner.invoke(app, ["show", "tree", "--json"], env=ENV).stdout)
+    assert [s["depth"] for s in data["steps"]] == [0, 1, 2, 3, 1]
+
+
+def test_unknown_recording_is_exit_1_with_one_line() -> None:
+    result = mm("show", "nope")
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"mm: error: no recording named 'nope' in {os.environ['MM_HOME']}"
+
+
+def test_corrupt_recording_is_exit_1_one_line_and_untouched(isolated_store: Path) -> None:
+    isolated_store.mkdir()
+    bad = isolated_store / "bad.toml"
+    bad.write_text("format_version = 1\nname = 'bad'\n[[steps]\nid=0\n")
+    before = bad.read_bytes()
+    result = mm("show", "bad")
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert str(bad) in result.stderr and "not valid TOML" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert bad.read_bytes() == before
+
+
+def test_debug_env_shows_the_traceback() -> None:
+    result = subprocess.run([sys.executable, "-m", "mmcli", "show", "nope"], capture_output=True,
+                            text=True, env={**os.environ, "MM_DEBUG": "1"}, timeout=60)
+    assert "Traceback" in result.stderr and result.returncode == 1
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "bad name", "x" * 200])
+def test_bad_names_are_usage_errors_before_touching_disk(name: str, isolated_store: Path) -> None:
+    result = mm("record", name, "--", "true")
+    assert result.returncode == 2
+    assert "invalid recording name" in result.stderr or "too long" in result.stderr
+    assert not isolated_store.exists()
+
+
+def test_bad_param_is_a_usage_error() -> None:
+    result = mm("replay", "x", "--param", "novalue")
+    assert result.returncode == 2
+    assert "expected KEY=VALUE" in result.stderr
+
+
+def test_secret_from_missing_env_is_a_usage_error() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MM_SECRET_")}
+    result = subprocess.run([sys.executable, "-m", "mmcli", "replay", "x", "--secret", "pin"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2
+    assert "MM_SECRET_PIN" in result.stderr
+
+
+def test_no_display_is_exit_1_with_a_hint() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    result = subprocess.run([sys.executable, "-m", "mmcli", "record", "x", "--", "true"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 1
+    assert "no display" in result.stderr
+
+
+def test_unknown_option_is_exit_2() -> None:
+    assert mm("ls", "--frobnicate").returncode == 2
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    for command in (["record"], ["replay"], ["ls"], ["show"], ["path"], ["act", "click"],
+                    ["act", "type"], ["act", "press"], ["act", "hotkey"], ["act", "scroll"],
+                    ["act", "move"], ["act", "drag"]):
+        result = runner.invoke(app, [*command, "--help"], env=ENV)
+        assert result.exit_code == 0, command
+        assert "Example" in result.stdout, command
