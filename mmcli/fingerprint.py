@@ -114,6 +114,13 @@ class Frame:
         image = Image.frombuffer("RGB", (self.width, self.height), self.raw, "raw", "BGRX", 0, 1)
         return image.reduce(SCALE)
 
+    @staticmethod
+    def small_from_thumbnail(image: Image.Image) -> np.ndarray:
+        """The `small` luma image of a screen, recomputed from its `thumbnail()` (within
+        one level of rounding)."""
+        r, g, b = image.convert("RGB").split()
+        return np.asarray(Image.merge("RGB", (b, g, r)).convert("L"))
+
     @classmethod
     def from_image(cls, image: Image.Image) -> Frame:
         """A frame from a PIL image (fake backends and tests)."""
@@ -207,9 +214,16 @@ class Patch:
     cells: bytes
 
     def __sub__(self, other: Patch) -> PatchDistance:
-        a = np.frombuffer(self.cells, np.uint8).astype(np.int16)
-        b = np.frombuffer(other.cells, np.uint8).astype(np.int16)
+        return self.distance(other)
+
+    def distance(self, other: Patch, core: bool = False) -> PatchDistance:
+        """Cell distances over the whole patch, or only its central half (`core`)."""
+        a = np.frombuffer(self.cells, np.uint8).astype(np.int16).reshape(PATCH_CELLS, -1)
+        b = np.frombuffer(other.cells, np.uint8).astype(np.int16).reshape(PATCH_CELLS, -1)
         delta = np.abs(a - b)
+        if core:
+            q = PATCH_CELLS // 4
+            delta = delta[q:-q, q:-q]
         return PatchDistance(int(delta.max(initial=0)), int((delta > 1).sum()))
 
     def __str__(self) -> str:
@@ -240,7 +254,8 @@ def tile_rect(index: int, cols: int, rows: int, width: int, height: int) -> Rect
     return Rect(x0, y0, x1 - x0, y1 - y0)
 
 
-def _masked(small: np.ndarray, masks: Iterable[Rect]) -> np.ndarray:
+def blank(small: np.ndarray, masks: Iterable[Rect]) -> np.ndarray:
+    """A downscaled image with `masks` (screen pixels) filled with 0; the input if none."""
     masks = list(masks)
     if not masks:
         return small
@@ -256,7 +271,7 @@ def grid_of(
     small: np.ndarray, masks: Sequence[Rect] = (), cols: int = GRID_COLS, rows: int = GRID_ROWS
 ) -> Grid:
     """The grid of a downscaled luma image (`Frame.small`), with `masks` blanked first."""
-    small = _masked(small, masks)
+    small = blank(small, masks)
     cells = np.asarray(
         Image.fromarray(small).resize((cols * HASH_W, rows * HASH_H), Image.Resampling.BOX),
         dtype=np.int16,

@@ -1,19 +1,47 @@
 """Deciding whether the live screen is the screen a step was recorded on.
 
-Matchers are small functions in a registry; each compares one aspect of a recorded
-fingerprint with the live one and returns the differences it will not tolerate. A
-`Policy` names which matchers run and with what tolerances. A step matches when no
-matcher reports a difference; otherwise the differences say where, what, and by how much
-against the tolerance.
+Matchers are small functions in a registry; each compares one aspect of the recorded step
+with the live screen and returns the differences it will not tolerate. A `Policy` names
+the tolerances. A step matches when no matcher reports a difference; otherwise the
+differences say where, what, and by how much against the tolerance.
+
+Two ways to look at the whole screen, chosen by what the recording has:
+
+- `regions` (when the step's thumbnail is there): an exact diff of the downscaled
+  screens finds *where* the screen changed; each changed region is then judged: outside
+  the task area (a notification in a corner), a caret-like mark at a pointer step, or a
+  small part of the screen in a state the recorded task itself shows at another step (a
+  focus ring, a hovered button) is harmless; anything else, or anything touching the
+  action's target, is not.
+- `grid` (fingerprint only): per-tile hash, tone and detail distances against tolerances.
+
+`target` always checks the patch around the action's target at full resolution (its
+central 32 x 32 px when `regions` judges the rest), and `geometry` refuses a screen of
+another size.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
-from mmcli.fingerprint import PATCH_SIZE, Fingerprint, Frame, Rect, fingerprint_of
+import numpy as np
+
+from mmcli.fingerprint import (
+    PATCH_SIZE,
+    SCALE,
+    Fingerprint,
+    Frame,
+    Grid,
+    Patch,
+    Rect,
+    blank,
+    changed_regions,
+    grid_of,
+    patch_of,
+)
 
 
 @dataclass(frozen=True)
@@ -29,7 +57,11 @@ class Tolerance:
     patch_delta: int
     """Largest difference of one target-patch cell, in levels of 15."""
     outside_area: bool
-    """Tolerate changes in tiles wholly outside the recording's task area."""
+    """Tolerate changes wholly outside the recording's task area."""
+    seen_states: bool
+    """Tolerate small regions in a state the recorded task shows at another step."""
+    carets: bool
+    """Tolerate caret-like marks (thin, short, vertical) at pointer steps."""
 
 
 class Policy(StrEnum):
@@ -46,12 +78,27 @@ class Policy(StrEnum):
 
 _TOLERANCES = {
     Policy.STRICT: Tolerance(tile_bits=0, tile_tone=0, tile_detail=0, patch_cells=0,
-                             patch_delta=1, outside_area=False),
+                             patch_delta=1, outside_area=False, seen_states=False,
+                             carets=False),
     Policy.DEFAULT: Tolerance(tile_bits=4, tile_tone=3, tile_detail=1, patch_cells=6,
-                              patch_delta=15, outside_area=True),
+                              patch_delta=15, outside_area=True, seen_states=True,
+                              carets=True),
     Policy.LOOSE: Tolerance(tile_bits=8, tile_tone=6, tile_detail=3, patch_cells=24,
-                            patch_delta=15, outside_area=True),
+                            patch_delta=15, outside_area=True, seen_states=True,
+                            carets=True),
 }
+
+AREA_MARGIN = 48
+"""Changes this close to the task area still count as inside it."""
+SEEN_MAX = (400, 80)
+"""Largest region (px) that may be excused as a state seen elsewhere in the task: a
+widget, not a dialog."""
+SEEN_LIMIT = 3
+"""At most this many regions per check may be excused as seen states."""
+CARET_MAX = (8, 32)
+"""A caret-like mark: at most this wide and tall (px)."""
+PIXEL_THRESHOLD = 12
+"""Luma levels by which a downscaled pixel must differ to count as changed."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +118,8 @@ class Difference:
 @dataclass(frozen=True)
 class Verdict:
     differences: tuple[Difference, ...]
-    live: Fingerprint
+    excused: tuple[str, ...] = ()
+    """Changes seen and tolerated, with the reason (for diagnostics)."""
 
     @property
     def ok(self) -> bool:
@@ -85,16 +133,55 @@ class Verdict:
         return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
+@dataclass
+class References:
+    """Recorded downscaled screens (from the thumbnails), where the recording has them,
+    with the step's masks and the ignored regions already blanked (`prepare`)."""
+
+    this: np.ndarray | None = None
+    """The step being checked."""
+    path: Sequence[np.ndarray] = ()
+    """The other steps on the recorded path through it (states the task passes through)."""
+
+    @classmethod
+    def prepare(cls, this: np.ndarray | None, path: Sequence[np.ndarray],
+                masks: Sequence[Rect]) -> References:
+        if this is None:
+            return cls()
+        return cls(blank(this, masks), [blank(p, masks) for p in path])
+
+
+@dataclass
+class Live:
+    """The live screen, with the parts matchers need computed once, on demand."""
+
+    frame: Frame
+    recorded: Fingerprint
+
+    @cached_property
+    def patch(self) -> Patch | None:
+        p = self.recorded.patch
+        return patch_of(self.frame, p.x, p.y) if p is not None else None
+
+    @cached_property
+    def grid(self) -> Grid:
+        g = self.recorded.grid
+        return grid_of(self.frame.small, self.recorded.masks, g.cols, g.rows)
+
+
 @dataclass(frozen=True)
 class Context:
-    """What a matcher may know besides the two fingerprints."""
+    """What a matcher may know besides the recorded step and the live screen."""
 
     tolerance: Tolerance
     ignore: Sequence[Rect] = ()
     area: Rect | None = None
+    references: References = field(default_factory=References)
+    pointer_step: bool = True
+    """The action is a pointer action (click, scroll, move, drag), not keyboard input."""
 
 
-Matcher = Callable[[Fingerprint, Fingerprint, Context], list[Difference]]
+Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
 MATCHERS: dict[str, Matcher] = {}
 
 
@@ -106,34 +193,55 @@ def matcher(name: str) -> Callable[[Matcher], Matcher]:
     return register
 
 
+def target_rect(patch: Patch, core: bool = False) -> Rect:
+    """The patch's square on screen, or its central half: the target itself."""
+    half = PATCH_SIZE // (4 if core else 2)
+    return Rect(patch.x - half, patch.y - half, 2 * half, 2 * half)
+
+
 @matcher("geometry")
-def match_geometry(
-    recorded: Fingerprint, live: Fingerprint, ctx: Context
-) -> list[Difference]:
-    if (recorded.width, recorded.height) == (live.width, live.height):
+def match_geometry(recorded: Fingerprint, live: Live, ctx: Context) -> list[Difference]:
+    w, h = live.frame.width, live.frame.height
+    if (recorded.width, recorded.height) == (w, h):
         return []
-    region = Rect(0, 0, live.width, live.height)
-    return [Difference("geometry", region, f"screen is {live.width}x{live.height}, recorded "
-                       f"{recorded.width}x{recorded.height}; width", live.width, recorded.width)]
+    return [Difference("geometry", Rect(0, 0, w, h),
+                       f"screen is {w}x{h}, recorded {recorded.width}x{recorded.height}; width",
+                       w, recorded.width)]
 
 
-AREA_MARGIN = 48
-"""Tiles this close to the task area still count as inside it."""
+@matcher("target")
+def match_target(recorded: Fingerprint, live: Live, ctx: Context) -> list[Difference]:
+    tol = ctx.tolerance
+    if recorded.patch is None or live.patch is None:
+        return []
+    # With a recorded screen to compare regions against, the patch's outer half (the
+    # neighbours of the target) is judged by `regions`; the target itself stays strict.
+    core = ctx.references.this is not None
+    dist = recorded.patch.distance(live.patch, core=core)
+    region = target_rect(recorded.patch, core=core)
+    if dist.cells > tol.patch_cells:
+        return [Difference("target", region, "patch cells", dist.cells, tol.patch_cells)]
+    if dist.max_delta > tol.patch_delta:
+        return [Difference("target", region, "patch level", dist.max_delta, tol.patch_delta)]
+    return []
+
+
+def _inside_area(region: Rect, ctx: Context) -> bool:
+    if ctx.area is None or not ctx.tolerance.outside_area:
+        return True
+    return region.intersects(ctx.area.grow(AREA_MARGIN))
 
 
 @matcher("grid")
-def match_grid(recorded: Fingerprint, live: Fingerprint, ctx: Context) -> list[Difference]:
+def match_grid(recorded: Fingerprint, live: Live, ctx: Context) -> list[Difference]:
     tol = ctx.tolerance
-    area = ctx.area.grow(AREA_MARGIN) if ctx.area is not None and tol.outside_area else None
     dist = recorded.grid - live.grid
     found: list[Difference] = []
     for i, (bits, tone, detail) in enumerate(zip(dist.bits, dist.tone, dist.detail, strict=True)):
         if bits <= tol.tile_bits and tone <= tol.tile_tone and detail <= tol.tile_detail:
             continue
-        region = dist.tile_rect(i, live.width, live.height)
-        if any(region.intersects(r) for r in ctx.ignore):
-            continue
-        if area is not None and not region.intersects(area):
+        region = dist.tile_rect(i, live.frame.width, live.frame.height)
+        if any(region.intersects(r) for r in ctx.ignore) or not _inside_area(region, ctx):
             continue
         if bits > tol.tile_bits:
             found.append(Difference("grid", region, "tile bits", bits, tol.tile_bits))
@@ -144,28 +252,64 @@ def match_grid(recorded: Fingerprint, live: Fingerprint, ctx: Context) -> list[D
     return sorted(found, key=lambda d: -d.amount)
 
 
-@matcher("target")
-def match_target(recorded: Fingerprint, live: Fingerprint, ctx: Context) -> list[Difference]:
+def _small_slice(region: Rect, shape: tuple[int, ...]) -> tuple[slice, slice]:
+    h, w = shape[:2]
+    x0, y0 = max(region.x // SCALE, 0), max(region.y // SCALE, 0)
+    x1, y1 = min(-(-region.right // SCALE), w), min(-(-region.bottom // SCALE), h)
+    return slice(y0, y1), slice(x0, x1)
+
+
+def _seen(region: Rect, live: np.ndarray, path: Sequence[np.ndarray]) -> bool:
+    ys, xs = _small_slice(region.grow(SCALE), live.shape)
+    want = live[ys, xs].astype(np.int16)
+    for other in path:
+        if other.shape != live.shape:
+            continue
+        if np.abs(other[ys, xs].astype(np.int16) - want).max(initial=0) <= PIXEL_THRESHOLD:
+            return True
+    return False
+
+
+def judge_regions(
+    recorded: Fingerprint, live: Live, ctx: Context
+) -> tuple[list[Difference], list[str]]:
+    """The `regions` matcher, also returning what it excused and why."""
+    reference = ctx.references.this
+    if reference is None:
+        return match_grid(recorded, live, ctx), []
     tol = ctx.tolerance
-    if recorded.patch is None or live.patch is None:
-        return []
-    dist = recorded.patch - live.patch
-    half = PATCH_SIZE // 2
-    region = Rect(recorded.patch.x - half, recorded.patch.y - half, PATCH_SIZE, PATCH_SIZE)
-    if dist.cells > tol.patch_cells:
-        return [Difference("target", region, "patch cells", dist.cells, tol.patch_cells)]
-    if dist.max_delta > tol.patch_delta:
-        return [Difference("target", region, "patch level", dist.max_delta, tol.patch_delta)]
-    return []
+    now = blank(live.frame.small, [*recorded.masks, *ctx.ignore])
+    regions = changed_regions(reference, now, PIXEL_THRESHOLD)
+    target = target_rect(recorded.patch, core=True) if recorded.patch is not None else None
+    path = ctx.references.path if tol.seen_states else []
+    found: list[Difference] = []
+    excused: list[str] = []
+    seen = 0
+    for region in regions:
+        size = region.w * region.h
+        on_target = target is not None and region.intersects(target)
+        if not on_target and not _inside_area(region, ctx):
+            excused.append(f"outside the task area: {region}")
+        elif (tol.carets and ctx.pointer_step and region.w <= CARET_MAX[0]
+              and region.h <= CARET_MAX[1]):
+            excused.append(f"caret-like mark: {region}")
+        elif (not on_target and seen < SEEN_LIMIT and region.w <= SEEN_MAX[0]
+              and region.h <= SEEN_MAX[1] and _seen(region, now, path)):
+            seen += 1
+            excused.append(f"a state the task shows at another step: {region}")
+        else:
+            what = "changed region on the target" if on_target else "changed region"
+            found.append(Difference("regions", region, f"{what} (px)", size, 0))
+    found.sort(key=lambda d: -d.amount)
+    return found, excused
 
 
-DEFAULT_MATCHERS = ("geometry", "target", "grid")
+@matcher("regions")
+def match_regions(recorded: Fingerprint, live: Live, ctx: Context) -> list[Difference]:
+    return judge_regions(recorded, live, ctx)[0]
 
 
-def live_fingerprint(recorded: Fingerprint, frame: Frame) -> Fingerprint:
-    """Fingerprint the live frame the way `recorded` was taken: same masks, same target."""
-    target = (recorded.patch.x, recorded.patch.y) if recorded.patch else None
-    return fingerprint_of(frame, target, recorded.masks)
+DEFAULT_MATCHERS = ("geometry", "target", "regions")
 
 
 def compare(
@@ -173,14 +317,22 @@ def compare(
     frame: Frame,
     policy: Policy = Policy.DEFAULT,
     ignore: Sequence[Rect] = (),
-    matchers: Sequence[str] = DEFAULT_MATCHERS,
     area: Rect | None = None,
+    references: References | None = None,
+    pointer_step: bool = True,
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
 ) -> Verdict:
-    live = live_fingerprint(recorded, frame)
-    ctx = Context(policy.tolerance, ignore, area)
+    live = Live(frame, recorded)
+    ctx = Context(policy.tolerance, ignore, area, references or References(), pointer_step)
     differences: list[Difference] = []
+    excused: list[str] = []
     for name in matchers:
-        differences.extend(MATCHERS[name](recorded, live, ctx))
+        if name == "regions":
+            found, why = judge_regions(recorded, live, ctx)
+            differences.extend(found)
+            excused.extend(why)
+        else:
+            differences.extend(MATCHERS[name](recorded, live, ctx))
         if differences and name == "geometry":
             break
-    return Verdict(tuple(differences), live)
+    return Verdict(tuple(differences), tuple(excused))

@@ -9,6 +9,7 @@ exits 0); without one, replay stops before acting.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
 from collections.abc import Callable, Sequence
@@ -17,18 +18,23 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+from PIL import Image
+
 from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.errors import Aborted, DisplayError, UsageError
 from mmcli.fingerprint import Frame, Rect, same_picture
-from mmcli.matcher import Policy, Verdict, compare
-from mmcli.model import Recording, Step
+from mmcli.matcher import Policy, References, Verdict, compare
+from mmcli.model import POINTED, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded, used_names
-from mmcli.recorder import APPROACH, build_steps, focus_point, volatile_masks
+from mmcli.recorder import build_steps, focus_point, volatile_masks
 from mmcli.store import Store, new_token
 
 POLL = 0.03
+WAIT_NOTICE = 1.0
+"""After this many seconds of waiting for a step's screen, say so."""
 Progress = Callable[[str], None]
 
 
@@ -151,6 +157,8 @@ class Replayer:
         self.progress = progress or (lambda message: None)
         self.interrupt = Interrupt()
         self.ignore = list(options.ignore)
+        self._references: dict[int, np.ndarray | None] = {}
+        self._prepared: dict[int, References] = {}
 
     # ---- waiting for the screen ------------------------------------------------------------
 
@@ -162,10 +170,16 @@ class Replayer:
 
     def wait_for_match(self, children: list[Step], depth: int) -> Match:
         """Poll until one child matches on two consecutive, identical grabs."""
-        deadline = time.monotonic() + self.options.timeout
+        started = time.monotonic()
+        deadline = started + self.options.timeout
         previous: Match | None = None
         best: Match | None = None
+        told = False
         while True:
+            if not told and time.monotonic() - started > WAIT_NOTICE:
+                told = True
+                self.progress(f"step {depth + 1}: waiting for the screen of "
+                              f"{children[0].action.describe()} (up to {self.options.timeout:g}s)")
             self._check_abort()
             frame = self.backend.grab()
             match = self._first_match(children, frame)
@@ -184,12 +198,52 @@ class Replayer:
                 return best or match
             time.sleep(POLL)
 
+    def _reference(self, step: Step) -> np.ndarray | None:
+        """The recorded downscaled screen of `step`, from its thumbnail (None if gone)."""
+        if step.id not in self._references:
+            image = None
+            if step.thumbnail:
+                path = self.store.thumbs_dir(self.recording.name) / step.thumbnail
+                with contextlib.suppress(OSError, ValueError):
+                    with Image.open(path) as img:
+                        image = Frame.small_from_thumbnail(img)
+            self._references[step.id] = image
+        return self._references[step.id]
+
+    def _path_through(self, step: Step) -> list[Step]:
+        """The other steps of the recorded path through `step`: its ancestors and the
+        steps that followed it first."""
+        path: list[Step] = []
+        parent = step.parent
+        while parent is not None:
+            ancestor = self.recording.step(parent)
+            path.append(ancestor)
+            parent = ancestor.parent
+        kids = self.recording.children(step.id)
+        while kids:
+            path.append(kids[0])
+            kids = self.recording.children(kids[0].id)
+        return path
+
+    def references(self, step: Step) -> References:
+        """Recorded screens for the `regions` matcher, masked as the step is (cached)."""
+        if step.id not in self._prepared:
+            this = self._reference(step)
+            others = [self._reference(s) for s in self._path_through(step)] if this is not None else []
+            masks = [*step.fingerprint.masks, *self.recording.ignore, *self.ignore]
+            self._prepared[step.id] = References.prepare(
+                this, [o for o in others if o is not None], masks
+            )
+        return self._prepared[step.id]
+
     def _first_match(self, children: list[Step], frame: Frame) -> Match:
         closest: Verdict | None = None
         for child in children:
             verdict = compare(
                 child.fingerprint, frame, self.options.policy,
                 [*self.recording.ignore, *self.ignore], area=self.recording.area,
+                references=self.references(child),
+                pointer_step=child.action.kind in POINTED,
             )
             if verdict.ok:
                 return Match(child, verdict, frame)
@@ -230,8 +284,6 @@ class Replayer:
             total = max(report.steps_total, depth + 1)
             self._check_abort()  # before the approach moves the pointer out of the corner
             self._approach(children)
-            self.progress(f"step {depth + 1}/{total}: waiting for the screen of "
-                          f"{children[0].action.describe()}")
             match = self.wait_for_match(children, depth)
             if match.step is None:
                 self._diverged(report, children, match, depth, node, focus)
@@ -252,13 +304,15 @@ class Replayer:
             report.steps_replayed = depth
 
     def _approach(self, children: list[Step]) -> None:
-        """Put the pointer where the next action will happen, as it was when recorded."""
+        """Put the pointer back where it was when the step was recorded (on the target of
+        a click), so hover effects match, and so keys go where they went (with
+        focus-follows-mouse, the window under the pointer gets them)."""
         if self.options.dry_run:
             return
-        points = {c.action.point for c in children if c.action.kind in APPROACH}
-        if len(points) == 1 and all(c.action.kind in APPROACH for c in children):
+        points = {c.fingerprint.pointer for c in children}
+        if len(points) == 1:
             point = points.pop()
-            if point is not None:
+            if point is not None and point != self.backend.pointer():
                 self.backend.move(*point)
 
     # ---- divergence ----------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""Driving the example world from tests, benchmarks and the demo: start the loan form app
+with perturbation flags, read what it submitted, build the agent's command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+APP = HERE / "loan_form.py"
+AGENT = HERE / "loan_agent.py"
+
+WANTED = {"name": "John Smith", "email": "john@example.com", "amount": "1200",
+          "product": "Auto"}
+
+
+class LoanApp:
+    """The example form app as a subprocess: start it, read what it submitted, stop it."""
+
+    def __init__(self, workdir: Path) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.workdir = workdir
+        self.out = workdir / "submitted.jsonl"
+        self.layout = workdir / "layout.json"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.extra: list[subprocess.Popen[bytes]] = []
+
+    def start(self, *flags: str) -> LoanApp:
+        self.stop()
+        ready = self.workdir / "ready"
+        ready.unlink(missing_ok=True)
+        self.layout.unlink(missing_ok=True)
+        self.process = subprocess.Popen(
+            [sys.executable, str(APP), "--out", str(self.out), "--layout", str(self.layout),
+             "--ready-file", str(ready), *flags]
+        )
+        deadline = time.monotonic() + 20
+        while not (ready.exists() and self.layout.exists()):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"example app did not start (flags {flags})")
+            time.sleep(0.05)
+        time.sleep(0.3)  # first paint done; let Tk run its idle tasks
+        return self
+
+    def widgets(self) -> dict[str, dict[str, Any]]:
+        """The main window's widgets by label, from the published layout."""
+        layout = json.loads(self.layout.read_text())
+        return {w["label"]: w for w in layout["windows"][0]["widgets"]}
+
+    def center(self, label: str) -> tuple[int, int]:
+        w = self.widgets()[label]
+        return (w["x"] + w["w"] // 2, w["y"] + w["h"] // 2)
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.out.exists():
+            return []
+        return [json.loads(line) for line in self.out.read_text().splitlines() if line.strip()]
+
+    def open_window_in_front(self, x: int = 160, y: int = 140) -> None:
+        """Another program's window over the form (a terminal, say)."""
+        code = (
+            "import tkinter as tk; r = tk.Tk(); r.geometry('360x220+%d+%d'); "
+            "r.configure(bg='#202020'); "
+            "tk.Label(r, text='$ tail -f /var/log/syslog', fg='#e0e0e0', bg='#202020', "
+            "font=('Courier', 11)).place(x=10, y=10); r.mainloop()" % (x, y)
+        )
+        self.extra.append(subprocess.Popen([sys.executable, "-c", code]))
+        time.sleep(1.0)
+
+    def stop(self) -> None:
+        for proc in [self.process, *self.extra]:
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        self.process = None
+        self.extra = []
+
+
+def agent_command(app: LoanApp, counter: Path | None = None, think: float = 0.05,
+                  **fields: str) -> list[str]:
+    """The example agent's command line; with `counter`, each start appends a line to it."""
+    values = {**WANTED, **fields}
+    args = [sys.executable, str(AGENT), "--layout", str(app.layout), "--think", str(think)]
+    for key, value in values.items():
+        args += [f"--{key}", value]
+    if counter is None:
+        return args
+    quoted = " ".join(_sh_quote(a) for a in args)
+    return ["sh", "-c", f"echo started >> {_sh_quote(str(counter))}; exec {quoted}"]
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"

@@ -1,0 +1,110 @@
+"""Record the example agent on the real example app, replay without it (issue: the first
+working mm). Everything is real: Xvfb, Tk, pyautogui input, mss screenshots, `mm` in a
+subprocess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
+
+pytestmark = pytest.mark.e2e
+
+
+def fields(record: dict[str, object]) -> dict[str, str]:
+    return {k: str(record[k]) for k in WANTED}
+
+
+def record_loan(app: LoanApp, counter: Path | None = None, name: str = "loan") -> None:
+    app.start()
+    result = mm("record", name, "--observe", "0.5", "--", *agent_command(app, counter))
+    assert result.returncode == 0, result.stderr
+    assert "recorded" in result.stderr
+    assert [fields(r) for r in app.records()] == [WANTED]
+
+
+def test_record_then_replay_without_the_agent(loan_app: LoanApp, tmp_path: Path,
+                                              isolated_store: Path) -> None:
+    counter = tmp_path / "agent-starts"
+    record_loan(loan_app, counter)
+    assert counter.read_text().count("started") == 1
+    assert (isolated_store / "loan.toml").exists()
+
+    loan_app.out.unlink()
+    loan_app.start()
+    result = mm("replay", "loan", "--no-agent", "--json")
+    assert result.returncode == 0, result.stderr
+    assert '"outcome": "from-memory"' in result.stdout
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+    assert counter.read_text().count("started") == 1  # the agent did not run
+
+
+def test_unexpected_popup_diverges_then_the_agent_heals(loan_app: LoanApp, tmp_path: Path,
+                                                       isolated_store: Path) -> None:
+    counter = tmp_path / "agent-starts"
+    record_loan(loan_app, counter)
+    loan_app.out.unlink()
+
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2")
+    assert result.returncode == 3, result.stderr
+    assert "diverged" in result.stderr and "step 1" in result.stderr
+    assert loan_app.records() == []
+
+    result = mm("replay", "loan", "--timeout", "2")  # the recorded agent is allowed
+    assert result.returncode == 0, result.stderr
+    assert "healed" in result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]  # submitted exactly once
+    assert counter.read_text().count("started") == 2
+
+
+def test_failing_agent_saves_nothing(loan_app: LoanApp, isolated_store: Path) -> None:
+    loan_app.start("--variant", "other")  # the agent cannot do its task here: exits 3
+    result = mm("record", "loan", "--observe", "0", "--", *agent_command(loan_app))
+    assert result.returncode == 3
+    assert "not saved" in result.stderr
+    assert not (isolated_store / "loan.toml").exists()
+
+
+def test_agent_exit_1_is_passed_through(xdisplay: str, isolated_store: Path) -> None:
+    result = mm("record", "x", "--observe", "0", "--", "sh", "-c", "exit 1")
+    assert result.returncode == 1
+    assert not (isolated_store / "x.toml").exists()
+
+
+def test_existing_recording_is_not_overwritten(loan_app: LoanApp, isolated_store: Path) -> None:
+    record_loan(loan_app)
+    before = (isolated_store / "loan.toml").read_bytes()
+    result = mm("record", "loan", "--", "true")
+    assert result.returncode == 1
+    assert "--overwrite" in result.stderr
+    assert (isolated_store / "loan.toml").read_bytes() == before
+
+
+def test_mm_act_records_an_agent_in_any_language(loan_app: LoanApp, isolated_store: Path,
+                                                 tmp_path: Path) -> None:
+    """A shell agent that acts only through `mm act`, with coordinates from the layout."""
+    loan_app.start()
+
+    def center(label: str) -> str:
+        x, y = loan_app.center(label)
+        return f"{x} {y}"
+
+    script = tmp_path / "agent.sh"
+    script.write_text(f"""set -e
+mm() {{ python -m mmcli "$@"; }}
+mm act click {center('Name')}
+mm act type 'Ada Lovelace'
+mm act click {center('Amount')}
+mm act type 99
+mm act click {center('Home')}
+mm act click {center('Submit')}
+sleep 0.5
+""")
+    result = mm("record", "shell", "--observe", "0", "--", "sh", str(script))
+    assert result.returncode == 0, result.stderr
+    shown = mm("show", "shell")
+    assert "type 'Ada Lovelace'" in shown.stderr
+    assert len([line for line in shown.stderr.splitlines() if ". " in line]) == 6
