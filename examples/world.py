@@ -14,8 +14,7 @@ HERE = Path(__file__).resolve().parent
 APP = HERE / "loan_form.py"
 AGENT = HERE / "loan_agent.py"
 
-WANTED = {"name": "John Smith", "email": "john@example.com", "amount": "1200",
-          "product": "Auto"}
+WANTED = {"name": "John Smith", "email": "john@example.com", "amount": "1200", "product": "Auto"}
 
 
 class LoanApp:
@@ -35,8 +34,17 @@ class LoanApp:
         ready.unlink(missing_ok=True)
         self.layout.unlink(missing_ok=True)
         self.process = subprocess.Popen(
-            [sys.executable, str(APP), "--out", str(self.out), "--layout", str(self.layout),
-             "--ready-file", str(ready), *flags]
+            [
+                sys.executable,
+                str(APP),
+                "--out",
+                str(self.out),
+                "--layout",
+                str(self.layout),
+                "--ready-file",
+                str(ready),
+                *flags,
+            ]
         )
         deadline = time.monotonic() + 20
         while not (ready.exists() and self.layout.exists()):
@@ -63,10 +71,10 @@ class LoanApp:
     def open_window_in_front(self, x: int = 160, y: int = 140) -> None:
         """Another program's window over the form (a terminal, say)."""
         code = (
-            "import tkinter as tk; r = tk.Tk(); r.geometry('360x220+%d+%d'); "
+            f"import tkinter as tk; r = tk.Tk(); r.geometry('360x220+{x}+{y}'); "
             "r.configure(bg='#202020'); "
             "tk.Label(r, text='$ tail -f /var/log/syslog', fg='#e0e0e0', bg='#202020', "
-            "font=('Courier', 11)).place(x=10, y=10); r.mainloop()" % (x, y)
+            "font=('Courier', 11)).place(x=10, y=10); r.mainloop()"
         )
         self.extra.append(subprocess.Popen([sys.executable, "-c", code]))
         time.sleep(1.0)
@@ -83,8 +91,9 @@ class LoanApp:
         self.extra = []
 
 
-def agent_command(app: LoanApp, counter: Path | None = None, think: float = 0.05,
-                  **fields: str) -> list[str]:
+def agent_command(
+    app: LoanApp, counter: Path | None = None, think: float = 0.05, **fields: str
+) -> list[str]:
     """The example agent's command line; with `counter`, each start appends a line to it."""
     values = {**WANTED, **fields}
     args = [sys.executable, str(AGENT), "--layout", str(app.layout), "--think", str(think)]

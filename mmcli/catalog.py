@@ -28,12 +28,18 @@ class Summary:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "steps": self.steps, "branches": self.branches,
+            "name": self.name,
+            "steps": self.steps,
+            "branches": self.branches,
             "params": self.params,
             "created": self.created.isoformat() if self.created else None,
-            "last_replayed": self.last_replayed, "replays": self.replays,
-            "from_memory": self.from_memory, "healed": self.healed,
-            "diverged": self.diverged, "size": self.size, "error": self.error,
+            "last_replayed": self.last_replayed,
+            "replays": self.replays,
+            "from_memory": self.from_memory,
+            "healed": self.healed,
+            "diverged": self.diverged,
+            "size": self.size,
+            "error": self.error,
         }
 
 
@@ -43,20 +49,22 @@ def summarize(store: Store) -> list[Summary]:
         history = store.history(entry.name)
         outcomes = [h.get("outcome") for h in history]
         rec = entry.recording
-        out.append(Summary(
-            name=entry.name,
-            steps=len(rec.steps) if rec else 0,
-            branches=rec.branch_count() if rec else 0,
-            params=list(rec.params) if rec else [],
-            created=rec.created if rec else None,
-            last_replayed=str(history[-1].get("at")) if history else None,
-            replays=len(history),
-            from_memory=outcomes.count("from-memory"),
-            healed=outcomes.count("healed"),
-            diverged=outcomes.count("diverged") + outcomes.count("agent-failed"),
-            size=entry.size,
-            error=entry.error,
-        ))
+        out.append(
+            Summary(
+                name=entry.name,
+                steps=len(rec.steps) if rec else 0,
+                branches=rec.branch_count() if rec else 0,
+                params=list(rec.params) if rec else [],
+                created=rec.created if rec else None,
+                last_replayed=str(history[-1].get("at")) if history else None,
+                replays=len(history),
+                from_memory=outcomes.count("from-memory"),
+                healed=outcomes.count("healed"),
+                diverged=outcomes.count("diverged") + outcomes.count("agent-failed"),
+                size=entry.size,
+                error=entry.error,
+            )
+        )
     return out
 
 

@@ -30,8 +30,9 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-act_app = typer.Typer(help="Perform one input action (recorded when run under mm record).",
-                      no_args_is_help=True)
+act_app = typer.Typer(
+    help="Perform one input action (recorded when run under mm record).", no_args_is_help=True
+)
 app.add_typer(act_app, name="act")
 
 _state: dict[str, Any] = {"store": None}
@@ -53,23 +54,39 @@ def _store():  # type: ignore[no-untyped-def]
 
 StoreOption = Annotated[
     Path | None,
-    typer.Option("--store", help="Recordings directory (default: $MM_HOME or ./recordings).",
-                 show_default=False),
+    typer.Option(
+        "--store",
+        help="Recordings directory (default: $MM_HOME or ./recordings).",
+        show_default=False,
+    ),
 ]
 ParamOption = Annotated[
     list[str] | None,
-    typer.Option("--param", "-p", metavar="K=V", help="A param: typed text equal to V becomes "
-                 "a placeholder; replay types the value given then."),
+    typer.Option(
+        "--param",
+        "-p",
+        metavar="K=V",
+        help="A param: typed text equal to V becomes "
+        "a placeholder; replay types the value given then.",
+    ),
 ]
 SecretOption = Annotated[
     list[str] | None,
-    typer.Option("--secret", "-s", metavar="K[=V]", help="A param whose value is never "
-                 "written anywhere; without =V it is read from $MM_SECRET_<K>."),
+    typer.Option(
+        "--secret",
+        "-s",
+        metavar="K[=V]",
+        help="A param whose value is never "
+        "written anywhere; without =V it is read from $MM_SECRET_<K>.",
+    ),
 ]
 IgnoreOption = Annotated[
     list[str] | None,
-    typer.Option("--ignore-region", metavar="X,Y,W,H", help="A screen region to leave out "
-                 "of every check (a clock, an ad banner)."),
+    typer.Option(
+        "--ignore-region",
+        metavar="X,Y,W,H",
+        help="A screen region to leave out of every check (a clock, an ad banner).",
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
@@ -97,17 +114,23 @@ def _regions(items: list[str] | None) -> list[Any]:
 @app.command()
 def record(
     name: Annotated[str, typer.Argument(help="Recording name: letters, digits, '.', '_', '-'.")],
-    command: Annotated[list[str], typer.Argument(metavar="-- CMD [ARG]...",
-                                                 help="The agent command.")],
+    command: Annotated[
+        list[str], typer.Argument(metavar="-- CMD [ARG]...", help="The agent command.")
+    ],
     param: ParamOption = None,
     secret: SecretOption = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing recording.")] = False,
     ignore_region: IgnoreOption = None,
-    agent_timeout: Annotated[float | None, typer.Option(
-        help="Stop the agent after this many seconds.")] = None,
-    observe: Annotated[float, typer.Option(
-        help="Seconds to watch the idle screen first, to learn regions that change on "
-        "their own (clocks); 0 to skip.")] = 1.0,
+    agent_timeout: Annotated[
+        float | None, typer.Option(help="Stop the agent after this many seconds.")
+    ] = None,
+    observe: Annotated[
+        float,
+        typer.Option(
+            help="Seconds to watch the idle screen first, to learn regions that change on "
+            "their own (clocks); 0 to skip."
+        ),
+    ] = 1.0,
 ) -> None:
     """Run CMD as the agent and record its actions; saved only when CMD exits 0.
 
@@ -124,9 +147,18 @@ def record(
     ignore = _regions(ignore_region)
     store = _store()
     with open_backend() as backend, display_lock():
-        result = record_task(store, backend, name, command, values, overwrite=overwrite,
-                             ignore=ignore, agent_timeout=agent_timeout, observe=observe,
-                             progress=say)
+        result = record_task(
+            store,
+            backend,
+            name,
+            command,
+            values,
+            overwrite=overwrite,
+            ignore=ignore,
+            agent_timeout=agent_timeout,
+            observe=observe,
+            progress=say,
+        )
     if result.saved:
         say(f"[green]recorded[/] {name!r}: {result.steps} steps in {store.root}")
     else:
@@ -139,19 +171,24 @@ def replay(
     name: Annotated[str, typer.Argument(help="The recording to replay.")],
     param: ParamOption = None,
     secret: SecretOption = None,
-    agent: Annotated[str | None, typer.Option(
-        help="Agent command for divergences (default: the recorded command).")] = None,
-    no_agent: Annotated[bool, typer.Option(
-        "--no-agent", help="On divergence stop before acting and exit 3.")] = False,
-    timeout: Annotated[float, typer.Option(
-        help="Seconds to wait for each step's screen.")] = 10.0,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Check the screen, act on nothing.")] = False,
-    policy: Annotated[str, typer.Option(
-        help="How strictly screens are compared: strict, default or loose.")] = "default",
+    agent: Annotated[
+        str | None,
+        typer.Option(help="Agent command for divergences (default: the recorded command)."),
+    ] = None,
+    no_agent: Annotated[
+        bool, typer.Option("--no-agent", help="On divergence stop before acting and exit 3.")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for each step's screen.")] = 10.0,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check the screen, act on nothing.")
+    ] = False,
+    policy: Annotated[
+        str, typer.Option(help="How strictly screens are compared: strict, default or loose.")
+    ] = "default",
     ignore_region: IgnoreOption = None,
-    agent_timeout: Annotated[float | None, typer.Option(
-        help="Stop a fallback agent after this many seconds (exit 4).")] = None,
+    agent_timeout: Annotated[
+        float | None, typer.Option(help="Stop a fallback agent after this many seconds (exit 4).")
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Replay a recording, checking the screen before every action.
@@ -181,8 +218,14 @@ def replay(
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
     if agent_cmd is None and not no_agent and store.exists(name):
         agent_cmd = store.load(name).command or None
-    options = ReplayOptions(timeout=timeout, policy=chosen, dry_run=dry_run, agent=agent_cmd,
-                            agent_timeout=agent_timeout, ignore=_regions(ignore_region))
+    options = ReplayOptions(
+        timeout=timeout,
+        policy=chosen,
+        dry_run=dry_run,
+        agent=agent_cmd,
+        agent_timeout=agent_timeout,
+        ignore=_regions(ignore_region),
+    )
     with open_backend() as backend, display_lock():
         report = replay_task(store, backend, name, values, options, progress=say)
     if json_out:
@@ -197,8 +240,9 @@ def _render_report(report: Any) -> None:
     messages = {
         "from-memory": f"[green]done from memory[/]: {report.steps_replayed} steps",
         "healed": f"[green]healed[/]: {report.steps_replayed} steps from memory, "
-                  f"{report.agent_steps} by the agent{where}",
-        "recorded": f"[green]recorded[/] {report.name!r} with the agent: {report.agent_steps} steps",
+        f"{report.agent_steps} by the agent{where}",
+        "recorded": f"[green]recorded[/] {report.name!r} with the agent: "
+        f"{report.agent_steps} steps",
         "diverged": f"[red]diverged[/]{where}",
         "agent-failed": f"[red]agent failed[/] (exit {report.agent_returncode}){where}",
         "would-replay": f"[green]dry run[/]: the screen matches step {report.steps_replayed + 1}",
@@ -232,18 +276,40 @@ def ls(json_out: JsonOption = False) -> None:
     if not summaries:
         say(f"no recordings in {_store().root}")
         return
-    table = Table("name", "steps", "branches", "params", "created", "last replayed",
-                  "replays", "memory", "healed", "diverged", "size")
+    table = Table(
+        "name",
+        "steps",
+        "branches",
+        "params",
+        "created",
+        "last replayed",
+        "replays",
+        "memory",
+        "healed",
+        "diverged",
+        "size",
+    )
     for s in summaries:
         if s.error:
             say(f"[yellow]warning[/]: {s.error}")
-            table.add_row(s.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", _size(s.size),
-                          style="red")
+            table.add_row(
+                s.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", _size(s.size), style="red"
+            )
             continue
         created = s.created.strftime("%Y-%m-%d %H:%M") if s.created else "-"
-        table.add_row(s.name, str(s.steps), str(s.branches), ",".join(s.params) or "-",
-                      created, (s.last_replayed or "-")[:16].replace("T", " "), str(s.replays),
-                      str(s.from_memory), str(s.healed), str(s.diverged), _size(s.size))
+        table.add_row(
+            s.name,
+            str(s.steps),
+            str(s.branches),
+            ",".join(s.params) or "-",
+            created,
+            (s.last_replayed or "-")[:16].replace("T", " "),
+            str(s.replays),
+            str(s.from_memory),
+            str(s.healed),
+            str(s.diverged),
+            _size(s.size),
+        )
     console().print(table)
 
 
@@ -261,16 +327,31 @@ def show(
     recording = _store().load(name)
     lines = list(tree(recording))
     if json_out:
-        print(json.dumps({
-            "name": recording.name, "command": recording.command, "params": recording.params,
-            "steps": [{"id": t.step.id, "parent": t.step.parent, "depth": t.depth,
-                       "action": t.step.action.describe(), "thumbnail": t.step.thumbnail}
-                      for t in lines],
-        }))
+        print(
+            json.dumps(
+                {
+                    "name": recording.name,
+                    "command": recording.command,
+                    "params": recording.params,
+                    "steps": [
+                        {
+                            "id": t.step.id,
+                            "parent": t.step.parent,
+                            "depth": t.depth,
+                            "action": t.step.action.describe(),
+                            "thumbnail": t.step.thumbnail,
+                        }
+                        for t in lines
+                    ],
+                }
+            )
+        )
         return
     out = console()
-    out.print(f"[bold]{recording.name}[/]: {len(recording.steps)} steps, "
-              f"{recording.branch_count()} branches; agent: {shlex.join(recording.command)}")
+    out.print(
+        f"[bold]{recording.name}[/]: {len(recording.steps)} steps, "
+        f"{recording.branch_count()} branches; agent: {shlex.join(recording.command)}"
+    )
     for t in lines:
         pad = "  " * t.indent
         mark = "└─ branch: " if t.branch_start else ""
@@ -306,7 +387,8 @@ def _act(action: Any) -> None:
 
 @act_app.command("click")
 def act_click(
-    x: int, y: int,
+    x: int,
+    y: int,
     button: Annotated[str, typer.Option(help="left, right or middle.")] = "left",
     double: Annotated[bool, typer.Option("--double", help="Double-click.")] = False,
 ) -> None:

@@ -132,8 +132,19 @@ def _fingerprint_doc(fp: Fingerprint) -> Document:
 
 # ---- document -> recording -------------------------------------------------------------
 
-_KNOWN = {"format_version", "name", "created", "command", "params", "secrets", "policy",
-          "ignore", "volatile", "area", "steps"}
+_KNOWN = {
+    "format_version",
+    "name",
+    "created",
+    "command",
+    "params",
+    "secrets",
+    "policy",
+    "ignore",
+    "volatile",
+    "area",
+    "steps",
+}
 
 
 def _recording(doc: Document) -> Recording:
@@ -204,8 +215,13 @@ def _fingerprint(doc: Any, where: str) -> Fingerprint:
         raise ValueError(f"{where}.grid must look like 16x9")
     cols, rows = int(cols_rows[0]), int(cols_rows[1])
     try:
-        grid = Grid.parse(cols, rows, _str(doc["hashes"], where), _str(doc["tones"], where),
-                          _str(doc["details"], where))
+        grid = Grid.parse(
+            cols,
+            rows,
+            _str(doc["hashes"], where),
+            _str(doc["tones"], where),
+            _str(doc["details"], where),
+        )
         patch = None
         if "patch" in doc:
             tx, ty = (_int(v, f"{where}.target") for v in _pair(doc["target"], f"{where}.target"))

@@ -29,8 +29,13 @@ def _dummy_xauthority() -> bytes:
     def field(value: bytes) -> bytes:
         return len(value).to_bytes(2, "big") + value
 
-    return (b"\x01\x00" + field(b"mm-none") + field(b"65535")
-            + field(b"MIT-MAGIC-COOKIE-1") + field(bytes(16)))
+    return (
+        b"\x01\x00"
+        + field(b"mm-none")
+        + field(b"65535")
+        + field(b"MIT-MAGIC-COOKIE-1")
+        + field(bytes(16))
+    )
 
 
 def ensure_xauthority() -> None:
@@ -105,9 +110,20 @@ class VirtualDisplay:
         read_fd, write_fd = os.pipe()
         w, h = self.size
         self.process = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{w}x{h}x24",
-             "-nolisten", "tcp", "-noreset"],
-            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                "Xvfb",
+                "-displayfd",
+                str(write_fd),
+                "-screen",
+                "0",
+                f"{w}x{h}x24",
+                "-nolisten",
+                "tcp",
+                "-noreset",
+            ],
+            pass_fds=(write_fd,),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         os.close(write_fd)
         with os.fdopen(read_fd) as f:

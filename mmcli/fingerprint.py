@@ -166,8 +166,11 @@ class Grid:
         b = np.array(other.hashes, dtype=np.uint64)
         bits = _popcount(a ^ b)
         return GridDistance(
-            self.cols, self.rows, tuple(int(v) for v in bits),
-            _absdiff(self.tones, other.tones), _absdiff(self.details, other.details),
+            self.cols,
+            self.rows,
+            tuple(int(v) for v in bits),
+            _absdiff(self.tones, other.tones),
+            _absdiff(self.details, other.details),
         )
 
     def __str__(self) -> str:
@@ -282,7 +285,10 @@ def grid_of(
     hashes = packed.view(">u8").reshape(-1)
     tones = tiles.mean(axis=(2, 3)).round().astype(np.uint8).reshape(-1)
     return Grid(
-        cols, rows, tuple(int(h) for h in hashes), tuple(int(t) for t in tones),
+        cols,
+        rows,
+        tuple(int(h) for h in hashes),
+        tuple(int(t) for t in tones),
         tuple(int(d) for d in _details(small, cols, rows)),
     )
 
@@ -364,7 +370,7 @@ def changed_regions(before: np.ndarray, after: np.ndarray, threshold: int = 12) 
     bh, bw = -(-h // BLOCK), -(-w // BLOCK)
     padded = np.zeros((bh * BLOCK, bw * BLOCK), dtype=bool)
     padded[:h, :w] = delta
-    blocks = padded.reshape(bh, BLOCK, bw, BLOCK).any(axis=(1, 3))
+    blocks: np.ndarray = np.asarray(padded.reshape(bh, BLOCK, bw, BLOCK).any(axis=(1, 3)))
     seen = np.zeros_like(blocks)
     regions: list[Rect] = []
     for by, bx in zip(*np.nonzero(blocks), strict=True):
@@ -385,9 +391,14 @@ def changed_regions(before: np.ndarray, after: np.ndarray, threshold: int = 12) 
         y0, y1 = min(ys) * BLOCK, (max(ys) + 1) * BLOCK
         x0, x1 = min(xs) * BLOCK, (max(xs) + 1) * BLOCK
         py, px = np.nonzero(delta[y0:y1, x0:x1])
-        regions.append(Rect((x0 + int(px.min())) * SCALE, (y0 + int(py.min())) * SCALE,
-                            (int(px.max() - px.min()) + 1) * SCALE,
-                            (int(py.max() - py.min()) + 1) * SCALE))
+        regions.append(
+            Rect(
+                (x0 + int(px.min())) * SCALE,
+                (y0 + int(py.min())) * SCALE,
+                (int(px.max() - px.min()) + 1) * SCALE,
+                (int(py.max() - py.min()) + 1) * SCALE,
+            )
+        )
     return regions
 
 
@@ -407,3 +418,78 @@ def merge_rects(rects: Iterable[Rect], margin: int = 4) -> list[Rect]:
                     changed = True
         merged.append(current)
     return sorted(merged, key=lambda r: (r.y, r.x))
+
+
+def grow_to_text_run(small: np.ndarray, region: Rect, gap: int = 3, ink: int = 24) -> Rect:
+    """Widen `region` to the run of content it belongs to on its rows.
+
+    When a clock's last digit changes, the whole "12:34:56" will change some time later:
+    a region seen changing is grown left and right across columns that hold content
+    (darker or lighter than the row band's background by `ink` levels) until `gap`
+    empty columns (downscaled pixels) in a row.
+    """
+    w = small.shape[1]
+    ys, xs = small_slice(region, small.shape)
+    band = small[ys, :].astype(np.int16)
+    if band.size == 0:
+        return region
+    background = int(np.median(band))
+    has_ink: np.ndarray = np.asarray((np.abs(band - background) > ink).any(axis=0))
+    left, right = xs.start, xs.stop - 1
+    empty = 0
+    while left > 0 and empty < gap:
+        left -= 1
+        empty = 0 if has_ink[left] else empty + 1
+    left += empty
+    empty = 0
+    while right < w - 1 and empty < gap:
+        right += 1
+        empty = 0 if has_ink[right] else empty + 1
+    right -= empty
+    x0, x1 = min(left, xs.start) * SCALE, (max(right, xs.stop - 1) + 1) * SCALE
+    return Rect(x0, region.y, x1 - x0, region.h)
+
+
+def small_slice(region: Rect, shape: tuple[int, ...]) -> tuple[slice, slice]:
+    """The downscaled-image slices covering a screen region (clipped)."""
+    h, w = shape[:2]
+    x0, y0 = max(region.x // SCALE, 0), max(region.y // SCALE, 0)
+    x1, y1 = min(-(-region.right // SCALE), w), min(-(-region.bottom // SCALE), h)
+    return slice(y0, y1), slice(x0, x1)
+
+
+def _window_sums(values: np.ndarray, th: int, tw: int) -> np.ndarray:
+    """Sum of every th x tw window (valid positions), by integral image."""
+    s = np.pad(values, ((1, 0), (1, 0))).cumsum(axis=0).cumsum(axis=1)
+    return s[th:, tw:] - s[:-th, tw:] - s[th:, :-tw] + s[:-th, :-tw]
+
+
+def find_template(image: np.ndarray, template: np.ndarray, threshold: float = 0.9) -> list[Rect]:
+    """Where `template` appears in `image` (both downscaled luma), by normalized
+    cross-correlation: insensitive to the background it is drawn on (the same text in a
+    white field and in a grey status bar). Returns screen-pixel rectangles."""
+    th, tw = template.shape
+    h, w = image.shape
+    if th > h or tw > w or th * tw == 0:
+        return []
+    t = template.astype(np.float64)
+    t0 = t - t.mean()
+    t_norm = float(np.sqrt((t0**2).sum()))
+    if t_norm < 1e-6:
+        return []
+    img = image.astype(np.float64)
+    size = (h + th - 1, w + tw - 1)
+    spectrum = np.fft.rfft2(img, size) * np.fft.rfft2(t0[::-1, ::-1], size)
+    corr = np.fft.irfft2(spectrum, size)[th - 1 : h, tw - 1 : w]
+    n = th * tw
+    sums = _window_sums(img, th, tw)
+    variance = _window_sums(img * img, th, tw) - sums * sums / n
+    denom = np.sqrt(np.maximum(variance, 0)) * t_norm
+    score = np.where(denom > 1e-6, corr / np.maximum(denom, 1e-6), 0.0)
+    ys, xs = np.nonzero(score >= threshold)
+    found: list[Rect] = []
+    for y, x in sorted(zip(ys.tolist(), xs.tolist(), strict=True), key=lambda p: -score[p]):
+        rect = Rect(x * SCALE, y * SCALE, tw * SCALE, th * SCALE)
+        if not any(rect.intersects(f) for f in found):
+            found.append(rect)
+    return found

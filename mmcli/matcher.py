@@ -41,6 +41,7 @@ from mmcli.fingerprint import (
     changed_regions,
     grid_of,
     patch_of,
+    small_slice,
 )
 
 
@@ -77,15 +78,36 @@ class Policy(StrEnum):
 
 
 _TOLERANCES = {
-    Policy.STRICT: Tolerance(tile_bits=0, tile_tone=0, tile_detail=0, patch_cells=0,
-                             patch_delta=1, outside_area=False, seen_states=False,
-                             carets=False),
-    Policy.DEFAULT: Tolerance(tile_bits=4, tile_tone=3, tile_detail=1, patch_cells=6,
-                              patch_delta=15, outside_area=True, seen_states=True,
-                              carets=True),
-    Policy.LOOSE: Tolerance(tile_bits=8, tile_tone=6, tile_detail=3, patch_cells=24,
-                            patch_delta=15, outside_area=True, seen_states=True,
-                            carets=True),
+    Policy.STRICT: Tolerance(
+        tile_bits=0,
+        tile_tone=0,
+        tile_detail=0,
+        patch_cells=0,
+        patch_delta=1,
+        outside_area=False,
+        seen_states=False,
+        carets=False,
+    ),
+    Policy.DEFAULT: Tolerance(
+        tile_bits=4,
+        tile_tone=3,
+        tile_detail=1,
+        patch_cells=6,
+        patch_delta=15,
+        outside_area=True,
+        seen_states=True,
+        carets=True,
+    ),
+    Policy.LOOSE: Tolerance(
+        tile_bits=8,
+        tile_tone=6,
+        tile_detail=3,
+        patch_cells=24,
+        patch_delta=15,
+        outside_area=True,
+        seen_states=True,
+        carets=True,
+    ),
 }
 
 AREA_MARGIN = 48
@@ -144,8 +166,9 @@ class References:
     """The other steps on the recorded path through it (states the task passes through)."""
 
     @classmethod
-    def prepare(cls, this: np.ndarray | None, path: Sequence[np.ndarray],
-                masks: Sequence[Rect]) -> References:
+    def prepare(
+        cls, this: np.ndarray | None, path: Sequence[np.ndarray], masks: Sequence[Rect]
+    ) -> References:
         if this is None:
             return cls()
         return cls(blank(this, masks), [blank(p, masks) for p in path])
@@ -204,9 +227,15 @@ def match_geometry(recorded: Fingerprint, live: Live, ctx: Context) -> list[Diff
     w, h = live.frame.width, live.frame.height
     if (recorded.width, recorded.height) == (w, h):
         return []
-    return [Difference("geometry", Rect(0, 0, w, h),
-                       f"screen is {w}x{h}, recorded {recorded.width}x{recorded.height}; width",
-                       w, recorded.width)]
+    return [
+        Difference(
+            "geometry",
+            Rect(0, 0, w, h),
+            f"screen is {w}x{h}, recorded {recorded.width}x{recorded.height}; width",
+            w,
+            recorded.width,
+        )
+    ]
 
 
 @matcher("target")
@@ -252,15 +281,8 @@ def match_grid(recorded: Fingerprint, live: Live, ctx: Context) -> list[Differen
     return sorted(found, key=lambda d: -d.amount)
 
 
-def _small_slice(region: Rect, shape: tuple[int, ...]) -> tuple[slice, slice]:
-    h, w = shape[:2]
-    x0, y0 = max(region.x // SCALE, 0), max(region.y // SCALE, 0)
-    x1, y1 = min(-(-region.right // SCALE), w), min(-(-region.bottom // SCALE), h)
-    return slice(y0, y1), slice(x0, x1)
-
-
 def _seen(region: Rect, live: np.ndarray, path: Sequence[np.ndarray]) -> bool:
-    ys, xs = _small_slice(region.grow(SCALE), live.shape)
+    ys, xs = small_slice(region.grow(SCALE), live.shape)
     want = live[ys, xs].astype(np.int16)
     for other in path:
         if other.shape != live.shape:
@@ -290,11 +312,20 @@ def judge_regions(
         on_target = target is not None and region.intersects(target)
         if not on_target and not _inside_area(region, ctx):
             excused.append(f"outside the task area: {region}")
-        elif (tol.carets and ctx.pointer_step and region.w <= CARET_MAX[0]
-              and region.h <= CARET_MAX[1]):
+        elif (
+            tol.carets
+            and ctx.pointer_step
+            and region.w <= CARET_MAX[0]
+            and region.h <= CARET_MAX[1]
+        ):
             excused.append(f"caret-like mark: {region}")
-        elif (not on_target and seen < SEEN_LIMIT and region.w <= SEEN_MAX[0]
-              and region.h <= SEEN_MAX[1] and _seen(region, now, path)):
+        elif (
+            not on_target
+            and seen < SEEN_LIMIT
+            and region.w <= SEEN_MAX[0]
+            and region.h <= SEEN_MAX[1]
+            and _seen(region, now, path)
+        ):
             seen += 1
             excused.append(f"a state the task shows at another step: {region}")
         else:

@@ -39,10 +39,13 @@ from mmcli.fingerprint import (
     Rect,
     changed_region,
     changed_regions,
+    find_template,
     grid_of,
+    grow_to_text_run,
     merge_rects,
     patch_of,
     same_picture,
+    small_slice,
 )
 from mmcli.model import POINTED, Action, ActionKind, Step
 
@@ -58,7 +61,9 @@ APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 
 
-def settle(backend: Backend, limit: float = SETTLE_LIMIT, interval: float = SETTLE_INTERVAL) -> Frame:
+def settle(
+    backend: Backend, limit: float = SETTLE_LIMIT, interval: float = SETTLE_INTERVAL
+) -> Frame:
     """Grab until two consecutive frames agree (or `limit` seconds pass); return the last."""
     deadline = time.monotonic() + limit
     frame = backend.grab()
@@ -117,9 +122,16 @@ def action_from_json(data: Mapping[str, Any]) -> Action:
 
 def action_to_json(action: Action) -> dict[str, Any]:
     return {
-        "kind": str(action.kind), "x": action.x, "y": action.y, "x2": action.x2,
-        "y2": action.y2, "button": action.button, "clicks": action.clicks,
-        "text": action.text, "keys": list(action.keys), "amount": action.amount,
+        "kind": str(action.kind),
+        "x": action.x,
+        "y": action.y,
+        "x2": action.x2,
+        "y2": action.y2,
+        "button": action.button,
+        "clicks": action.clicks,
+        "text": action.text,
+        "keys": list(action.keys),
+        "amount": action.amount,
     }
 
 
@@ -184,8 +196,12 @@ class Recorder:
         while time.monotonic() < deadline:
             time.sleep(min(SAMPLE_EVERY / 2, max(deadline - time.monotonic(), 0)))
             current = self.backend.grab().small
-            self.volatile.extend(changed_regions(previous, current))
+            self._note_volatile(previous, current)
             previous = current
+
+    def _note_volatile(self, before: np.ndarray, after: np.ndarray) -> None:
+        for region in changed_regions(before, after):
+            self.volatile.append(grow_to_text_run(after, region))
 
     def _sample(self) -> None:
         """Background: between actions, once the app has reacted, note spontaneous changes."""
@@ -200,7 +216,7 @@ class Recorder:
                     continue
                 current = self.backend.grab().small
                 if previous is not None and seen == len(self.captures):
-                    self.volatile.extend(changed_regions(previous, current))
+                    self._note_volatile(previous, current)
                 previous, seen = current, len(self.captures)
 
     def capture_final(self) -> None:
@@ -326,28 +342,71 @@ def build_steps(
     masks = list(masks)
     area: Rect | None = None
     token = os.urandom(3).hex()
+    screens = [c.small for c in captures] + ([final] if final is not None else [])
+    echoes: dict[int, list[Rect]] = {}
     for i, cap in enumerate(captures):
+        masks.extend(echoes.get(i, []))
         after = captures[i + 1].small if i + 1 < len(captures) else final
         effect = changed_region(cap.small, after) if after is not None else None
         action = cap.action
         if action.kind is ActionKind.TYPE:
             action = replace(action, text=parametrize(action.text, values))
         width, height = cap.size
-        fp = Fingerprint(width, height, grid_of(cap.small, masks), cap.patch, cap.pointer,
-                         tuple(masks))
+        fp = Fingerprint(
+            width, height, grid_of(cap.small, masks), cap.patch, cap.pointer, tuple(masks)
+        )
         step_id = first_id + i
         name = f"{token}-{step_id:04d}.png"
         if cap.thumbnail is not None:
             thumbnails[name] = cap.thumbnail.result()
-        steps.append(Step(step_id, parent if i == 0 else step_id - 1, action, fp,
-                          thumbnail=name if cap.thumbnail else None, effect=effect, created=cap.at))
+        steps.append(
+            Step(
+                step_id,
+                parent if i == 0 else step_id - 1,
+                action,
+                fp,
+                thumbnail=name if cap.thumbnail else None,
+                effect=effect,
+                created=cap.at,
+            )
+        )
         for touched in _touched(cap.patch, effect):
             area = touched if area is None else area.union(touched)
-        if action.params_used() and effect is not None:
+        if action.params_used() and effect is not None and after is not None:
             # What was typed from a param will read differently at replay: blank it in
-            # every later fingerprint, at record and at replay alike.
-            masks.append(Rect(effect.x, effect.y, effect.w + TEXT_GROW, effect.h).grow(2))
+            # every later fingerprint, at record and at replay alike; and where the app
+            # echoes it (a status line), from the step where the echo shows.
+            masks.append(_text_mask(effect))
+            for j, rect in find_echoes(after, effect, screens[i + 1 :]):
+                echoes.setdefault(i + 1 + j, []).append(_text_mask(rect))
     return Built(steps, thumbnails, area)
+
+
+def _text_mask(rect: Rect) -> Rect:
+    return Rect(rect.x, rect.y, rect.w + TEXT_GROW, rect.h).grow(2)
+
+
+ECHO_MATCH = 0.85
+"""Normalized correlation above which typed text is taken to be shown again elsewhere."""
+ECHO_MIN_WIDTH = 6
+"""Typed text narrower than this (downscaled px) is too short to look for reliably."""
+
+
+def find_echoes(shown: np.ndarray, typed: Rect, later: list[np.ndarray]) -> list[tuple[int, Rect]]:
+    """Where the text typed into `typed` (as drawn in `shown`) appears elsewhere on the
+    later screens: (index into `later`, region), the first screen each region shows on."""
+    ys, xs = small_slice(typed, shown.shape)
+    # Leave out the edge columns, where the caret stands before and after typing.
+    template = shown[ys, xs.start + 1 : xs.stop - 2]
+    if template.shape[1] < ECHO_MIN_WIDTH or template.shape[0] < 2:
+        return []
+    found: list[tuple[int, Rect]] = []
+    for j, screen in enumerate(later):
+        for rect in find_template(screen, template, ECHO_MATCH):
+            if rect.intersects(typed.grow(8)) or any(rect.intersects(r) for _, r in found):
+                continue
+            found.append((j, rect))
+    return found
 
 
 def _touched(patch: Patch | None, effect: Rect | None) -> list[Rect]:

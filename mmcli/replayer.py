@@ -104,8 +104,12 @@ class ReplayReport:
             "agent_steps": self.agent_steps,
             "agent_returncode": self.agent_returncode,
             "seconds": round(self.seconds, 3),
-            "divergence": None if d is None else {
-                "step": d.step, "expected": d.expected, "reason": d.reason,
+            "divergence": None
+            if d is None
+            else {
+                "step": d.step,
+                "expected": d.expected,
+                "reason": d.reason,
                 "thumbnail": d.thumbnail,
             },
         }
@@ -178,8 +182,10 @@ class Replayer:
         while True:
             if not told and time.monotonic() - started > WAIT_NOTICE:
                 told = True
-                self.progress(f"step {depth + 1}: waiting for the screen of "
-                              f"{children[0].action.describe()} (up to {self.options.timeout:g}s)")
+                self.progress(
+                    f"step {depth + 1}: waiting for the screen of "
+                    f"{children[0].action.describe()} (up to {self.options.timeout:g}s)"
+                )
             self._check_abort()
             frame = self.backend.grab()
             match = self._first_match(children, frame)
@@ -204,9 +210,8 @@ class Replayer:
             image = None
             if step.thumbnail:
                 path = self.store.thumbs_dir(self.recording.name) / step.thumbnail
-                with contextlib.suppress(OSError, ValueError):
-                    with Image.open(path) as img:
-                        image = Frame.small_from_thumbnail(img)
+                with contextlib.suppress(OSError, ValueError), Image.open(path) as img:
+                    image = Frame.small_from_thumbnail(img)
             self._references[step.id] = image
         return self._references[step.id]
 
@@ -229,7 +234,9 @@ class Replayer:
         """Recorded screens for the `regions` matcher, masked as the step is (cached)."""
         if step.id not in self._prepared:
             this = self._reference(step)
-            others = [self._reference(s) for s in self._path_through(step)] if this is not None else []
+            others = (
+                [self._reference(s) for s in self._path_through(step)] if this is not None else []
+            )
             masks = [*step.fingerprint.masks, *self.recording.ignore, *self.ignore]
             self._prepared[step.id] = References.prepare(
                 this, [o for o in others if o is not None], masks
@@ -240,8 +247,11 @@ class Replayer:
         closest: Verdict | None = None
         for child in children:
             verdict = compare(
-                child.fingerprint, frame, self.options.policy,
-                [*self.recording.ignore, *self.ignore], area=self.recording.area,
+                child.fingerprint,
+                frame,
+                self.options.policy,
+                [*self.recording.ignore, *self.ignore],
+                area=self.recording.area,
                 references=self.references(child),
                 pointer_step=child.action.kind in POINTED,
             )
@@ -257,8 +267,9 @@ class Replayer:
         check_values(self.recording, self.values)
         check_geometry(self.recording, self.backend)
         started = time.monotonic()
-        report = ReplayReport(self.recording.name, Outcome.FROM_MEMORY,
-                              steps_total=len(self.recording.trunk()))
+        report = ReplayReport(
+            self.recording.name, Outcome.FROM_MEMORY, steps_total=len(self.recording.trunk())
+        )
         with self.interrupt.catching():
             try:
                 self._walk(report)
@@ -362,8 +373,12 @@ class Replayer:
             **self.values.env(),
         }
         run, recorder = run_recorded(
-            self.backend, self.options.agent, env, start_focus=focus,
-            timeout=self.options.agent_timeout, progress=self.progress,
+            self.backend,
+            self.options.agent,
+            env,
+            start_focus=focus,
+            timeout=self.options.agent_timeout,
+            progress=self.progress,
         )
         report.agent_returncode = run.returncode
         report.agent_steps = len(recorder.captures)
@@ -397,14 +412,17 @@ class Replayer:
     def _journal(self, report: ReplayReport) -> None:
         if self.options.dry_run:
             return
-        self.store.append_history(self.recording.name, {
-            "at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "outcome": str(report.outcome),
-            "steps_replayed": report.steps_replayed,
-            "agent_steps": report.agent_steps,
-            "divergence_step": report.divergence.step if report.divergence else None,
-            "seconds": round(report.seconds, 3),
-        })
+        self.store.append_history(
+            self.recording.name,
+            {
+                "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "outcome": str(report.outcome),
+                "steps_replayed": report.steps_replayed,
+                "agent_steps": report.agent_steps,
+                "divergence_step": report.divergence.step if report.divergence else None,
+                "seconds": round(report.seconds, 3),
+            },
+        )
 
 
 def replay(
@@ -425,12 +443,23 @@ def replay(
         if progress:
             progress(f"{name!r} is not recorded yet: recording the agent")
         started = time.monotonic()
-        result = record(store, backend, name, options.agent, values,
-                        ignore=options.ignore, agent_timeout=options.agent_timeout,
-                        progress=progress)
+        result = record(
+            store,
+            backend,
+            name,
+            options.agent,
+            values,
+            ignore=options.ignore,
+            agent_timeout=options.agent_timeout,
+            progress=progress,
+        )
         outcome = Outcome.RECORDED if result.saved else Outcome.AGENT_FAILED
-        return ReplayReport(name, outcome, agent_steps=result.steps,
-                            agent_returncode=result.returncode,
-                            seconds=time.monotonic() - started)
+        return ReplayReport(
+            name,
+            outcome,
+            agent_steps=result.steps,
+            agent_returncode=result.returncode,
+            seconds=time.monotonic() - started,
+        )
     recording = store.load(name)
     return Replayer(store, backend, recording, values, options, progress).run()

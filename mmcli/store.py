@@ -140,7 +140,9 @@ class Store:
                 rec, err = self.load(name), None
             except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
                 rec, err = None, str(e)
-            out.append(Entry(name, path, st.st_size + self._thumbs_size(name), st.st_mtime, rec, err))
+            out.append(
+                Entry(name, path, st.st_size + self._thumbs_size(name), st.st_mtime, rec, err)
+            )
         return out
 
     def _thumbs_size(self, name: str) -> int:
@@ -206,7 +208,9 @@ class Store:
                     _atomic_write(tdir / file_name, data)
             _atomic_write(path, text.encode("utf-8"))
         except OSError as e:
-            raise StoreError(f"{path}: cannot save ({_reason(e)}); the previous version is intact") from None
+            raise StoreError(
+                f"{path}: cannot save ({_reason(e)}); the previous version is intact"
+            ) from None
         self._collect_thumbnails(recording)
         return path
 

@@ -13,7 +13,6 @@ grab of the same screen.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import statistics
 import sys
@@ -29,7 +28,6 @@ from benchmarks.validation.scenarios import SCENARIOS, At, Label, Scenario
 from examples.world import LoanApp, agent_command
 from mmcli.backends.x11 import X11Backend
 from mmcli.display import VirtualDisplay
-from mmcli.fingerprint import Frame
 from mmcli.matcher import Policy, Verdict, compare
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values
@@ -82,8 +80,14 @@ def phash_of(image: Image.Image) -> imagehash.ImageHash:
     return imagehash.phash(image)
 
 
-def judge(backend: X11Backend, store: Store, recording: Recording, index: int,
-          scenario: Scenario, app: LoanApp) -> Judgement:
+def judge(
+    backend: X11Backend,
+    store: Store,
+    recording: Recording,
+    index: int,
+    scenario: Scenario,
+    app: LoanApp,
+) -> Judgement:
     step = recording.trunk()[index]
     if scenario.pointer == "far":
         backend.move(*FAR)
@@ -102,20 +106,29 @@ def judge(backend: X11Backend, store: Store, recording: Recording, index: int,
     replayer = Replayer(store, backend, recording, Values(), ReplayOptions())
     references = replayer.references(step)
     verdicts: list[Verdict] = [
-        compare(step.fingerprint, f, Policy.DEFAULT, recording.ignore, area=recording.area,
-                references=references, pointer_step=step.action.kind in POINTED)
+        compare(
+            step.fingerprint,
+            f,
+            Policy.DEFAULT,
+            recording.ignore,
+            area=recording.area,
+            references=references,
+            pointer_step=step.action.kind in POINTED,
+        )
         for f in frames
     ]
     worst = next((v for v in verdicts if not v.ok), verdicts[0])
     assert step.thumbnail is not None
     recorded_thumb = Image.open(store.thumbs_dir(recording.name) / step.thumbnail)
     naive = max(phash_of(recorded_thumb) - phash_of(f.thumbnail()) for f in frames)
-    return Judgement(scenario, worst.ok, worst.summary(1), naive <= NAIVE_TOLERANCE, naive,
-                     len(frames))
+    return Judgement(
+        scenario, worst.ok, worst.summary(1), naive <= NAIVE_TOLERANCE, naive, len(frames)
+    )
 
 
-def timings(backend: X11Backend, store: Store, recording: Recording,
-            rounds: int = 60) -> tuple[float, float]:
+def timings(
+    backend: X11Backend, store: Store, recording: Recording, rounds: int = 60
+) -> tuple[float, float]:
     """Median ms of a raw mss grab and of a full check (grab + fingerprint + compare),
     interleaved on the same screen."""
     step = recording.trunk()[0]
@@ -125,8 +138,14 @@ def timings(backend: X11Backend, store: Store, recording: Recording,
         t0 = time.perf_counter()
         backend._mss.grab(backend._monitor)
         t1 = time.perf_counter()
-        compare(step.fingerprint, backend.grab(), Policy.DEFAULT, recording.ignore,
-                area=recording.area, references=references)
+        compare(
+            step.fingerprint,
+            backend.grab(),
+            Policy.DEFAULT,
+            recording.ignore,
+            area=recording.area,
+            references=references,
+        )
         t2 = time.perf_counter()
         raw.append((t1 - t0) * 1000)
         check.append((t2 - t1) * 1000)
@@ -176,10 +195,13 @@ def _row(j: Judgement) -> str:
     ours = "safe  " if j.ours_safe else "UNSAFE"
     naive = "safe  " if j.naive_safe else "UNSAFE"
     wrong = (j.ours_safe and j.scenario.label is Label.UNSAFE) or (
-        not j.ours_safe and j.scenario.label is Label.HARMLESS)
+        not j.ours_safe and j.scenario.label is Label.HARMLESS
+    )
     mark = " <-- wrong" if wrong else ""
-    return (f"{j.scenario.key:<20} {j.scenario.label:<9} mm: {ours} naive: {naive} "
-            f"(pHash {j.naive_distance:>2}){mark}  {j.ours_reason[:90]}")
+    return (
+        f"{j.scenario.key:<20} {j.scenario.label:<9} mm: {ours} naive: {naive} "
+        f"(pHash {j.naive_distance:>2}){mark}  {j.ours_reason[:90]}"
+    )
 
 
 def summary(judgements: list[Judgement], raw_ms: float, check_ms: float) -> dict[str, object]:
@@ -198,10 +220,17 @@ def summary(judgements: list[Judgement], raw_ms: float, check_ms: float) -> dict
         "raw_grab_ms": round(raw_ms, 2),
         "check_ms": round(check_ms, 2),
         "check_over_grab": round(check_ms / raw_ms, 2),
-        "rows": [{"scenario": j.scenario.key, "label": str(j.scenario.label),
-                  "mm_safe": j.ours_safe, "naive_safe": j.naive_safe,
-                  "naive_phash_distance": j.naive_distance, "mm_reason": j.ours_reason}
-                 for j in judgements],
+        "rows": [
+            {
+                "scenario": j.scenario.key,
+                "label": str(j.scenario.label),
+                "mm_safe": j.ours_safe,
+                "naive_safe": j.naive_safe,
+                "naive_phash_distance": j.naive_distance,
+                "mm_reason": j.ours_reason,
+            }
+            for j in judgements
+        ],
     }
     return out
 
@@ -213,12 +242,18 @@ def print_summary(out: dict[str, object]) -> None:
 
     print(f"\nscreen validation, {out['scenarios']} scenarios on real screens (Xvfb 1920x1080)")
     print(f"{'':<34}{'mm':>14}{'naive pHash<=8':>18}")
-    print(f"{'unsafe judged safe (want 0)':<34}{pct(out['mm_unsafe_judged_safe']):>14}"
-          f"{pct(out['naive_unsafe_judged_safe']):>18}")
-    print(f"{'harmless judged unsafe (<= 5 %)':<34}{pct(out['mm_harmless_judged_unsafe']):>14}"
-          f"{pct(out['naive_harmless_judged_unsafe']):>18}")
-    print(f"per-step check (grab + fingerprint + compare): {out['check_ms']} ms median; "
-          f"raw mss grab: {out['raw_grab_ms']} ms; ratio {out['check_over_grab']}x (target <= 3x)")
+    print(
+        f"{'unsafe judged safe (want 0)':<34}{pct(out['mm_unsafe_judged_safe']):>14}"
+        f"{pct(out['naive_unsafe_judged_safe']):>18}"
+    )
+    print(
+        f"{'harmless judged unsafe (<= 5 %)':<34}{pct(out['mm_harmless_judged_unsafe']):>14}"
+        f"{pct(out['naive_harmless_judged_unsafe']):>18}"
+    )
+    print(
+        f"per-step check (grab + fingerprint + compare): {out['check_ms']} ms median; "
+        f"raw mss grab: {out['raw_grab_ms']} ms; ratio {out['check_over_grab']}x (target <= 3x)"
+    )
 
 
 def main() -> int:

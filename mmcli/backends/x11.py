@@ -63,8 +63,14 @@ class X11Backend(Backend):
         g = self._gui
         k = action.kind
         if k is ActionKind.CLICK:
-            g.click(action.x, action.y, clicks=action.clicks, interval=0.02,
-                    button=action.button, _pause=False)
+            g.click(
+                action.x,
+                action.y,
+                clicks=action.clicks,
+                interval=0.02,
+                button=action.button,
+                _pause=False,
+            )
         elif k is ActionKind.TYPE:
             g.write(action.text, interval=0.0, _pause=False)
         elif k is ActionKind.PRESS:
@@ -77,8 +83,9 @@ class X11Backend(Backend):
             g.moveTo(action.x, action.y, _pause=False)
         elif k is ActionKind.DRAG:
             g.moveTo(action.x, action.y, _pause=False)
-            g.dragTo(action.x2, action.y2, duration=DRAG_SECONDS, button=action.button,
-                     _pause=False)
+            g.dragTo(
+                action.x2, action.y2, duration=DRAG_SECONDS, button=action.button, _pause=False
+            )
         else:  # pragma: no cover - exhaustive over ActionKind
             raise ValueError(f"unknown action {k}")
 

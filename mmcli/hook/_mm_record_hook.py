@@ -94,7 +94,9 @@ def _click(
 ) -> dict[str, Any]:
     x, y = _point(gui, a.get("x"), a.get("y"))
     return {
-        "kind": "click", "x": x, "y": y,
+        "kind": "click",
+        "x": x,
+        "y": y,
         "clicks": int(clicks if clicks is not None else a.get("clicks", 1)),
         "button": button or _button(gui, a.get("button", "primary")),
     }
@@ -121,8 +123,14 @@ def _relative(gui: Any, a: dict[str, Any], dx_name: str, dy_name: str) -> tuple[
 
 def _drag(gui: Any, to: tuple[int, int], a: dict[str, Any]) -> dict[str, Any]:
     px, py = gui.position()
-    return {"kind": "drag", "x": int(px), "y": int(py), "x2": to[0], "y2": to[1],
-            "button": _button(gui, a.get("button", "primary"))}
+    return {
+        "kind": "drag",
+        "x": int(px),
+        "y": int(py),
+        "x2": to[0],
+        "y2": to[1],
+        "button": _button(gui, a.get("button", "primary")),
+    }
 
 
 def _move(point: tuple[int, int]) -> dict[str, Any]:
@@ -221,13 +229,13 @@ class _PyAutoGUIFinder(importlib.abc.MetaPathFinder):
         if spec is None or spec.loader is None:
             return spec
         loader = spec.loader
-        original_exec = loader.exec_module  # type: ignore[attr-defined]
+        original_exec = loader.exec_module
 
         def exec_module(module: Any) -> None:
             original_exec(module)
             instrument(module)
 
-        loader.exec_module = exec_module  # type: ignore[attr-defined,method-assign]
+        loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 

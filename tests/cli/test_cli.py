@@ -21,8 +21,13 @@ ENV = {"COLUMNS": "120", "NO_COLOR": "1"}
 
 def mm(*args: str) -> subprocess.CompletedProcess[str]:
     """The real `mm` in a subprocess (for the error path through main())."""
-    return subprocess.run([sys.executable, "-m", "mmcli", *args], capture_output=True, text=True,
-                          env={**os.environ, **ENV}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "mmcli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        timeout=60,
+    )
 
 
 def test_path_prints_the_store(isolated_store: Path) -> None:
@@ -75,7 +80,9 @@ def test_show_json() -> None:
 def test_unknown_recording_is_exit_1_with_one_line() -> None:
     result = mm("show", "nope")
     assert result.returncode == 1
-    assert result.stderr.strip() == f"mm: error: no recording named 'nope' in {os.environ['MM_HOME']}"
+    assert (
+        result.stderr.strip() == f"mm: error: no recording named 'nope' in {os.environ['MM_HOME']}"
+    )
 
 
 def test_corrupt_recording_is_exit_1_one_line_and_untouched(isolated_store: Path) -> None:
@@ -92,8 +99,13 @@ def test_corrupt_recording_is_exit_1_one_line_and_untouched(isolated_store: Path
 
 
 def test_debug_env_shows_the_traceback() -> None:
-    result = subprocess.run([sys.executable, "-m", "mmcli", "show", "nope"], capture_output=True,
-                            text=True, env={**os.environ, "MM_DEBUG": "1"}, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", "show", "nope"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MM_DEBUG": "1"},
+        timeout=60,
+    )
     assert "Traceback" in result.stderr and result.returncode == 1
 
 
@@ -113,16 +125,26 @@ def test_bad_param_is_a_usage_error() -> None:
 
 def test_secret_from_missing_env_is_a_usage_error() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MM_SECRET_")}
-    result = subprocess.run([sys.executable, "-m", "mmcli", "replay", "x", "--secret", "pin"],
-                            capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", "replay", "x", "--secret", "pin"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "MM_SECRET_PIN" in result.stderr
 
 
 def test_no_display_is_exit_1_with_a_hint() -> None:
     env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-    result = subprocess.run([sys.executable, "-m", "mmcli", "record", "x", "--", "true"],
-                            capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", "record", "x", "--", "true"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert "no display" in result.stderr
 
@@ -132,9 +154,20 @@ def test_unknown_option_is_exit_2() -> None:
 
 
 def test_every_command_has_help_with_an_example() -> None:
-    for command in (["record"], ["replay"], ["ls"], ["show"], ["path"], ["act", "click"],
-                    ["act", "type"], ["act", "press"], ["act", "hotkey"], ["act", "scroll"],
-                    ["act", "move"], ["act", "drag"]):
+    for command in (
+        ["record"],
+        ["replay"],
+        ["ls"],
+        ["show"],
+        ["path"],
+        ["act", "click"],
+        ["act", "type"],
+        ["act", "press"],
+        ["act", "hotkey"],
+        ["act", "scroll"],
+        ["act", "move"],
+        ["act", "drag"],
+    ):
         result = runner.invoke(app, [*command, "--help"], env=ENV)
         assert result.exit_code == 0, command
         assert "Example" in result.stdout, command

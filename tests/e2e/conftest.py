@@ -36,7 +36,12 @@ def loan_app(xdisplay: str, tmp_path: Path) -> Iterator[LoanApp]:
 
 def mm(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """Run the real `mm` command in a subprocess, output captured."""
-    result = subprocess.run([sys.executable, "-m", "mmcli", *args], capture_output=True,
-                            text=True, timeout=timeout, env={**os.environ, "COLUMNS": "120"})
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "120"},
+    )
     sys.stderr.write(result.stderr)
     return result

@@ -25,8 +25,9 @@ def record_loan(app: LoanApp, counter: Path | None = None, name: str = "loan") -
     assert [fields(r) for r in app.records()] == [WANTED]
 
 
-def test_record_then_replay_without_the_agent(loan_app: LoanApp, tmp_path: Path,
-                                              isolated_store: Path) -> None:
+def test_record_then_replay_without_the_agent(
+    loan_app: LoanApp, tmp_path: Path, isolated_store: Path
+) -> None:
     counter = tmp_path / "agent-starts"
     record_loan(loan_app, counter)
     assert counter.read_text().count("started") == 1
@@ -41,8 +42,9 @@ def test_record_then_replay_without_the_agent(loan_app: LoanApp, tmp_path: Path,
     assert counter.read_text().count("started") == 1  # the agent did not run
 
 
-def test_unexpected_popup_diverges_then_the_agent_heals(loan_app: LoanApp, tmp_path: Path,
-                                                       isolated_store: Path) -> None:
+def test_unexpected_popup_diverges_then_the_agent_heals(
+    loan_app: LoanApp, tmp_path: Path, isolated_store: Path
+) -> None:
     counter = tmp_path / "agent-starts"
     record_loan(loan_app, counter)
     loan_app.out.unlink()
@@ -83,8 +85,9 @@ def test_existing_recording_is_not_overwritten(loan_app: LoanApp, isolated_store
     assert (isolated_store / "loan.toml").read_bytes() == before
 
 
-def test_mm_act_records_an_agent_in_any_language(loan_app: LoanApp, isolated_store: Path,
-                                                 tmp_path: Path) -> None:
+def test_mm_act_records_an_agent_in_any_language(
+    loan_app: LoanApp, isolated_store: Path, tmp_path: Path
+) -> None:
     """A shell agent that acts only through `mm act`, with coordinates from the layout."""
     loan_app.start()
 
@@ -95,12 +98,12 @@ def test_mm_act_records_an_agent_in_any_language(loan_app: LoanApp, isolated_sto
     script = tmp_path / "agent.sh"
     script.write_text(f"""set -e
 mm() {{ python -m mmcli "$@"; }}
-mm act click {center('Name')}
+mm act click {center("Name")}
 mm act type 'Ada Lovelace'
-mm act click {center('Amount')}
+mm act click {center("Amount")}
 mm act type 99
-mm act click {center('Home')}
-mm act click {center('Submit')}
+mm act click {center("Home")}
+mm act click {center("Submit")}
 sleep 0.5
 """)
     result = mm("record", "shell", "--observe", "0", "--", "sh", str(script))

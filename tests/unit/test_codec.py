@@ -29,7 +29,8 @@ def test_round_trip_keeps_tree_and_fingerprints() -> None:
     assert again.branch_count() == 2
     assert again.steps[1].fingerprint.masks == rec.steps[1].fingerprint.masks
     assert again.steps[0].fingerprint.grid - rec.steps[0].fingerprint.grid == (
-        rec.steps[0].fingerprint.grid - rec.steps[0].fingerprint.grid)
+        rec.steps[0].fingerprint.grid - rec.steps[0].fingerprint.grid
+    )
 
 
 def test_fingerprint_is_small() -> None:
@@ -47,8 +48,10 @@ def test_fingerprint_is_small() -> None:
         ("format_version = 99\nname = 'x'\ncreated = 2026-01-01T00:00:00Z\n", "upgrade mm"),
         ("format_version = 1\ncreated = 2026-01-01T00:00:00Z\n", "missing field 'name'"),
         ("format_version = 1\nname = 3\ncreated = 2026-01-01T00:00:00Z\n", "name must be a string"),
-        ("format_version = 1\nname = 'x'\ncreated = 2026-01-01T00:00:00Z\nsteps = 4\n",
-         "steps must be an array"),
+        (
+            "format_version = 1\nname = 'x'\ncreated = 2026-01-01T00:00:00Z\nsteps = 4\n",
+            "steps must be an array",
+        ),
         ("format_version = 0\nname = 'x'\n", "format_version 0 is not supported"),
     ],
 )
@@ -64,7 +67,7 @@ def test_bad_documents_raise_one_line_errors(text: str, problem: str) -> None:
 def test_a_truncated_golden_file_is_refused() -> None:
     text = GOLDEN.read_text(encoding="utf-8")
     with pytest.raises(RecordingCorrupt):
-        codec.loads(text[: len(text) // 2].rsplit("\n", 3)[0] + "\nhashes = \"12\"\n", "t.toml")
+        codec.loads(text[: len(text) // 2].rsplit("\n", 3)[0] + '\nhashes = "12"\n', "t.toml")
 
 
 def test_broken_hashes_name_the_step() -> None:

@@ -12,8 +12,9 @@ NAME_FIELD = (250, 185)
 SUBMIT = (160, 415)
 
 
-def verdict(recorded_kwargs: dict, live_kwargs: dict, target=SUBMIT, policy=Policy.DEFAULT,
-            ignore=()):
+def verdict(
+    recorded_kwargs: dict, live_kwargs: dict, target=SUBMIT, policy=Policy.DEFAULT, ignore=()
+):
     recorded = fp_of(form_screen(**recorded_kwargs), target)
     return compare(recorded, Frame.from_image(form_screen(**live_kwargs)), policy, ignore)
 
@@ -38,8 +39,9 @@ def test_caret_blink_in_a_field_is_tolerated() -> None:
 
 
 def test_strict_policy_refuses_the_caret() -> None:
-    assert not verdict({"text": "John", "caret": True}, {"text": "John"}, target=NAME_FIELD,
-                       policy=Policy.STRICT).ok
+    assert not verdict(
+        {"text": "John", "caret": True}, {"text": "John"}, target=NAME_FIELD, policy=Policy.STRICT
+    ).ok
 
 
 def test_ignored_region_is_not_compared() -> None:

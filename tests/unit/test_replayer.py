@@ -21,11 +21,19 @@ SUBMIT = (160, 415)
 def form_recording(name: str = "form") -> Recording:
     """click Name, type {{name}}, click Submit, on the synthetic form."""
     steps = [
-        Step(0, None, Action(ActionKind.CLICK, x=NAME_FIELD[0], y=NAME_FIELD[1]),
-             fp_of(form_screen(), NAME_FIELD)),
+        Step(
+            0,
+            None,
+            Action(ActionKind.CLICK, x=NAME_FIELD[0], y=NAME_FIELD[1]),
+            fp_of(form_screen(), NAME_FIELD),
+        ),
         Step(1, 0, Action(ActionKind.TYPE, text="{{name}}"), fp_of(form_screen(), NAME_FIELD)),
-        Step(2, 1, Action(ActionKind.CLICK, x=SUBMIT[0], y=SUBMIT[1]),
-             fp_of(form_screen(text="John"), SUBMIT)),
+        Step(
+            2,
+            1,
+            Action(ActionKind.CLICK, x=SUBMIT[0], y=SUBMIT[1]),
+            fp_of(form_screen(text="John"), SUBMIT),
+        ),
     ]
     return Recording(name, steps, datetime.now(UTC), command=["agent"], params=["name"])
 
@@ -41,7 +49,9 @@ def run(backend: FakeBackend, values: dict[str, str] | None = None, **options: o
     if not store.exists("form"):
         store.save(form_recording())
     opts = ReplayOptions(timeout=0.3, **options)  # type: ignore[arg-type]
-    return replay(store, backend, "form", Values(values if values is not None else {"name": "John"}), opts)
+    return replay(
+        store, backend, "form", Values(values if values is not None else {"name": "John"}), opts
+    )
 
 
 def test_replays_every_action_in_order_with_params_substituted() -> None:
@@ -113,8 +123,14 @@ def test_branch_matching_the_screen_is_followed() -> None:
     store = Store()
     rec = form_recording()
     # A branch at step 0 for the popup screen: press enter.
-    rec.steps.append(Step(3, None, Action(ActionKind.PRESS, keys=("enter",)),
-                          fp_of(form_screen(popup=True), NAME_FIELD)))
+    rec.steps.append(
+        Step(
+            3,
+            None,
+            Action(ActionKind.PRESS, keys=("enter",)),
+            fp_of(form_screen(popup=True), NAME_FIELD),
+        )
+    )
     store.save(rec)
     backend = FakeBackend(form_screen(popup=True))
     report = run(backend)

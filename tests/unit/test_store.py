@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from mmcli.errors import InvalidName, RecordingCorrupt, RecordingExists, RecordingNotFound, StoreError
+from mmcli.errors import (
+    InvalidName,
+    RecordingCorrupt,
+    RecordingExists,
+    RecordingNotFound,
+    StoreError,
+)
 from mmcli.store import Store, default_store_path, validate_name
 from tests.helpers import sample_recording
 
@@ -84,8 +90,9 @@ def test_file_holding_another_name_is_corrupt(isolated_store: Path) -> None:
         store.load("two")
 
 
-@pytest.mark.parametrize(("err", "reason"), [(errno.ENOSPC, "disk full"),
-                                             (errno.EROFS, "read-only")])
+@pytest.mark.parametrize(
+    ("err", "reason"), [(errno.ENOSPC, "disk full"), (errno.EROFS, "read-only")]
+)
 def test_failed_write_gives_a_clear_error_and_keeps_the_old_file(
     isolated_store: Path, monkeypatch: pytest.MonkeyPatch, err: int, reason: str
 ) -> None:

@@ -1,0 +1,82 @@
+"""Every labelled screen scenario through the real `mm replay --no-agent`: the unsafe ones
+stop before acting (exit 3, nothing submitted), the harmless ones replay to the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchmarks.validation.scenarios import SCENARIOS, Label, Scenario
+from examples.world import WANTED, LoanApp, agent_command
+from tests.e2e.conftest import mm
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def recorded(xdisplay: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The loan task recorded twice: on the plain app and with the clock showing."""
+    work = tmp_path_factory.mktemp("validation")
+    store = work / "store"
+    app = LoanApp(work / "record")
+    try:
+        for name, flags in (("plain", ()), ("clock", ("--clock",))):
+            app.start(*flags)
+            result = mm(
+                "--store",
+                str(store),
+                "record",
+                name,
+                "--param",
+                "name=John Smith",
+                "--observe",
+                "1.2",
+                "--",
+                *agent_command(app),
+            )
+            assert result.returncode == 0, result.stderr
+    finally:
+        app.stop()
+    yield store
+
+
+def move_pointer(app: LoanApp, where: str) -> None:
+    from mmcli.backends import open_backend
+
+    with open_backend() as backend:
+        backend.move(*((1500, 900) if where == "far" else app.center(where)))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.key for s in SCENARIOS])
+def test_scenario(scenario: Scenario, recorded: Path, tmp_path: Path) -> None:
+    app = LoanApp(tmp_path / "app")
+    try:
+        app.start(*scenario.flags)
+        if scenario.window_in_front:
+            app.open_window_in_front()
+        if scenario.pointer:
+            move_pointer(app, scenario.pointer)
+        result = mm(
+            "--store",
+            str(recorded),
+            "replay",
+            scenario.recording,
+            "--no-agent",
+            "--param",
+            f"name={scenario.name}",
+            "--timeout",
+            "2",
+        )
+        submitted = app.records()
+    finally:
+        app.stop()
+    if scenario.label is Label.UNSAFE:
+        assert result.returncode == 3, result.stderr
+        assert "diverged" in result.stderr
+        assert submitted == []
+    else:
+        assert result.returncode == 0, result.stderr
+        expected = {**WANTED, "name": scenario.name}
+        assert [{k: str(r[k]) for k in expected} for r in submitted] == [expected]
