@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mmcli.errors import Aborted, MMError, UsageError
@@ -39,7 +40,10 @@ _state: dict[str, Any] = {"store": None}
 
 
 def console() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=False)
+    out = Console(stderr=True, highlight=False, soft_wrap=False)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out.width = 160  # logs and pipes: do not squeeze tables into 80 columns
+    return out
 
 
 def say(message: str) -> None:
@@ -348,9 +352,11 @@ def show(
         )
         return
     out = console()
+    agent = shlex.join(recording.command)
+    agent = agent if len(agent) <= 100 else agent[:97] + "..."
     out.print(
         f"[bold]{recording.name}[/]: {len(recording.steps)} steps, "
-        f"{recording.branch_count()} branches; agent: {shlex.join(recording.command)}"
+        f"{recording.branch_count()} branches; agent: {escape(agent)}"
     )
     for t in lines:
         pad = "  " * t.indent

@@ -33,6 +33,8 @@ from mmcli.recorder import build_steps, focus_point, volatile_masks
 from mmcli.store import Store, new_token
 
 POLL = 0.03
+HOVER_SETTLE = 0.03
+"""After moving the pointer between candidate targets, time for hover effects to draw."""
 WAIT_NOTICE = 1.0
 """After this many seconds of waiting for a step's screen, say so."""
 Progress = Callable[[str], None]
@@ -122,6 +124,13 @@ class Match:
     frame: Frame
 
 
+def _fewer(a: Match, b: Match) -> bool:
+    """`a` is closer to matching than `b` (fewer differences)."""
+    na = len(a.verdict.differences) if a.verdict else 1 << 30
+    nb = len(b.verdict.differences) if b.verdict else 1 << 30
+    return na < nb
+
+
 def check_geometry(recording: Recording, backend: Backend) -> None:
     if not recording.steps:
         return
@@ -173,10 +182,17 @@ class Replayer:
             raise Aborted("fail-safe: pointer in a screen corner; stopped between two actions")
 
     def wait_for_match(self, children: list[Step], depth: int) -> Match:
-        """Poll until one child matches on two consecutive, identical grabs."""
+        """Poll until one child matches on two consecutive, identical grabs.
+
+        Children recorded with the pointer in different places (branches that start with
+        clicks on different targets) are each checked with the pointer where they had it,
+        so that hover effects compare like with like.
+        """
         started = time.monotonic()
         deadline = started + self.options.timeout
-        previous: Match | None = None
+        groups: dict[tuple[int, int] | None, list[Step]] = {}
+        for child in children:
+            groups.setdefault(child.fingerprint.pointer, []).append(child)
         best: Match | None = None
         told = False
         while True:
@@ -186,20 +202,20 @@ class Replayer:
                     f"step {depth + 1}: waiting for the screen of "
                     f"{children[0].action.describe()} (up to {self.options.timeout:g}s)"
                 )
-            self._check_abort()
-            frame = self.backend.grab()
-            match = self._first_match(children, frame)
-            if match.step is not None:
-                stable = (
-                    previous is not None
-                    and previous.step is match.step
-                    and same_picture(previous.frame, frame)
-                )
-                if stable or self.options.dry_run:
-                    return match
-            else:
-                best = match
-            previous = match
+            for pointer, group in groups.items():
+                self._check_abort()
+                self._approach(pointer, several=len(groups) > 1)
+                match = self._first_match(group, self.backend.grab())
+                if match.step is not None:
+                    if self.options.dry_run:
+                        return match
+                    time.sleep(POLL)
+                    again = self._first_match(group, self.backend.grab())
+                    if again.step is match.step and same_picture(match.frame, again.frame):
+                        return again
+                    match = again
+                if match.step is None and (best is None or _fewer(match, best)):
+                    best = match
             if time.monotonic() >= deadline:
                 return best or match
             time.sleep(POLL)
@@ -215,6 +231,15 @@ class Replayer:
             self._references[step.id] = image
         return self._references[step.id]
 
+    def _chain_below(self, step: Step) -> list[Step]:
+        """The steps that followed `step` first when it was recorded."""
+        chain: list[Step] = []
+        kids = self.recording.children(step.id)
+        while kids:
+            chain.append(kids[0])
+            kids = self.recording.children(kids[0].id)
+        return chain
+
     def _path_through(self, step: Step) -> list[Step]:
         """The other steps of the recorded path through `step`: its ancestors and the
         steps that followed it first."""
@@ -224,11 +249,7 @@ class Replayer:
             ancestor = self.recording.step(parent)
             path.append(ancestor)
             parent = ancestor.parent
-        kids = self.recording.children(step.id)
-        while kids:
-            path.append(kids[0])
-            kids = self.recording.children(kids[0].id)
-        return path
+        return path + self._chain_below(step)
 
     def references(self, step: Step) -> References:
         """Recorded screens for the `regions` matcher, masked as the step is (cached)."""
@@ -292,9 +313,7 @@ class Replayer:
                 if self.options.dry_run:
                     report.outcome = Outcome.WOULD_REPLAY
                 return
-            total = max(report.steps_total, depth + 1)
             self._check_abort()  # before the approach moves the pointer out of the corner
-            self._approach(children)
             match = self.wait_for_match(children, depth)
             if match.step is None:
                 self._diverged(report, children, match, depth, node, focus)
@@ -307,6 +326,7 @@ class Replayer:
                 return
             self._check_abort()
             self.backend.perform(step.action.render(self.values.all))
+            total = depth + 1 + len(self._chain_below(step))
             self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
             focus = focus_point(step.action, focus)
             report.path.append(step.id)
@@ -314,17 +334,16 @@ class Replayer:
             depth += 1
             report.steps_replayed = depth
 
-    def _approach(self, children: list[Step]) -> None:
+    def _approach(self, point: tuple[int, int] | None, several: bool) -> bool:
         """Put the pointer back where it was when the step was recorded (on the target of
         a click), so hover effects match, and so keys go where they went (with
-        focus-follows-mouse, the window under the pointer gets them)."""
-        if self.options.dry_run:
-            return
-        points = {c.fingerprint.pointer for c in children}
-        if len(points) == 1:
-            point = points.pop()
-            if point is not None and point != self.backend.pointer():
-                self.backend.move(*point)
+        focus-follows-mouse, the window under the pointer gets them). True if it moved."""
+        if self.options.dry_run or point is None or point == self.backend.pointer():
+            return False
+        self.backend.move(*point)
+        if several:
+            time.sleep(HOVER_SETTLE)
+        return True
 
     # ---- divergence ----------------------------------------------------------------------
 
