@@ -50,6 +50,11 @@ def say(message: str) -> None:
     console().print(message)
 
 
+def progress(message: str) -> None:
+    """Messages from the core: plain text (typed text may contain markup characters)."""
+    console().print(message, markup=False)
+
+
 def _store():  # type: ignore[no-untyped-def]
     from mmcli.store import Store
 
@@ -161,7 +166,7 @@ def record(
             ignore=ignore,
             agent_timeout=agent_timeout,
             observe=observe,
-            progress=say,
+            progress=progress,
         )
     if result.saved:
         say(f"[green]recorded[/] {name!r}: {result.steps} steps in {store.root}")
@@ -231,7 +236,7 @@ def replay(
         ignore=_regions(ignore_region),
     )
     with open_backend() as backend, display_lock():
-        report = replay_task(store, backend, name, values, options, progress=say)
+        report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
         print(json.dumps(report.as_json()))
     _render_report(report)
@@ -240,7 +245,7 @@ def replay(
 
 def _render_report(report: Any) -> None:
     d = report.divergence
-    where = f" at step {d.step + 1} ({d.expected}): {d.reason}" if d else ""
+    where = escape(f" at step {d.step + 1} ({d.expected}): {d.reason}") if d else ""
     messages = {
         "from-memory": f"[green]done from memory[/]: {report.steps_replayed} steps",
         "healed": f"[green]healed[/]: {report.steps_replayed} steps from memory, "

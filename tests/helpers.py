@@ -20,8 +20,14 @@ def literal_fingerprint(seed: int, target: tuple[int, int] | None = (100, 200)) 
     patch = None
     if target is not None:
         patch = Patch(target[0], target[1], bytes((i + seed) % 16 for i in range(256)))
-    return Fingerprint(1920, 1080, Grid(16, 9, hashes, tones, details), patch, (5, 5),
-                       (Rect(10, 20, 30, 40),) if seed == 1 else ())
+    return Fingerprint(
+        1920,
+        1080,
+        Grid(16, 9, hashes, tones, details),
+        patch,
+        (5, 5),
+        (Rect(10, 20, 30, 40),) if seed == 1 else (),
+    )
 
 
 def sample_recording(name: str = "sample") -> Recording:
@@ -32,16 +38,32 @@ def sample_recording(name: str = "sample") -> Recording:
         Action(ActionKind.CLICK, x=300, y=400, button="right", clicks=2),
     ]
     steps = [
-        Step(i, i - 1 if i else None, a, literal_fingerprint(i), thumbnail=f"t-{i:04d}.png",
-             effect=Rect(90, 190, 40, 20) if i == 1 else None, created=CREATED)
+        Step(
+            i,
+            i - 1 if i else None,
+            a,
+            literal_fingerprint(i),
+            thumbnail=f"t-{i:04d}.png",
+            effect=Rect(90, 190, 40, 20) if i == 1 else None,
+            created=CREATED,
+        )
         for i, a in enumerate(actions)
     ]
     # A branch taken at the second step: the agent pressed enter instead.
-    steps.append(Step(4, 0, Action(ActionKind.PRESS, keys=("enter",)), literal_fingerprint(9),
-                      created=CREATED))
-    return Recording(name=name, steps=steps, created=CREATED,
-                     command=["python", "agent.py", "--fast"], params=["name"],
-                     volatile=[Rect(1700, 10, 80, 16)], area=Rect(60, 160, 300, 260))
+    steps.append(
+        Step(
+            4, 0, Action(ActionKind.PRESS, keys=("enter",)), literal_fingerprint(9), created=CREATED
+        )
+    )
+    return Recording(
+        name=name,
+        steps=steps,
+        created=CREATED,
+        command=["python", "agent.py", "--fast"],
+        params=["name"],
+        volatile=[Rect(1700, 10, 80, 16)],
+        area=Rect(60, 160, 300, 260),
+    )
 
 
 def form_screen(
