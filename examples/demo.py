@@ -23,8 +23,8 @@ from rich.rule import Rule
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples.world import LoanApp, agent_command  # noqa: E402
-from mmcli.display import VirtualDisplay  # noqa: E402
+from examples.world import LoanApp, agent_command
+from mmcli.display import VirtualDisplay
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".demo"
@@ -40,9 +40,12 @@ def mm(*args: str) -> subprocess.CompletedProcess[str]:
     shown = " ".join(["mm", *args])
     console.print(f"[bold cyan]$ {shown}[/]")
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "mmcli", "--store", str(STORE), *args],
-                            stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", "--store", str(STORE), *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     if result.stdout.strip():
         print(result.stdout.strip())
     console.print(f"[dim]-> exit {result.returncode} in {time.monotonic() - started:.1f}s[/]")
@@ -87,8 +90,11 @@ def run() -> None:
         chapter("3. The app drifts: a maintenance popup at start. No agent allowed")
         app.out.unlink(missing_ok=True)
         app.start("--popup-at-start")
-        expect(mm("replay", "loan", "--param", "name=Jane Doe", "--no-agent", "--timeout", "3"),
-               3, "replay on the popup")
+        expect(
+            mm("replay", "loan", "--param", "name=Jane Doe", "--no-agent", "--timeout", "3"),
+            3,
+            "replay on the popup",
+        )
         console.print(f"app received: {submitted(app)} (nothing was clicked on the wrong screen)")
 
         chapter("4. Same screen, agent allowed: it takes over at the diverged step")
@@ -99,10 +105,15 @@ def run() -> None:
         app.out.unlink(missing_ok=True)
         runs_before = agent_runs()
         app.start("--popup-at-start")
-        expect(mm("replay", "loan", "--param", "name=Ada Lovelace", "--no-agent"), 0,
-               "replay of the healed branch")
-        console.print(f"app received: {submitted(app)}; agent runs during this replay: "
-                      f"{agent_runs() - runs_before}")
+        expect(
+            mm("replay", "loan", "--param", "name=Ada Lovelace", "--no-agent"),
+            0,
+            "replay of the healed branch",
+        )
+        console.print(
+            f"app received: {submitted(app)}; agent runs during this replay: "
+            f"{agent_runs() - runs_before}"
+        )
 
         chapter("The recording")
         mm("show", "loan")
@@ -114,7 +125,7 @@ def run() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description="record -> replay -> self-heal demo")
     parser.parse_args()
-    context = (contextlib.nullcontext() if os.environ.get("DISPLAY") else VirtualDisplay())
+    context = contextlib.nullcontext() if os.environ.get("DISPLAY") else VirtualDisplay()
     if not os.environ.get("DISPLAY"):
         console.print("no DISPLAY: starting a virtual display (Xvfb 1920x1080)")
     try:

@@ -1,0 +1,508 @@
+"""Acme Loan Intake: a small "legacy" Tk data-entry app used as the example world for mm.
+
+Run it on an X display (Xvfb works) and drive it with pyautogui:
+
+    python examples/loan_form.py --out /tmp/loans.jsonl --layout /tmp/layout.json
+
+Flags such as --popup-at-start or --position perturb the screen the way real
+desktop apps drift between runs, so recordings can be replayed against them.
+With --layout the app publishes its widget tree (like an accessibility bus
+would) so an agent can perceive the screen without OCR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+import tkinter as tk
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from tkinter import font as tkfont
+from typing import Any
+
+WIDTH, HEIGHT = 560, 420
+BACKGROUND = "#d9d9d9"
+ERROR_COLOR = "#c00000"
+PUBLISH_INTERVAL_MS = 200
+FIELDS = ("name", "email", "amount")
+PRODUCTS = ("Personal", "Auto", "Home")
+
+# Widget places inside the window. Both form variants share them so that a
+# blind replay of one form lands on the other form's widgets.
+LABEL_X, ENTRY_X, ENTRY_WIDTH = 30, 130, 300
+ROW_Y = (70, 110, 150)
+URGENT_Y, PRODUCT_Y = 192, 230
+RADIO_X = (130, 235, 320)
+SUBMIT_X, SUBMIT_Y = 130, 280
+ERROR_Y = 335
+
+
+@dataclass
+class Options:
+    out: Path
+    layout: Path | None = None
+    ready_file: Path | None = None
+    position: tuple[int, int] = (100, 100)
+    popup_at_start: bool = False
+    error_label: bool = False
+    clock: bool = False
+    prefill: dict[str, str] = field(default_factory=dict)
+    disable_submit: bool = False
+    submit_offset: tuple[int, int] = (0, 0)
+    variant: str = "loan"
+    notice_elsewhere: bool = False
+    focus: str | None = None
+
+
+def _pair(text: str) -> tuple[int, int]:
+    try:
+        a, b = text.split(",")
+        return int(a), int(b)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected X,Y integers, got {text!r}") from None
+
+
+def _prefill(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    key = key.strip().lower()
+    if not sep or key not in FIELDS:
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE with FIELD in {FIELDS}")
+    return key, value
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    p = argparse.ArgumentParser(description="Acme Loan Intake (example app for mm)")
+    p.add_argument("--out", type=Path, required=True, help="JSON-lines file receiving records")
+    p.add_argument("--layout", type=Path, help="publish the widget tree to this JSON file")
+    p.add_argument("--ready-file", type=Path, help="touch this file once the window is drawn")
+    p.add_argument("--position", type=_pair, default=(100, 100), metavar="X,Y")
+    p.add_argument("--popup-at-start", action="store_true", help="modal Notice open at start")
+    p.add_argument("--error-label", action="store_true", help="red warning shown at start")
+    p.add_argument("--clock", action="store_true", help="ticking HH:MM:SS clock, top right")
+    p.add_argument(
+        "--prefill",
+        type=_prefill,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="prefill name, email or amount (repeatable)",
+    )
+    p.add_argument("--disable-submit", action="store_true", help="Submit shown disabled")
+    p.add_argument("--submit-offset", type=_pair, default=(0, 0), metavar="DX,DY")
+    p.add_argument(
+        "--variant",
+        choices=("loan", "other"),
+        default="loan",
+        help="'other' shows the account-closure form instead",
+    )
+    p.add_argument(
+        "--notice-elsewhere",
+        action="store_true",
+        help="non-modal 'New mail' window at the bottom right of the screen",
+    )
+    p.add_argument("--focus", choices=FIELDS, help="field holding keyboard focus at start")
+    a = p.parse_args(argv)
+    return Options(
+        out=a.out,
+        layout=a.layout,
+        ready_file=a.ready_file,
+        position=a.position,
+        popup_at_start=a.popup_at_start,
+        error_label=a.error_label,
+        clock=a.clock,
+        prefill=dict(a.prefill),
+        disable_submit=a.disable_submit,
+        submit_offset=a.submit_offset,
+        variant=a.variant,
+        notice_elsewhere=a.notice_elsewhere,
+        focus=a.focus,
+    )
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    # Open, write and close per record so readers see it while the app keeps running.
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+
+
+def parse_amount(text: str) -> int | float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    if not value > 0 or value == float("inf"):
+        return None
+    return int(value) if value.is_integer() and "." not in text else value
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class LoanFormApp:
+    def __init__(self, root: tk.Tk, opts: Options) -> None:
+        self.root = root
+        self.opts = opts
+        # Every widget published in the layout: role, accessible label and stable id.
+        self.described: dict[tk.Widget, tuple[str, str, str]] = {}
+        self.dialogs: list[tk.Toplevel] = []
+        self.publish_pending = False
+        self._build_window()
+        if opts.variant == "other":
+            self._build_closure_form()
+        else:
+            self._build_loan_form()
+        self._build_status()
+
+    # ----- construction -------------------------------------------------
+
+    def _build_window(self) -> None:
+        x, y = self.opts.position
+        self.root.title("Acme Loan Intake")
+        self.root.geometry(f"{WIDTH}x{HEIGHT}+{x}+{y}")
+        self.root.resizable(False, False)
+        self.root.configure(background=BACKGROUND)
+        base = tkfont.nametofont("TkDefaultFont").actual()
+        self.heading_font = tkfont.Font(family=base["family"], size=14, weight="bold")
+
+    def _label(self, parent: tk.Misc, text: str, x: int, y: int, ident: str, **kw: Any) -> tk.Label:
+        w = tk.Label(parent, text=text, background=BACKGROUND, **kw)
+        w.place(x=x, y=y)
+        self.described[w] = ("label", text, ident)
+        return w
+
+    def _entry_row(self, label: str, row: int) -> tk.StringVar:
+        y = ROW_Y[row]
+        self._label(self.root, label, LABEL_X, y + 2, f"{label.lower()}_label")
+        var = tk.StringVar(self.root)
+        entry = tk.Entry(self.root, textvariable=var, background="white")
+        entry.place(x=ENTRY_X, y=y, width=ENTRY_WIDTH)
+        self.described[entry] = ("entry", label, label.lower())
+        var.trace_add("write", lambda *_: self.schedule_publish())
+        self.entries[label.lower()] = entry
+        return var
+
+    def _submit_button(self, text: str, command: Any) -> tk.Button:
+        dx, dy = self.opts.submit_offset
+        button = tk.Button(self.root, text=text, command=command, width=12)
+        button.place(x=SUBMIT_X + dx, y=SUBMIT_Y + dy)
+        if self.opts.disable_submit:
+            button.configure(state="disabled")
+        self.described[button] = ("button", text, "submit")
+        return button
+
+    def _build_loan_form(self) -> None:
+        self._label(self.root, "Acme Loan Intake", 20, 16, "heading", font=self.heading_font)
+        self.entries: dict[str, tk.Entry] = {}
+        self.vars = {f: self._entry_row(f.capitalize(), i) for i, f in enumerate(FIELDS)}
+        for f, value in self.opts.prefill.items():
+            self.vars[f].set(value)
+        self.urgent = tk.BooleanVar(self.root, value=False)
+        check = tk.Checkbutton(
+            self.root,
+            text="Urgent",
+            variable=self.urgent,
+            background=BACKGROUND,
+            highlightbackground=BACKGROUND,
+        )
+        check.place(x=ENTRY_X - 4, y=URGENT_Y)
+        self.described[check] = ("checkbox", "Urgent", "urgent")
+        self.product = tk.StringVar(self.root, value="")
+        self._label(self.root, "Product", LABEL_X, PRODUCT_Y + 2, "product_label")
+        for x, name in zip(RADIO_X, PRODUCTS, strict=True):
+            # tristatevalue defaults to "", which would draw "no product yet" as a
+            # half-set indicator on every radio.
+            radio = tk.Radiobutton(
+                self.root,
+                text=name,
+                value=name,
+                variable=self.product,
+                tristatevalue="-",
+                background=BACKGROUND,
+                highlightbackground=BACKGROUND,
+            )
+            radio.place(x=x - 4, y=PRODUCT_Y)
+            self.described[radio] = ("radio", name, f"product_{name.lower()}")
+        for var in (self.urgent, self.product):
+            var.trace_add("write", lambda *_: self.schedule_publish())
+        self.submit = self._submit_button("Submit", self.on_submit)
+
+    def _build_closure_form(self) -> None:
+        self._label(self.root, "Acme Account Closure", 20, 16, "heading", font=self.heading_font)
+        self.entries = {}
+        self.vars = {
+            f: self._entry_row(f.capitalize(), i) for i, f in enumerate(("account", "reason"))
+        }
+        self.submit = self._submit_button("Close account", self.on_close_account)
+
+    def _build_status(self) -> None:
+        self.error = tk.Label(self.root, text="", foreground=ERROR_COLOR, background=BACKGROUND)
+        self.error.place(x=LABEL_X, y=ERROR_Y)
+        self.described[self.error] = ("label", "", "error")
+        if self.opts.error_label:
+            self.error.configure(text="Warning: server unreachable")
+        self.status = tk.Label(
+            self.root,
+            text="Ready",
+            anchor="w",
+            relief="sunken",
+            borderwidth=1,
+            background=BACKGROUND,
+        )
+        self.status.place(x=4, y=HEIGHT - 26, width=WIDTH - 8, height=22)
+        self.described[self.status] = ("label", "", "status")
+        if self.opts.clock:
+            self.clock = tk.Label(self.root, text="", background=BACKGROUND)
+            self.clock.place(x=WIDTH - 16, y=20, anchor="ne")
+            self.described[self.clock] = ("label", "", "clock")
+            self._tick()
+
+    def _tick(self) -> None:
+        self.clock.configure(text=time.strftime("%H:%M:%S"))
+        self.schedule_publish()
+        # Re-arm on the next wall-clock second so the display never lags behind.
+        delay = 1000 - int(time.time() * 1000) % 1000
+        self.root.after(delay + 5, self._tick)
+
+    # ----- dialogs ------------------------------------------------------
+
+    def open_dialog(
+        self, title: str, message: str, on_ok: Any, width: int = 320, height: int = 130
+    ) -> tk.Toplevel:
+        """A modal message box; without a window manager it must place itself."""
+        self.root.update_idletasks()
+        x = self.root.winfo_rootx() + (WIDTH - width) // 2
+        y = self.root.winfo_rooty() + (HEIGHT - height) // 2
+        top = tk.Toplevel(self.root, borderwidth=2, relief="raised")
+        top.title(title)
+        top.geometry(f"{width}x{height}+{x}+{y}")
+        top.resizable(False, False)
+        top.transient(self.root)
+        label = tk.Label(top, text=message, wraplength=width - 40)
+        label.place(relx=0.5, y=35, anchor="center")
+        self.described[label] = ("label", message, "message")
+
+        def close() -> None:
+            top.grab_release()
+            top.destroy()
+            self.dialogs.remove(top)
+            on_ok()
+            self.schedule_publish()
+
+        ok = tk.Button(top, text="OK", width=8, command=close)
+        ok.place(relx=0.5, y=height - 35, anchor="center")
+        self.described[ok] = ("button", "OK", "ok")
+        top.protocol("WM_DELETE_WINDOW", close)
+        self.dialogs.append(top)
+        # A grab needs a viewable window, so wait until the server has mapped it.
+        top.wait_visibility()
+        top.grab_set()
+        ok.focus_set()
+        self.schedule_publish()
+        return top
+
+    def open_mail_notice(self) -> None:
+        top = tk.Toplevel(self.root, borderwidth=2, relief="raised", background="#ffffe0")
+        top.title("New mail")
+        top.geometry("220x70+1650+980")
+        label = tk.Label(top, text="New mail", background="#ffffe0")
+        label.place(relx=0.5, rely=0.5, anchor="center")
+        self.described[label] = ("label", "New mail", "mail")
+
+    # ----- actions ------------------------------------------------------
+
+    def show_error(self, text: str) -> None:
+        self.error.configure(text=text)
+        self.schedule_publish()
+
+    def validation_error(self) -> str | None:
+        if not self.vars["name"].get().strip():
+            return "Name is required"
+        if parse_amount(self.vars["amount"].get()) is None:
+            return "Amount must be a positive number"
+        if not self.product.get():
+            return "Choose a product"
+        return None
+
+    def on_submit(self) -> None:
+        problem = self.validation_error()
+        if problem:
+            self.show_error(problem)
+            return
+        name = self.vars["name"].get().strip()
+        record = {
+            "name": name,
+            "email": self.vars["email"].get().strip(),
+            "amount": parse_amount(self.vars["amount"].get()),
+            "urgent": bool(self.urgent.get()),
+            "product": self.product.get(),
+            "ts": now_iso(),
+        }
+        append_record(self.opts.out, record)
+        self.show_error("")
+        self.status.configure(text="Saved application for " + name)
+        self.open_dialog("Confirmation", "Application saved", self.clear_form)
+
+    def on_close_account(self) -> None:
+        if not self.vars["account"].get().strip():
+            self.show_error("Account is required")
+            return
+        record = {
+            "form": "closure",
+            "account": self.vars["account"].get().strip(),
+            "reason": self.vars["reason"].get().strip(),
+            "ts": now_iso(),
+        }
+        append_record(self.opts.out, record)
+        self.show_error("")
+        self.open_dialog("Confirmation", "Account closure requested", self.clear_form)
+
+    def clear_form(self) -> None:
+        for var in self.vars.values():
+            var.set("")
+        if self.opts.variant == "loan":
+            self.urgent.set(False)
+            self.product.set("")
+        self.status.configure(text="Ready")
+
+    # ----- accessibility layout -------------------------------------------
+
+    def describe_widget(self, w: tk.Widget) -> dict[str, Any]:
+        role, label, ident = self.described[w]
+        text: str = ""
+        checked: bool | None = None
+        if role == "entry":
+            text = w.get()  # type: ignore[attr-defined]
+        elif role == "checkbox":
+            checked = bool(self.urgent.get())
+            text = "1" if checked else "0"
+        elif role == "radio":
+            checked = self.product.get() == label
+            text = label
+        else:
+            text = str(w.cget("text"))
+            label = label or text
+        item: dict[str, Any] = {
+            "role": role,
+            "label": label,
+            "text": text,
+            "state": str(w.cget("state")),
+            "id": ident,
+        }
+        if checked is not None:
+            item["checked"] = checked
+        item.update(x=w.winfo_rootx(), y=w.winfo_rooty(), w=w.winfo_width(), h=w.winfo_height())
+        return item
+
+    def describe_window(self, top: tk.Misc, modal: bool) -> dict[str, Any]:
+        widgets = [
+            self.describe_widget(w)
+            for w in self.described
+            if w.winfo_toplevel() is top and w.winfo_ismapped()
+        ]
+        return {
+            "title": top.wm_title(),
+            "modal": modal,  # type: ignore[attr-defined]
+            "x": top.winfo_rootx(),
+            "y": top.winfo_rooty(),
+            "w": top.winfo_width(),
+            "h": top.winfo_height(),
+            "widgets": widgets,
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        for gone in [w for w in self.described if not w.winfo_exists()]:
+            del self.described[gone]
+        grabbed = self.root.grab_current()
+        tops = [self.root] + [
+            w
+            for w in self.root.winfo_children()
+            if isinstance(w, tk.Toplevel) and w.winfo_ismapped()
+        ]
+        # Later toplevels sit above earlier ones (no window manager restacks them).
+        windows = [self.describe_window(t, modal=t is grabbed) for t in tops]
+        return {"time": round(time.time(), 3), "windows": windows}
+
+    def publish(self) -> None:
+        self.publish_pending = False
+        if self.opts.layout is None or not self.root.winfo_exists():
+            return
+        write_atomically(self.opts.layout, json.dumps(self.snapshot(), indent=1))
+
+    def schedule_publish(self) -> None:
+        # Coalesce bursts of changes (e.g. a typed word) into one rewrite.
+        if self.opts.layout is not None and not self.publish_pending:
+            self.publish_pending = True
+            self.root.after(20, self.publish)
+
+    def publish_periodically(self) -> None:
+        self.publish()
+        self.root.after(PUBLISH_INTERVAL_MS, self.publish_periodically)
+
+    # ----- lifecycle ------------------------------------------------------
+
+    def start(self) -> None:
+        self.root.update_idletasks()
+        self.root.wait_visibility()
+        if self.opts.focus and self.opts.focus in self.entries:
+            # focus_set alone does not reach the X server while the pointer is
+            # elsewhere (no window manager), so no focus ring would be drawn.
+            self.entries[self.opts.focus].focus_force()
+        if self.opts.notice_elsewhere:
+            self.open_mail_notice()
+        if self.opts.popup_at_start:
+            self.open_dialog("Notice", "Scheduled maintenance tonight", lambda: None)
+        self.root.update()
+        if self.opts.layout is not None:
+            self.publish_periodically()
+        if self.opts.ready_file is not None:
+            self.opts.ready_file.touch()
+
+
+def keep_signals_responsive(root: tk.Tk) -> None:
+    """With a threaded Tcl, mainloop blocks in C until a Tk event arrives, so Python
+    signal handlers (SIGTERM) would wait for the next mouse move; a timer wakes it."""
+    root.after(100, keep_signals_responsive, root)
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    root = tk.Tk(className="LoanForm")
+    app = LoanFormApp(root, opts)
+
+    def stop(signum: int, frame: object) -> None:
+        # Only ask the loop to end: destroying Tk from inside a signal handler is unsafe.
+        root.quit()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    keep_signals_responsive(root)
+    app.start()
+    root.mainloop()
+    if opts.layout is not None:
+        # A closed app has no accessibility tree; a stale file would mislead agents.
+        opts.layout.unlink(missing_ok=True)
+    root.destroy()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
