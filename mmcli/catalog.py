@@ -93,3 +93,30 @@ def tree(recording: Recording) -> Iterator[TreeLine]:
             yield from walk(other.id, depth + 1, indent + 1)
 
     yield from walk(None, 0, 0)
+
+
+def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str, Any]]:
+    """The last replays that diverged: when, at which step, why, and the live and recorded
+    screens (file paths beside the recording)."""
+    found = []
+    for entry in reversed(store.history(name)):
+        d = entry.get("divergence")
+        if not isinstance(d, dict):
+            continue
+        files = {}
+        for key in ("thumbnail", "recorded"):
+            if isinstance(d.get(key), str):
+                files[key] = str(store.thumbs_dir(name) / d[key])
+        found.append(
+            {
+                "at": entry.get("at"),
+                "outcome": entry.get("outcome"),
+                "step": d.get("step"),
+                "reason": d.get("reason"),
+                "live": files.get("thumbnail"),
+                "recorded": files.get("recorded"),
+            }
+        )
+        if len(found) == limit:
+            break
+    return found

@@ -331,10 +331,11 @@ def show(
 
     Example: mm show loan
     """
-    from mmcli.catalog import tree
+    from mmcli.catalog import recent_divergences, tree
 
     recording = _store().load(name)
     lines = list(tree(recording))
+    divergences = recent_divergences(_store(), name)
     if json_out:
         print(
             json.dumps(
@@ -352,6 +353,7 @@ def show(
                         }
                         for t in lines
                     ],
+                    "divergences": divergences,
                 }
             )
         )
@@ -367,6 +369,12 @@ def show(
         pad = "  " * t.indent
         mark = "└─ branch: " if t.branch_start else ""
         out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}", markup=False)
+    for d in divergences:
+        out.print(
+            f"diverged {d['at']} ({d['outcome']}) at step {d['step'] + 1}: {d['reason']}",
+            markup=False,
+        )
+        out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)
 
 
 @app.command()

@@ -66,6 +66,18 @@ class Divergence:
     """The action that would have been performed."""
     reason: str
     thumbnail: str | None = None
+    """The live screen at the divergence, beside the recording."""
+    recorded: str | None = None
+    """The recorded screen of the step that did not match."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "expected": self.expected,
+            "reason": self.reason,
+            "thumbnail": self.thumbnail,
+            "recorded": self.recorded,
+        }
 
 
 @dataclass
@@ -106,14 +118,7 @@ class ReplayReport:
             "agent_steps": self.agent_steps,
             "agent_returncode": self.agent_returncode,
             "seconds": round(self.seconds, 3),
-            "divergence": None
-            if d is None
-            else {
-                "step": d.step,
-                "expected": d.expected,
-                "reason": d.reason,
-                "thumbnail": d.thumbnail,
-            },
+            "divergence": None if d is None else d.as_json(),
         }
 
 
@@ -358,7 +363,9 @@ class Replayer:
     ) -> None:
         reason = match.verdict.summary() if match.verdict else "no step to compare"
         thumb = self._keep_live_thumbnail(match.frame, depth)
-        report.divergence = Divergence(depth, children[0].action.describe(), reason, thumb)
+        report.divergence = Divergence(
+            depth, children[0].action.describe(), reason, thumb, children[0].thumbnail
+        )
         report.outcome = Outcome.DIVERGED
         self.progress(f"step {depth + 1}: screen differs: {reason}")
         if self.options.dry_run or not self.options.agent:
@@ -438,7 +445,7 @@ class Replayer:
                 "outcome": str(report.outcome),
                 "steps_replayed": report.steps_replayed,
                 "agent_steps": report.agent_steps,
-                "divergence_step": report.divergence.step if report.divergence else None,
+                "divergence": report.divergence.as_json() if report.divergence else None,
                 "seconds": round(report.seconds, 3),
             },
         )

@@ -1,9 +1,9 @@
-"""Record the example agent on the real example app, replay without it (issue: the first
-working mm). Everything is real: Xvfb, Tk, pyautogui input, mss screenshots, `mm` in a
-subprocess."""
+"""Record the example agent on the real example app, replay without it, diverge, heal.
+Everything is real: Xvfb, Tk, pyautogui input, mss screenshots, `mm` in a subprocess."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,6 +54,9 @@ def test_unexpected_popup_diverges_then_the_agent_heals(
     assert result.returncode == 3, result.stderr
     assert "diverged" in result.stderr and "step 1" in result.stderr
     assert loan_app.records() == []
+    shown = json.loads(mm("show", "loan", "--json").stdout)["divergences"]
+    assert shown[0]["step"] == 0 and "region" in shown[0]["reason"]
+    assert Path(shown[0]["live"]).is_file() and Path(shown[0]["recorded"]).is_file()
 
     result = mm("replay", "loan", "--timeout", "2")  # the recorded agent is allowed
     assert result.returncode == 0, result.stderr
