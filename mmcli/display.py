@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from mmcli.errors import DisplayError, LockBusy
+from mmcli.locking import acquire
 
 LOCK_WAIT = 60.0
 
@@ -69,18 +68,10 @@ def display_lock(wait: float = LOCK_WAIT, display: str | None = None) -> Iterato
     path = _lock_path(display)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = _read_holder(path)
-                    raise LockBusy(
-                        f"display {display} is in use by another mm{holder}; waited {wait:.0f}s"
-                    ) from None
-                time.sleep(0.1)
+        if not acquire(fd, wait, poll=0.1):
+            raise LockBusy(
+                f"display {display} is in use by another mm{_read_holder(path)}; waited {wait:.0f}s"
+            )
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         yield

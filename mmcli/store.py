@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import re
 import secrets
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ from mmcli.errors import (
     RecordingNotFound,
     StoreError,
 )
+from mmcli.locking import acquire
 from mmcli.model import Recording
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
@@ -164,17 +163,8 @@ class Store:
         except OSError as e:
             raise StoreError(f"{self.root}: cannot create lock ({e.strerror})") from None
         try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise LockBusy(
-                            f"recording {name!r} is being written by another mm process"
-                        ) from None
-                    time.sleep(0.05)
+            if not acquire(fd, timeout):
+                raise LockBusy(f"recording {name!r} is being written by another mm process")
             yield
         finally:
             os.close(fd)
