@@ -210,6 +210,7 @@ def replay(
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
     from mmcli.matcher import Policy
+    from mmcli.model import render_text
     from mmcli.params import parse_values
     from mmcli.replayer import ReplayOptions
     from mmcli.replayer import replay as replay_task
@@ -226,7 +227,7 @@ def replay(
     store = _store()
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
     if agent_cmd is None and not no_agent and store.exists(name):
-        agent_cmd = store.load(name).command or None
+        agent_cmd = [render_text(a, values.all) for a in store.load(name).command] or None
     options = ReplayOptions(
         timeout=timeout,
         policy=chosen,

@@ -36,6 +36,11 @@ POINTED = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.MOVE, ActionKind.DRAG
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9_]+)\}\}")
 
 
+def render_text(text: str, values: dict[str, str]) -> str:
+    """`text` with each `{{key}}` placeholder replaced by its value (unknown keys stay)."""
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
 @dataclass(frozen=True)
 class Action:
     """One input action. Fields not used by a kind keep their defaults."""
@@ -66,8 +71,7 @@ class Action:
         """The action with its placeholders replaced by `values` (which must cover them)."""
         if self.kind is not ActionKind.TYPE or "{{" not in self.text:
             return self
-        text = PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.text)
-        return replace(self, text=text)
+        return replace(self, text=render_text(self.text, values))
 
     def describe(self) -> str:
         """A short human description; placeholders stay as they are (never secret values)."""

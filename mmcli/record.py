@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from mmcli.agent import AgentRun, run_agent
 from mmcli.backends.base import Backend
 from mmcli.errors import MMError, RecordingExists
 from mmcli.fingerprint import Rect
-from mmcli.model import Action, Recording, Step
+from mmcli.model import PLACEHOLDER, Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.recorder import Recorder, build_steps, volatile_masks
+from mmcli.recorder import Recorder, build_steps, parametrize, volatile_masks
 from mmcli.store import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -34,15 +34,19 @@ def run_recorded(
     start_focus: tuple[int, int] | None = None,
     timeout: float | None = None,
     observe: float = 0.0,
+    values: Mapping[str, str] | None = None,
     progress: Progress | None = None,
 ) -> tuple[AgentRun, Recorder]:
     """Run the agent with the recorder listening; return its run and the captures.
 
     With `observe`, first watch the idle screen that long to learn volatile regions.
+    Progress shows typed param and secret values as their placeholders.
     """
 
     def on_action(index: int, action: Action) -> None:
         if progress is not None:
+            if action.kind is ActionKind.TYPE:
+                action = replace(action, text=parametrize(action.text, values or {}))
             progress(f"recorded step {index}: {action.describe()}")
 
     with Recorder(backend, start_focus=start_focus, on_action=on_action) as recorder:
@@ -91,7 +95,13 @@ def record(
         )
     env = {"MM_RECORDING": name, **values.env()}
     run, recorder = run_recorded(
-        backend, command, env, timeout=agent_timeout, observe=observe, progress=progress
+        backend,
+        command,
+        env,
+        timeout=agent_timeout,
+        observe=observe,
+        values=values.all,
+        progress=progress,
     )
     if run.timed_out:
         return RecordResult(4, False, 0, f"the agent timed out after {agent_timeout}s")
@@ -102,15 +112,22 @@ def record(
         raise MMError("the agent exited 0 without performing any action; nothing to record")
     volatile = volatile_masks(recorder.volatile)
     built = build_steps(
-        recorder.captures, recorder.final, values.all, 0, None, [*ignore, *volatile]
+        recorder.captures,
+        recorder.final,
+        values.all,
+        0,
+        None,
+        [*ignore, *volatile],
+        secrets=set(values.secrets),
     )
     steps = built.steps
-    used = used_names(steps)
+    recorded_command = [parametrize(arg, values.secrets) for arg in command]
+    used = used_names(steps) | set().union(*(PLACEHOLDER.findall(a) for a in recorded_command))
     recording = Recording(
         name=name,
         steps=steps,
         created=datetime.now(UTC).replace(microsecond=0),
-        command=list(command),
+        command=recorded_command,
         params=sorted(used),
         secrets=sorted(used & set(values.secrets)),
         ignore=list(ignore),

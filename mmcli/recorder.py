@@ -33,6 +33,7 @@ import numpy as np
 from mmcli.backends.base import Backend
 from mmcli.fingerprint import (
     PATCH_SIZE,
+    SCALE,
     Fingerprint,
     Frame,
     Patch,
@@ -331,6 +332,7 @@ def build_steps(
     first_id: int,
     parent: int | None,
     masks: list[Rect],
+    secrets: set[str] | None = None,
 ) -> Built:
     """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
 
@@ -344,8 +346,11 @@ def build_steps(
     token = os.urandom(3).hex()
     screens = [c.small for c in captures] + ([final] if final is not None else [])
     echoes: dict[int, list[Rect]] = {}
+    hidden: list[Rect] = []  # where secret values show: painted over in later thumbnails
+    secret_echoes: list[Rect] = []
     for i, cap in enumerate(captures):
         masks.extend(echoes.get(i, []))
+        hidden.extend(r for r in echoes.get(i, []) if r in secret_echoes)
         after = captures[i + 1].small if i + 1 < len(captures) else final
         effect = changed_region(cap.small, after) if after is not None else None
         action = cap.action
@@ -358,7 +363,7 @@ def build_steps(
         step_id = first_id + i
         name = f"{token}-{step_id:04d}.png"
         if cap.thumbnail is not None:
-            thumbnails[name] = cap.thumbnail.result()
+            thumbnails[name] = blank_png(cap.thumbnail.result(), hidden)
         steps.append(
             Step(
                 step_id,
@@ -377,9 +382,31 @@ def build_steps(
             # every later fingerprint, at record and at replay alike; and where the app
             # echoes it (a status line), from the step where the echo shows.
             masks.append(_text_mask(effect))
+            secret = bool(action.params_used() & (secrets or set()))
+            if secret:
+                hidden.append(_text_mask(effect))
             for j, rect in find_echoes(after, effect, screens[i + 1 :]):
                 echoes.setdefault(i + 1 + j, []).append(_text_mask(rect))
+                if secret:
+                    secret_echoes.append(_text_mask(rect))
     return Built(steps, thumbnails, area)
+
+
+def blank_png(data: bytes, regions: list[Rect]) -> bytes:
+    """A thumbnail with `regions` (screen pixels) painted over."""
+    if not regions:
+        return data
+    from PIL import Image, ImageDraw
+
+    with Image.open(io.BytesIO(data)) as image:
+        img = image.convert("RGB")
+    draw = ImageDraw.Draw(img)
+    for r in regions:
+        box = [r.x // SCALE, r.y // SCALE, -(-r.right // SCALE), -(-r.bottom // SCALE)]
+        draw.rectangle(box, fill=(64, 64, 64))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
 
 
 def _text_mask(rect: Rect) -> Rect:

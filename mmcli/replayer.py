@@ -29,7 +29,7 @@ from mmcli.matcher import Policy, References, Verdict, compare
 from mmcli.model import POINTED, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded, used_names
-from mmcli.recorder import build_steps, focus_point, volatile_masks
+from mmcli.recorder import blank_png, build_steps, focus_point, volatile_masks
 from mmcli.store import Store, new_token
 
 POLL = 0.03
@@ -362,7 +362,7 @@ class Replayer:
         focus: tuple[int, int] | None,
     ) -> None:
         reason = match.verdict.summary() if match.verdict else "no step to compare"
-        thumb = self._keep_live_thumbnail(match.frame, depth)
+        thumb = self._keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
         report.divergence = Divergence(
             depth, children[0].action.describe(), reason, thumb, children[0].thumbnail
         )
@@ -372,12 +372,15 @@ class Replayer:
             return
         self._hand_over(report, children, depth, node, focus)
 
-    def _keep_live_thumbnail(self, frame: Frame, depth: int) -> str | None:
+    def _keep_live_thumbnail(self, frame: Frame, depth: int, masks: Sequence[Rect]) -> str | None:
+        """Save the live screen for diagnostics, with the step's masked regions (typed
+        params and secrets among them) painted over."""
         buf = io.BytesIO()
         frame.thumbnail().save(buf, format="PNG")
+        data = blank_png(buf.getvalue(), list(masks))
         name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth}.png"
         try:
-            self.store.write_thumbnail(self.recording.name, name, buf.getvalue())
+            self.store.write_thumbnail(self.recording.name, name, data)
         except OSError:
             return None
         return name
@@ -423,7 +426,13 @@ class Replayer:
             masks = list(children[0].fingerprint.masks) if children else list(fresh.ignore)
             masks.extend(r for r in volatile_masks(recorder.volatile) if r not in masks)
             built = build_steps(
-                recorder.captures, recorder.final, self.values.all, fresh.next_id(), node, masks
+                recorder.captures,
+                recorder.final,
+                self.values.all,
+                fresh.next_id(),
+                node,
+                masks,
+                secrets=set(self.values.secrets),
             )
             steps = built.steps
             fresh.steps.extend(steps)

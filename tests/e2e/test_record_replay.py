@@ -64,6 +64,15 @@ def test_unexpected_popup_diverges_then_the_agent_heals(
     assert [fields(r) for r in loan_app.records()] == [WANTED]  # submitted exactly once
     assert counter.read_text().count("started") == 2
 
+    # Run 2 on the same drifted app: the healed branch is muscle memory now.
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--timeout", "2")
+    assert result.returncode == 0, result.stderr
+    assert "done from memory" in result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+    assert counter.read_text().count("started") == 2  # zero agent runs
+
 
 def test_failing_agent_saves_nothing(loan_app: LoanApp, isolated_store: Path) -> None:
     loan_app.start("--variant", "other")  # the agent cannot do its task here: exits 3
@@ -114,3 +123,31 @@ sleep 0.5
     shown = mm("show", "shell")
     assert "type 'Ada Lovelace'" in shown.stderr
     assert len([line for line in shown.stderr.splitlines() if ". " in line]) == 6
+
+
+def test_secret_value_is_written_nowhere(
+    loan_app: LoanApp, isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "s3cret-mail@example.com"
+    loan_app.start()
+    agent = agent_command(loan_app, email=secret)
+    recorded = mm("record", "loan", "--secret", f"email={secret}", "--observe", "0", "--", *agent)
+    assert recorded.returncode == 0, recorded.stderr
+    assert loan_app.records()[-1]["email"] == secret
+
+    loan_app.out.unlink()
+    loan_app.start()
+    monkeypatch.setenv("MM_SECRET_EMAIL", secret)
+    replayed = mm("replay", "loan", "--secret", "email", "--no-agent", "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert loan_app.records()[-1]["email"] == secret  # typed from the secret at replay
+    missing = mm("replay", "loan", "--no-agent")
+    assert missing.returncode == 2 and "--secret email" in missing.stderr
+
+    outputs = [recorded.stdout, recorded.stderr, replayed.stdout, replayed.stderr]
+    assert not [o for o in outputs if secret in o]
+    files = [p for p in isolated_store.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".toml" for p in files) and any(p.suffix == ".jsonl" for p in files)
+    leaks = [p for p in files if secret.encode() in p.read_bytes()]
+    assert leaks == []
+    assert "{{email}}" in (isolated_store / "loan.toml").read_text()
