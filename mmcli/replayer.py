@@ -455,6 +455,7 @@ class Replayer:
                 "steps_replayed": report.steps_replayed,
                 "agent_steps": report.agent_steps,
                 "divergence": report.divergence.as_json() if report.divergence else None,
+                "path": report.path,
                 "seconds": round(report.seconds, 3),
             },
         )
