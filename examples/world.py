@@ -107,3 +107,77 @@ def agent_command(
 
 def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _pid_file(workdir: Path) -> Path:
+    return workdir / "app.pid"
+
+
+def stop_detached(workdir: Path) -> None:
+    """Stop an app started by `restart_detached` in `workdir`, if it still runs."""
+    import contextlib
+    import os
+    import signal
+
+    pid_file = _pid_file(workdir)
+    with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
+        pid = int(pid_file.read_text())
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(100):
+            os.kill(pid, 0)  # raises ProcessLookupError once it is gone
+            time.sleep(0.05)
+    pid_file.unlink(missing_ok=True)
+
+
+def restart_detached(workdir: Path, *flags: str) -> None:
+    """(Re)start the app in its own session, so it outlives the calling process (a
+    `mm replay --before-each` hook, say); its pid is kept in WORKDIR/app.pid."""
+    stop_detached(workdir)
+    app = LoanApp(workdir)
+    ready = workdir / "ready"
+    ready.unlink(missing_ok=True)
+    app.layout.unlink(missing_ok=True)
+    log = open(workdir / "app.log", "ab")  # noqa: SIM115 - handed to the child
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(APP),
+            "--out",
+            str(app.out),
+            "--layout",
+            str(app.layout),
+            "--ready-file",
+            str(ready),
+            *flags,
+        ],
+        start_new_session=True,
+        # Not the caller's pipes: a detached app must not keep them open after it returns.
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+    )
+    log.close()
+    _pid_file(workdir).write_text(str(process.pid))
+    deadline = time.monotonic() + 20
+    while not (ready.exists() and app.layout.exists()):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("example app did not start")
+        time.sleep(0.05)
+    time.sleep(0.3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python examples/world.py restart WORKDIR [APP FLAGS...]` or `stop WORKDIR`."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) >= 2 and args[0] == "restart":
+        restart_detached(Path(args[1]), *args[2:])
+        return 0
+    if len(args) == 2 and args[0] == "stop":
+        stop_detached(Path(args[1]))
+        return 0
+    print("usage: world.py restart WORKDIR [APP FLAGS...] | stop WORKDIR", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -198,6 +198,17 @@ def replay(
     agent_timeout: Annotated[
         float | None, typer.Option(help="Stop a fallback agent after this many seconds (exit 4).")
     ] = None,
+    params_file: Annotated[
+        Path | None,
+        typer.Option(help="Run once per row of this CSV file (header = param names)."),
+    ] = None,
+    before_each: Annotated[
+        str | None,
+        typer.Option(
+            help="With --params-file: shell command run before each row to bring the app "
+            "to the task's first screen (e.g. restart it)."
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Replay a recording, checking the screen before every action.
@@ -236,12 +247,48 @@ def replay(
         agent_timeout=agent_timeout,
         ignore=_regions(ignore_region),
     )
+    if params_file is not None:
+        _replay_batch(store, name, values, options, params_file, before_each, json_out)
+    if before_each:
+        raise UsageError("--before-each goes with --params-file")
     with open_backend() as backend, display_lock():
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
         print(json.dumps(report.as_json()))
     _render_report(report)
     raise typer.Exit(report.exit_code)
+
+
+def _replay_batch(
+    store: Any,
+    name: str,
+    values: Any,
+    options: Any,
+    params_file: Path,
+    before_each: str | None,
+    json_out: bool,
+) -> None:
+    from mmcli.backends import open_backend
+    from mmcli.batch import outcome_exit, read_rows, run_batch
+    from mmcli.display import display_lock
+
+    rows = read_rows(params_file)
+    with open_backend() as backend, display_lock():
+        results = run_batch(store, backend, name, rows, values, options, before_each, progress)
+    if json_out:
+        print(json.dumps([r.as_json() for r in results]))
+    table = Table("row", "params", "outcome", "detail")
+    for r in results:
+        style = "green" if r.ok else "red"
+        params = ", ".join(f"{k}={v}" for k, v in r.params.items())
+        table.add_row(str(r.row), escape(params), f"[{style}]{r.outcome}[/]", escape(r.detail))
+    console().print(table)
+    failed = sum(1 for r in results if not r.ok)
+    say(
+        f"{len(results) - failed} of {len(results)} rows done"
+        + (f", {failed} failed" if failed else "")
+    )
+    raise typer.Exit(outcome_exit(results))
 
 
 def _render_report(report: Any) -> None:
