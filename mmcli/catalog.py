@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.model import Recording, Step
-from mmcli.store import Store
+from mmcli.store import Store, atomic_write
 
 
 @dataclass(frozen=True)
@@ -25,10 +29,13 @@ class Summary:
     diverged: int
     size: int
     error: str | None = None
+    kind: str = "cli"
+    """"cli" for `mm record` recordings, "sdk" for documents written by `mmcli.Engine`."""
 
     def as_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "kind": self.kind,
             "steps": self.steps,
             "branches": self.branches,
             "params": self.params,
@@ -43,29 +50,149 @@ class Summary:
         }
 
 
+INDEX_VERSION = 1
+
+
 def summarize(store: Store) -> list[Summary]:
+    """One summary per document in the store, corrupt ones included (with their error).
+
+    Parsing thousands of TOML documents is slow, so what a document says is cached in
+    the store's index, keyed by the file's size and modification time (and likewise for
+    its history); only documents that changed since the last listing are read again.
+    """
+    cached = _read_index(store)
+    fresh: dict[str, Any] = {}
     out = []
-    for entry in store.entries():
-        history = store.history(entry.name)
-        outcomes = [h.get("outcome") for h in history]
-        rec = entry.recording
-        out.append(
-            Summary(
-                name=entry.name,
-                steps=len(rec.steps) if rec else 0,
-                branches=rec.branch_count() if rec else 0,
-                params=list(rec.params) if rec else [],
-                created=rec.created if rec else None,
-                last_replayed=str(history[-1].get("at")) if history else None,
-                replays=len(history),
-                from_memory=outcomes.count("from-memory"),
-                healed=outcomes.count("healed"),
-                diverged=outcomes.count("diverged") + outcomes.count("agent-failed"),
-                size=entry.size,
-                error=entry.error,
-            )
-        )
+    for name in store.names():
+        stamps = _stamps(store, name)
+        if stamps is None:
+            continue  # deleted while listing
+        entry = _refresh(store, name, stamps, cached.get(name))
+        try:
+            summary = _summary(name, entry)
+        except (KeyError, TypeError, ValueError, AttributeError):  # a hand-damaged index
+            entry = _refresh(store, name, stamps, None)
+            summary = _summary(name, entry)
+        fresh[name] = entry
+        out.append(summary)
+    if fresh != cached:
+        _write_index(store, fresh)
     return out
+
+
+def _refresh(
+    store: Store, name: str, stamps: dict[str, list[int]], entry: object
+) -> dict[str, Any]:
+    """The index entry of `name`, re-reading only the parts whose files changed."""
+    if not isinstance(entry, dict) or entry.get("doc_stamp") != stamps["doc"]:
+        entry = {"doc_stamp": stamps["doc"], "doc": _describe(store, name)}
+    if entry.get("thumbs_stamp") != stamps["thumbs"]:
+        entry = {**entry, "thumbs_stamp": stamps["thumbs"], "thumbs": store.thumbs_size(name)}
+    if entry.get("history_stamp") != stamps["history"]:
+        entry = {**entry, "history_stamp": stamps["history"], "history": _tally(store, name)}
+    return entry
+
+
+def _stamps(store: Store, name: str) -> dict[str, list[int]] | None:
+    def stamp(path: Path) -> list[int]:
+        try:
+            st = path.stat()
+        except OSError:
+            return [0, 0]
+        return [st.st_mtime_ns, st.st_size]
+
+    doc = stamp(store.path(name))
+    if doc == [0, 0]:
+        return None
+    return {
+        "doc": doc,
+        "thumbs": stamp(store.thumbs_dir(name)),
+        "history": stamp(store.history_path(name)),
+    }
+
+
+def _describe(store: Store, name: str) -> dict[str, Any]:
+    """What `mm ls` needs from one document, JSON-ready (for the index)."""
+    try:
+        kind = store.kind(name)
+        if kind == "sdk":
+            from mmcli.sdk.document import summary
+
+            info = summary(store.path(name))
+            created = info.get("created")
+            return {
+                "kind": "sdk",
+                "steps": int(info.get("steps", 0)),
+                "branches": int(info.get("branches", 0)),
+                "params": list(info.get("params", [])),
+                "created": created.isoformat() if isinstance(created, datetime) else None,
+                "last_used": _iso(info.get("last_used")),
+            }
+        rec = store.load(name)
+    except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
+        return {"error": str(e)}
+    return {
+        "kind": "cli",
+        "steps": len(rec.steps),
+        "branches": rec.branch_count(),
+        "params": list(rec.params),
+        "created": rec.created.isoformat(),
+    }
+
+
+def _iso(value: object) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else None
+
+
+def _tally(store: Store, name: str) -> dict[str, Any]:
+    history = store.history(name)
+    outcomes = [h.get("outcome") for h in history]
+    return {
+        "last": str(history[-1].get("at")) if history else None,
+        "replays": len(history),
+        "from_memory": outcomes.count("from-memory"),
+        "healed": outcomes.count("healed"),
+        "diverged": outcomes.count("diverged") + outcomes.count("agent-failed"),
+    }
+
+
+def _summary(name: str, entry: dict[str, Any]) -> Summary:
+    doc, history = entry["doc"], entry["history"]
+    created = doc.get("created")
+    last = history["last"] or doc.get("last_used")
+    return Summary(
+        name=name,
+        kind=doc.get("kind", "cli"),
+        steps=doc.get("steps", 0),
+        branches=doc.get("branches", 0),
+        params=doc.get("params", []),
+        created=datetime.fromisoformat(created) if created else None,
+        last_replayed=last,
+        replays=history["replays"],
+        from_memory=history["from_memory"],
+        healed=history["healed"],
+        diverged=history["diverged"],
+        size=entry["doc_stamp"][1] + entry["thumbs"],
+        error=doc.get("error"),
+    )
+
+
+def _read_index(store: Store) -> dict[str, Any]:
+    try:
+        data = json.loads(store.index_path().read_bytes())
+    except (OSError, ValueError):
+        return {}  # no index yet, or a damaged one: it is only a cache
+    if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _write_index(store: Store, entries: dict[str, Any]) -> None:
+    data = json.dumps({"version": INDEX_VERSION, "entries": entries}, separators=(",", ":"))
+    with contextlib.suppress(OSError):  # a read-only store still lists, just slower
+        store.index_path().parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(store.index_path(), data.encode("utf-8"))
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,24 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperCommand
 
 from mmcli.errors import Aborted, MMError, UsageError
+
+
+class MMCommand(TyperCommand):
+    """Maps `MMError` to its one-line message and exit code inside the command, so every
+    way of invoking the app (the `mm` script, `python -m mmcli`, a test runner) agrees."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MMError as e:
+            if os.environ.get("MM_DEBUG") == "1":
+                traceback.print_exc()
+            print(f"mm: error: {e}", file=sys.stderr)
+            raise typer.Exit(int(e.exit_code)) from None
+
 
 app = typer.Typer(
     name="mm",
@@ -120,7 +136,7 @@ def _regions(items: list[str] | None) -> list[Any]:
 # ---- record / replay ------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=MMCommand)
 def record(
     name: Annotated[str, typer.Argument(help="Recording name: letters, digits, '.', '_', '-'.")],
     command: Annotated[
@@ -175,7 +191,7 @@ def record(
     raise typer.Exit(result.returncode)
 
 
-@app.command()
+@app.command(cls=MMCommand)
 def replay(
     name: Annotated[str, typer.Argument(help="The recording to replay.")],
     param: ParamOption = None,
@@ -318,7 +334,7 @@ def _size(n: int) -> str:
     return f"{n} GB"
 
 
-@app.command("ls")
+@app.command("ls", cls=MMCommand)
 def ls(json_out: JsonOption = False) -> None:
     """List recordings with their steps, branches and replay counts.
 
@@ -370,7 +386,7 @@ def ls(json_out: JsonOption = False) -> None:
     console().print(table)
 
 
-@app.command()
+@app.command(cls=MMCommand)
 def show(
     name: Annotated[str, typer.Argument(help="The recording to show.")],
     json_out: JsonOption = False,
@@ -425,7 +441,77 @@ def show(
         out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)
 
 
-@app.command()
+@app.command(cls=MMCommand)
+def prune(
+    older_than: Annotated[
+        str | None, typer.Option(metavar="DUR", help="Delete recordings created before DUR ago.")
+    ] = None,
+    unused_for: Annotated[
+        str | None,
+        typer.Option(metavar="DUR", help="Delete recordings not replayed (nor created) in DUR."),
+    ] = None,
+    keep: Annotated[
+        int | None,
+        typer.Option(metavar="N", help="Per recording, keep the trunk and the N newest branches."),
+    ] = None,
+    dead_branches: Annotated[
+        str | None,
+        typer.Option(metavar="DUR", help="Delete branches no replay has taken in DUR."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan, delete nothing.")] = (
+        False
+    ),
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Delete old or unused recordings and branches: shows the plan, then asks.
+
+    DUR is like 90m, 12h, 30d or 2w. Without a terminal nothing is deleted unless --yes.
+
+    Example: mm prune --unused-for 30d --dead-branches 14d --dry-run
+    """
+    from mmcli.prune import Criteria, execute, make_plan, parse_duration
+
+    criteria = Criteria(
+        older_than=parse_duration(older_than, "--older-than") if older_than else None,
+        unused_for=parse_duration(unused_for, "--unused-for") if unused_for else None,
+        keep=keep,
+        dead_for=parse_duration(dead_branches, "--dead-branches") if dead_branches else None,
+    )
+    store = _store()
+    plan = make_plan(store, criteria)
+    _render_plan(plan, dry_run)
+    if dry_run or not plan.deletions:
+        if json_out:
+            print(json.dumps({"deleted": [], "plan": [d.as_json() for d in plan.deletions]}))
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("not a terminal: add --yes to delete, or --dry-run to only look")
+        if not typer.confirm(f"Delete these {len(plan.deletions)} item(s)?", err=True):
+            say("nothing deleted")
+            raise typer.Exit(1)
+    deleted = execute(store, plan, progress)
+    if json_out:
+        print(json.dumps({"deleted": [d.as_json() for d in deleted], "plan": []}))
+    say(f"deleted {len(deleted)} of {len(plan.deletions)} item(s)")
+
+
+def _render_plan(plan: Any, dry_run: bool) -> None:
+    if not plan.deletions:
+        say("nothing to prune")
+        return
+    table = Table("recording", "what", "steps", "size", "why", title="prune plan")
+    for d in plan.deletions:
+        what = "whole recording" if d.branch is None else f"branch at step id {d.branch}"
+        size = _size(d.size) if d.branch is None else "-"
+        table.add_row(escape(d.name), what, str(d.steps), size, escape(d.reason))
+    console().print(table)
+    if dry_run:
+        say("dry run: nothing deleted")
+
+
+@app.command(cls=MMCommand)
 def path() -> None:
     """Print the recordings store directory.
 
@@ -452,7 +538,7 @@ def _act(action: Any) -> None:
         backend.perform(action)
 
 
-@act_app.command("click")
+@act_app.command("click", cls=MMCommand)
 def act_click(
     x: int,
     y: int,
@@ -467,7 +553,7 @@ def act_click(
     _act(Action(ActionKind.CLICK, x=x, y=y, button=button, clicks=2 if double else 1))
 
 
-@act_app.command("type")
+@act_app.command("type", cls=MMCommand)
 def act_type(text: str) -> None:
     """Type TEXT.  Example: mm act type 'John Smith'"""
     from mmcli.model import Action, ActionKind
@@ -475,7 +561,7 @@ def act_type(text: str) -> None:
     _act(Action(ActionKind.TYPE, text=text))
 
 
-@act_app.command("press")
+@act_app.command("press", cls=MMCommand)
 def act_press(key: str) -> None:
     """Press one KEY.  Example: mm act press enter"""
     from mmcli.model import Action, ActionKind
@@ -483,7 +569,7 @@ def act_press(key: str) -> None:
     _act(Action(ActionKind.PRESS, keys=(key,)))
 
 
-@act_app.command("hotkey")
+@act_app.command("hotkey", cls=MMCommand)
 def act_hotkey(keys: list[str]) -> None:
     """Press KEYS together.  Example: mm act hotkey ctrl s"""
     from mmcli.model import Action, ActionKind
@@ -491,7 +577,7 @@ def act_hotkey(keys: list[str]) -> None:
     _act(Action(ActionKind.HOTKEY, keys=tuple(keys)))
 
 
-@act_app.command("scroll")
+@act_app.command("scroll", cls=MMCommand)
 def act_scroll(
     amount: int,
     at: Annotated[tuple[int, int] | None, typer.Option(metavar="X Y", help="Where.")] = None,
@@ -506,7 +592,7 @@ def act_scroll(
     _act(Action(ActionKind.SCROLL, x=at[0], y=at[1], amount=amount))
 
 
-@act_app.command("move")
+@act_app.command("move", cls=MMCommand)
 def act_move(x: int, y: int) -> None:
     """Move the pointer to X Y.  Example: mm act move 10 10"""
     from mmcli.model import Action, ActionKind
@@ -514,7 +600,7 @@ def act_move(x: int, y: int) -> None:
     _act(Action(ActionKind.MOVE, x=x, y=y))
 
 
-@act_app.command("drag")
+@act_app.command("drag", cls=MMCommand)
 def act_drag(x1: int, y1: int, x2: int, y2: int) -> None:
     """Drag from X1 Y1 to X2 Y2.  Example: mm act drag 100 100 300 100"""
     from mmcli.model import Action, ActionKind

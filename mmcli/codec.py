@@ -14,7 +14,7 @@ from typing import Any
 
 import tomli_w
 
-from mmcli.errors import RecordingCorrupt
+from mmcli.errors import RecordingCorrupt, WrongKind
 from mmcli.fingerprint import Fingerprint, Grid, Patch, Rect
 from mmcli.model import FORMAT_VERSION, Action, ActionKind, Recording, Step
 
@@ -45,6 +45,14 @@ def loads(text: str, source: str = "<recording>") -> Recording:
 
 
 def _upgrade(doc: Document, source: str) -> Document:
+    kind = doc.get("kind", "cli")
+    if kind == "sdk":
+        raise WrongKind(
+            f"{source}: written by the Python SDK (kind = 'sdk'); "
+            "it is replayed from Python with mmcli.Engine, not by mm replay"
+        )
+    if kind != "cli":
+        raise RecordingCorrupt(f"{source}: unknown kind {kind!r}; not an mm recording")
     version = doc.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise RecordingCorrupt(f"{source}: no integer format_version; not an mm recording")

@@ -44,6 +44,10 @@ class RecordingCorrupt(MMError):
     """A recording file that cannot be trusted: unreadable, malformed, or from a newer mm."""
 
 
+class WrongKind(RecordingCorrupt):
+    """A valid store document that is not a CLI recording (an SDK one, say)."""
+
+
 class StoreError(MMError):
     """The store cannot be read or written (permissions, disk full, lock held)."""
 

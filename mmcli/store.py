@@ -6,6 +6,7 @@ Layout of a store directory:
     NAME/                its thumbnails (PNG), referenced by the TOML
     .mm/locks/NAME.lock  serializes writers of NAME
     .mm/history/NAME.jsonl  one line per replay (appended)
+    .mm/index.json       a cache of what each document says, for `mm ls` (rebuilt at will)
 
 Every write of a recording is atomic: a temporary file in the same directory, fsync,
 rename. Thumbnails are written first under fresh names and the old ones removed only
@@ -41,6 +42,7 @@ from mmcli.model import Recording
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 MAX_NAME = 100
 SUFFIX = ".toml"
+KIND_LINE = re.compile(r'^kind\s*=\s*"([a-z]+)"', re.MULTILINE)
 
 
 def validate_name(name: str) -> str:
@@ -140,11 +142,25 @@ class Store:
             except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
                 rec, err = None, str(e)
             out.append(
-                Entry(name, path, st.st_size + self._thumbs_size(name), st.st_mtime, rec, err)
+                Entry(name, path, st.st_size + self.thumbs_size(name), st.st_mtime, rec, err)
             )
         return out
 
-    def _thumbs_size(self, name: str) -> int:
+    def kind(self, name: str) -> str:
+        """ "sdk" for a document written by `mmcli.Engine`, else "cli" (without parsing it)."""
+        path = self.path(name)
+        try:
+            with open(path, "rb") as f:
+                head = f.read(4096).decode("utf-8", "replace")
+        except FileNotFoundError:
+            raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
+        except OSError as e:
+            raise StoreError(f"{path}: cannot read ({e.strerror})") from None
+        top = head.split("\n[", 1)[0]
+        found = KIND_LINE.search(top)
+        return found.group(1) if found else "cli"
+
+    def thumbs_size(self, name: str) -> int:
         d = self.thumbs_dir(name)
         if not d.is_dir():
             return 0
@@ -195,8 +211,8 @@ class Store:
                 tdir = self.thumbs_dir(name)
                 tdir.mkdir(exist_ok=True)
                 for file_name, data in thumbnails.items():
-                    _atomic_write(tdir / file_name, data)
-            _atomic_write(path, text.encode("utf-8"))
+                    atomic_write(tdir / file_name, data)
+            atomic_write(path, text.encode("utf-8"))
         except OSError as e:
             raise StoreError(
                 f"{path}: cannot save ({_reason(e)}); the previous version is intact"
@@ -233,13 +249,20 @@ class Store:
     def write_thumbnail(self, name: str, file_name: str, data: bytes) -> Path:
         tdir = self.thumbs_dir(name)
         tdir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(tdir / file_name, data)
+        atomic_write(tdir / file_name, data)
         return tdir / file_name
 
     # ---- history -----------------------------------------------------------------------
 
+    def history_path(self, name: str) -> Path:
+        return self._meta("history", validate_name(name) + ".jsonl")
+
+    def index_path(self) -> Path:
+        """A cache of what each document says, for fast listings (see catalog.py)."""
+        return self._meta("index.json")
+
     def append_history(self, name: str, entry: Mapping[str, Any]) -> None:
-        path = self._meta("history", validate_name(name) + ".jsonl")
+        path = self.history_path(name)
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -252,7 +275,7 @@ class Store:
             raise StoreError(f"{path}: cannot append history ({_reason(e)})") from None
 
     def history(self, name: str) -> list[dict[str, Any]]:
-        path = self._meta("history", validate_name(name) + ".jsonl")
+        path = self.history_path(name)
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
@@ -271,7 +294,8 @@ def new_token() -> str:
     return secrets.token_hex(4)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so a reader sees the old bytes or the new, never a mix."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{new_token()}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -297,3 +321,6 @@ def _reason(e: OSError) -> str:
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return "store is read-only"
     return e.strerror or str(e)
+
+
+_atomic_write = atomic_write

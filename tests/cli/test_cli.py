@@ -171,3 +171,44 @@ def test_every_command_has_help_with_an_example() -> None:
         result = runner.invoke(app, [*command, "--help"], env=ENV)
         assert result.exit_code == 0, command
         assert "Example" in result.stdout, command
+
+
+def test_ls_index_follows_changes_to_documents_and_history(isolated_store: Path) -> None:
+    store = Store()
+    store.save(sample_recording("one"))
+    first = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
+    assert [(r["name"], r["steps"], r["replays"]) for r in first] == [("one", 5, 0)]
+    assert (isolated_store / ".mm" / "index.json").exists()
+
+    rec = store.load("one")
+    rec.steps = rec.steps[:2]
+    store.save(rec)
+    store.append_history("one", {"at": "2026-11-20T10:00:00+00:00", "outcome": "healed"})
+    (isolated_store / "two.toml").write_text("not toml [")
+    again = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
+    assert [(r["name"], r["steps"], r["replays"], r["healed"]) for r in again] == [
+        ("one", 2, 1, 1),
+        ("two", 0, 0, 0),
+    ]
+    assert again[1]["error"] and "two.toml" in again[1]["error"]
+
+
+def test_ls_survives_a_damaged_index(isolated_store: Path) -> None:
+    Store().save(sample_recording("one"))
+    runner.invoke(app, ["ls", "--json"], env=ENV)
+    (isolated_store / ".mm" / "index.json").write_text('{"version": 1, "entries": {"one": 5}}')
+    result = runner.invoke(app, ["ls", "--json"], env=ENV)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["steps"] == 5
+
+
+def test_ls_rebuilds_a_malformed_index_entry(isolated_store: Path) -> None:
+    Store().save(sample_recording("one"))
+    runner.invoke(app, ["ls", "--json"], env=ENV)
+    index = isolated_store / ".mm" / "index.json"
+    data = json.loads(index.read_text())
+    data["entries"]["one"]["doc"] = 5
+    index.write_text(json.dumps(data))
+    result = runner.invoke(app, ["ls", "--json"], env=ENV)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["steps"] == 5
