@@ -512,6 +512,30 @@ def _render_plan(plan: Any, dry_run: bool) -> None:
 
 
 @app.command(cls=MMCommand)
+def doctor(json_out: JsonOption = False) -> None:
+    """Check the display, screenshots, input, the store and the fail-safe; say what to fix.
+
+    Exits 1 when a check fails (warnings do not count).
+
+    Example: DISPLAY=:99 mm doctor
+    """
+    from mmcli.backends import open_backend
+    from mmcli.doctor import Status, diagnose, exit_code
+
+    findings = diagnose(_store(), open_backend)
+    if json_out:
+        print(json.dumps([f.as_json() for f in findings]))
+    styles = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim"}
+    out = console()
+    for f in findings:
+        style = styles[f.status]
+        out.print(f"[{style}]{f.status:>4}[/] {f.check:<10} {escape(f.detail)}")
+        if f.fix:
+            out.print(f"{'':15}fix: {escape(f.fix)}")
+    raise typer.Exit(exit_code(findings))
+
+
+@app.command(cls=MMCommand)
 def path() -> None:
     """Print the recordings store directory.
 

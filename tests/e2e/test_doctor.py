@@ -1,0 +1,93 @@
+"""`mm doctor` on a real display, without one, and with each thing it checks broken."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import LoanApp, mm
+
+pytestmark = pytest.mark.e2e
+
+
+def _doctor(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mmcli", "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def _by_check(result: subprocess.CompletedProcess[str]) -> dict[str, dict[str, str]]:
+    return {f["check"]: f for f in json.loads(result.stdout)}
+
+
+def test_all_green_with_the_app_on_screen(loan_app: LoanApp) -> None:
+    loan_app.start()
+    result = mm("doctor", "--json")
+    assert result.returncode == 0, result.stderr
+    found = _by_check(result)
+    assert {k: v["status"] for k, v in found.items()} == {
+        "store": "ok",
+        "display": "ok",
+        "screenshot": "ok",
+        "input": "ok",
+        "fail-safe": "ok",
+    }
+    assert "1920x1080" in found["display"]["detail"]
+
+
+def test_no_display_says_how_to_start_one() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    result = _doctor(env)
+    assert result.returncode == 1
+    assert "fail display    DISPLAY is not set" in result.stderr
+    assert "Xvfb :99" in result.stderr
+
+
+def test_unreachable_display_fails_clearly() -> None:
+    result = _doctor({**os.environ, "DISPLAY": ":987"}, "--json")
+    assert result.returncode == 1
+    display = _by_check(result)["display"]
+    assert display["status"] == "fail" and "cannot connect to :987" in display["detail"]
+
+
+def test_pointer_in_a_corner_fails(xdisplay: str) -> None:
+    import pyautogui
+
+    pyautogui.FAILSAFE = False
+    pyautogui.moveTo(0, 0)
+    try:
+        result = mm("doctor", "--json")
+    finally:
+        pyautogui.moveTo(400, 300)
+    found = _by_check(result)
+    assert result.returncode == 1
+    assert found["fail-safe"]["status"] == "fail" and "corner" in found["fail-safe"]["detail"]
+
+
+def test_input_is_not_tried_while_another_mm_drives_the_display(xdisplay: str) -> None:
+    from mmcli.display import display_lock
+
+    with display_lock(wait=0):
+        result = mm("doctor", "--json")
+    found = _by_check(result)
+    assert found["input"]["status"] == "skip"
+    assert "in use by another mm" in found["input"]["detail"]
+
+
+def test_store_that_cannot_be_written(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    result = _doctor({**env, "MM_HOME": str(blocker / "store")}, "--json")
+    store = _by_check(result)["store"]
+    assert result.returncode == 1 and store["status"] == "fail"
+    assert "--store DIR or MM_HOME" in store["fix"] or "create it" in store["fix"]
