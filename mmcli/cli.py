@@ -389,17 +389,28 @@ def ls(json_out: JsonOption = False) -> None:
 @app.command(cls=MMCommand)
 def show(
     name: Annotated[str, typer.Argument(help="The recording to show.")],
+    html_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            metavar="FILE",
+            help="Also write one self-contained HTML page: each step's thumbnail with a "
+            "marker where it acted, and the live vs recorded screens of recent divergences.",
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Show a recording's steps as a tree.
 
-    Example: mm show loan
+    Example: mm show loan --html loan.html
     """
     from mmcli.catalog import recent_divergences, tree
 
     recording = _store().load(name)
     lines = list(tree(recording))
     divergences = recent_divergences(_store(), name)
+    if html_file is not None:
+        _write_html(recording, divergences, html_file)
     if json_out:
         print(
             json.dumps(
@@ -439,6 +450,18 @@ def show(
             markup=False,
         )
         out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)
+
+
+def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:
+    from mmcli.report import render
+    from mmcli.store import atomic_write
+
+    page = render(recording, _store().thumbs_dir(recording.name), divergences)
+    try:
+        atomic_write(html_file, page.encode("utf-8"))
+    except OSError as e:
+        raise MMError(f"{html_file}: cannot write ({e.strerror})") from None
+    say(f"wrote {escape(str(html_file))} ({len(recording.steps)} steps)")
 
 
 @app.command(cls=MMCommand)

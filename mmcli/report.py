@@ -1,0 +1,133 @@
+"""`mm show --html`: one self-contained page (thumbnails inlined) showing every step of a
+recording with a marker where it acted, and the live vs recorded screens of the last
+divergences. Text only ever comes from the recording (placeholders, never param values)."""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mmcli.catalog import TreeLine, tree
+from mmcli.model import Recording, Step
+
+STYLE = """
+body { font: 14px system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fafafa; }
+h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 18px; }
+.step { display: flex; gap: 16px; align-items: flex-start; margin: 0 0 14px; padding: 10px;
+        background: #fff; border: 1px solid #ddd; border-radius: 6px; }
+.step.branch { border-left: 4px solid #d97706; }
+.shot { position: relative; flex: none; line-height: 0; }
+.shot img { width: 480px; border: 1px solid #ccc; }
+.marker { position: absolute; width: 18px; height: 18px; margin: -10px 0 0 -10px;
+          border: 3px solid #e11d48; border-radius: 50%; box-shadow: 0 0 0 2px #fff; }
+.no-shot { width: 480px; height: 60px; line-height: 60px; text-align: center; color: #888;
+           border: 1px dashed #ccc; }
+.num { font-weight: 600; } code { background: #f1f1f1; padding: 1px 4px; border-radius: 3px; }
+.divergence { margin: 18px 0; padding: 10px; background: #fff4f4; border: 1px solid #f3b4b4;
+              border-radius: 6px; } .pair { display: flex; gap: 16px; }
+"""
+
+# Counts the thumbnails the browser decoded: proof the page rendered, for tests and humans.
+SCRIPT = """
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.querySelectorAll('img.thumb'));
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  document.body.setAttribute('data-thumbs-rendered', String(ok));
+});
+"""
+
+
+def render(
+    recording: Recording, thumbs_dir: Path, divergences: Sequence[dict[str, Any]] = ()
+) -> str:
+    """The page as a string; `divergences` as `catalog.recent_divergences` returns them."""
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>mm: {_e(recording.name)}</title><style>{STYLE}</style>",
+        f"<script>{SCRIPT}</script></head><body>",
+        f"<h1>{_e(recording.name)}</h1>",
+        f"<div class='meta'>{len(recording.steps)} steps, {recording.branch_count()} "
+        f"branches; recorded {recording.created:%Y-%m-%d %H:%M}; params: "
+        f"{_e(', '.join(recording.params) or 'none')}</div>",
+    ]
+    last_point: dict[int, tuple[int, int]] = {}
+    for line in tree(recording):
+        parts.append(_step_html(recording, line, thumbs_dir, last_point))
+    for d in divergences:
+        parts.append(_divergence_html(recording, d))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _step_html(
+    recording: Recording, line: TreeLine, thumbs_dir: Path, last_point: dict[int, tuple[int, int]]
+) -> str:
+    step = line.step
+    point = _point(step, last_point.get(step.parent) if step.parent is not None else None)
+    if point is not None:
+        last_point[step.id] = point
+    shot = _shot(thumbs_dir / step.thumbnail if step.thumbnail else None, step, point)
+    branch = " branch" if line.branch_start else ""
+    label = "branch starts here: " if line.branch_start else ""
+    where = f" at ({point[0]}, {point[1]})" if point and step.action.point is None else ""
+    return (
+        f"<div class='step{branch}' id='step-{step.id}' style='margin-left:{line.indent * 32}px'>"
+        f"{shot}<div><div class='num'>{label}step {line.depth + 1}</div>"
+        f"<div><code>{_e(step.action.describe())}</code>{_e(where)}</div></div></div>"
+    )
+
+
+def _point(step: Step, previous: tuple[int, int] | None) -> tuple[int, int] | None:
+    """Where the step acts: its own point, else where the pointer (the focus) was."""
+    if step.action.point is not None:
+        return step.action.point
+    return step.fingerprint.pointer or previous
+
+
+def _shot(path: Path | None, step: Step, point: tuple[int, int] | None) -> str:
+    data = _read(path)
+    if data is None:
+        return "<div class='shot'><div class='no-shot'>no thumbnail</div></div>"
+    marker = ""
+    if point is not None:
+        fp = step.fingerprint
+        left, top = 100 * point[0] / fp.width, 100 * point[1] / fp.height
+        marker = f"<div class='marker' style='left:{left:.2f}%;top:{top:.2f}%'></div>"
+    return f"<div class='shot'><img class='thumb' alt='' src='{_data_uri(data)}'>{marker}</div>"
+
+
+def _divergence_html(recording: Recording, d: dict[str, Any]) -> str:
+    step = d.get("step")
+    title = (
+        f"{_e(d.get('at') or '')}: {_e(d.get('outcome') or '')} at step "
+        f"{step + 1 if isinstance(step, int) else '?'}"
+    )
+    images = []
+    for key, caption in (("live", "live screen"), ("recorded", "recorded")):
+        data = _read(Path(d[key])) if d.get(key) else None
+        img = f"<img class='thumb' alt='' src='{_data_uri(data)}'>" if data else "(missing)"
+        images.append(f"<div><div>{caption}</div><div class='shot'>{img}</div></div>")
+    return (
+        f"<div class='divergence'><div class='num'>diverged {title}</div>"
+        f"<div>{_e(d.get('reason') or '')}</div><div class='pair'>{''.join(images)}</div></div>"
+    )
+
+
+def _read(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
