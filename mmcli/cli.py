@@ -48,7 +48,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 act_app = typer.Typer(
-    help="Perform one input action (recorded when run under mm record).", no_args_is_help=True
+    help="Perform one input action (recorded when run under mm record).\n\n"
+    "Example: mm act click 240 130 && mm act type 'John Smith' && mm act press enter",
+    no_args_is_help=True,
 )
 app.add_typer(act_app, name="act")
 
@@ -81,6 +83,7 @@ StoreOption = Annotated[
     Path | None,
     typer.Option(
         "--store",
+        metavar="DIR",
         help="Recordings directory (default: $MM_HOME or ./recordings).",
         show_default=False,
     ),
@@ -147,13 +150,15 @@ def record(
     overwrite: Annotated[bool, typer.Option(help="Replace an existing recording.")] = False,
     ignore_region: IgnoreOption = None,
     agent_timeout: Annotated[
-        float | None, typer.Option(help="Stop the agent after this many seconds.")
+        float | None,
+        typer.Option(metavar="SECONDS", help="Stop the agent after this many seconds."),
     ] = None,
     observe: Annotated[
         float,
         typer.Option(
+            metavar="SECONDS",
             help="Seconds to watch the idle screen first, to learn regions that change on "
-            "their own (clocks); 0 to skip."
+            "their own (clocks); 0 to skip.",
         ),
     ] = 1.0,
 ) -> None:
@@ -198,31 +203,44 @@ def replay(
     secret: SecretOption = None,
     agent: Annotated[
         str | None,
-        typer.Option(help="Agent command for divergences (default: the recorded command)."),
+        typer.Option(
+            metavar="CMD", help="Agent command for divergences (default: the recorded command)."
+        ),
     ] = None,
     no_agent: Annotated[
         bool, typer.Option("--no-agent", help="On divergence stop before acting and exit 3.")
     ] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for each step's screen.")] = 10.0,
+    timeout: Annotated[
+        float, typer.Option(metavar="SECONDS", help="Seconds to wait for each step's screen.")
+    ] = 10.0,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the screen, act on nothing.")
     ] = False,
     policy: Annotated[
-        str, typer.Option(help="How strictly screens are compared: strict, default or loose.")
+        str,
+        typer.Option(
+            metavar="POLICY", help="How strictly screens are compared: strict, default or loose."
+        ),
     ] = "default",
     ignore_region: IgnoreOption = None,
     agent_timeout: Annotated[
-        float | None, typer.Option(help="Stop a fallback agent after this many seconds (exit 4).")
+        float | None,
+        typer.Option(
+            metavar="SECONDS", help="Stop a fallback agent after this many seconds (exit 4)."
+        ),
     ] = None,
     params_file: Annotated[
         Path | None,
-        typer.Option(help="Run once per row of this CSV file (header = param names)."),
+        typer.Option(
+            metavar="CSV", help="Run once per row of this CSV file (header = param names)."
+        ),
     ] = None,
     before_each: Annotated[
         str | None,
         typer.Option(
+            metavar="CMD",
             help="With --params-file: shell command run before each row to bring the app "
-            "to the task's first screen (e.g. restart it)."
+            "to the task's first screen (e.g. restart it).",
         ),
     ] = None,
     json_out: JsonOption = False,
