@@ -54,7 +54,7 @@ act_app = typer.Typer(
 )
 app.add_typer(act_app, name="act")
 
-_state: dict[str, Any] = {"store": None}
+_state: dict[str, Any] = {"store": None, "lock_wait": 60.0}
 
 
 def console() -> Console:
@@ -120,8 +120,19 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 
 
 @app.callback()
-def _root(store: StoreOption = None) -> None:
+def _root(
+    store: StoreOption = None,
+    lock_wait: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            envvar="MM_LOCK_WAIT",
+            help="How long record/replay wait for another mm to free the display before exiting 1.",
+        ),
+    ] = 60.0,
+) -> None:
     _state["store"] = store
+    _state["lock_wait"] = lock_wait
 
 
 def _regions(items: list[str] | None) -> list[Any]:
@@ -176,7 +187,7 @@ def record(
     values = parse_values(param or [], secret or [])
     ignore = _regions(ignore_region)
     store = _store()
-    with open_backend() as backend, display_lock():
+    with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
         result = record_task(
             store,
             backend,
@@ -285,7 +296,7 @@ def replay(
         _replay_batch(store, name, values, options, params_file, before_each, json_out)
     if before_each:
         raise UsageError("--before-each goes with --params-file")
-    with open_backend() as backend, display_lock():
+    with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
         print(json.dumps(report.as_json()))
@@ -307,7 +318,7 @@ def _replay_batch(
     from mmcli.display import display_lock
 
     rows = read_rows(params_file)
-    with open_backend() as backend, display_lock():
+    with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
         results = run_batch(store, backend, name, rows, values, options, before_each, progress)
     if json_out:
         print(json.dumps([r.as_json() for r in results]))

@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from mmcli.errors import DisplayError, LockBusy
@@ -57,7 +57,11 @@ def _lock_path(display: str) -> Path:
 
 
 @contextlib.contextmanager
-def display_lock(wait: float = LOCK_WAIT, display: str | None = None) -> Iterator[None]:
+def display_lock(
+    wait: float = LOCK_WAIT,
+    display: str | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> Iterator[None]:
     """Hold the exclusive right to drive `display` (default: $DISPLAY).
 
     A second `mm record`/`mm replay` on the same display waits up to `wait` seconds, then
@@ -68,6 +72,9 @@ def display_lock(wait: float = LOCK_WAIT, display: str | None = None) -> Iterato
     path = _lock_path(display)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
+        if not acquire(fd, 0) and on_wait is not None and wait > 0:
+            on_wait(f"display {display} is in use by another mm{_read_holder(path)}; "
+                    f"waiting up to {wait:.0f}s")  # fmt: skip
         if not acquire(fd, wait, poll=0.1):
             raise LockBusy(
                 f"display {display} is in use by another mm{_read_holder(path)}; waited {wait:.0f}s"
