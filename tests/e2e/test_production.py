@@ -91,7 +91,7 @@ def test_two_replays_on_one_display_take_turns(loan_app: LoanApp, tmp_path: Path
                     ],
                     stderr=err,
                     env=env,
-                ),  # fmt: skip
+                ),
                 err,
             )
         )
