@@ -158,7 +158,17 @@ def record(
     ],
     param: ParamOption = None,
     secret: SecretOption = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing recording.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing recording.")
+    ] = False,
+    add: Annotated[
+        bool,
+        typer.Option(
+            "--add",
+            help="Merge this run into an existing recording of the task: the steps it "
+            "shares stay, the rest becomes a branch where it departs.",
+        ),
+    ] = False,
     ignore_region: IgnoreOption = None,
     agent_timeout: Annotated[
         float | None,
@@ -195,12 +205,15 @@ def record(
             command,
             values,
             overwrite=overwrite,
+            add=add,
             ignore=ignore,
             agent_timeout=agent_timeout,
             observe=observe,
             progress=progress,
         )
-    if result.saved:
+    if result.merged:
+        pass  # the core said where the branch went
+    elif result.saved:
         say(f"[green]recorded[/] {name!r}: {result.steps} steps in {store.root}")
     else:
         say(f"[yellow]not saved[/]: {result.reason}")

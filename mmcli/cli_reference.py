@@ -45,10 +45,10 @@ def _section(title: str, command: Any, ctx: Any, level: int) -> str:
     lines = [f"{'#' * level} `{title}`", ""]
     if command.help:
         lines += [inspect.cleandoc(command.help), ""]
-    pieces = command.collect_usage_pieces(ctx)
+    pieces = [str(p) for p in command.collect_usage_pieces(ctx)]
     lines += ["```", f"{title} {' '.join(pieces)}".rstrip(), "```", ""]
-    rows = [_param_row(p, ctx) for p in command.get_params(ctx)]
-    rows = [r for r in rows if r is not None]
+    found = (_param_row(p, ctx) for p in command.get_params(ctx))
+    rows = [r for r in found if r is not None]
     if rows:
         lines += ["| argument / option | description |", "|---|---|", *rows, ""]
     return "\n".join(lines)

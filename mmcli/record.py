@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 
 from mmcli.agent import AgentRun, run_agent
 from mmcli.backends.base import Backend
-from mmcli.errors import MMError, RecordingExists
+from mmcli.errors import MMError, RecordingExists, UsageError
 from mmcli.fingerprint import Rect
+from mmcli.merge import merge
 from mmcli.model import PLACEHOLDER, Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.recorder import Recorder, build_steps, parametrize, volatile_masks
@@ -24,6 +25,8 @@ class RecordResult:
     saved: bool
     steps: int
     reason: str = ""
+    merged: bool = False
+    """Saved as a branch of the existing recording (`--add`)."""
 
 
 def run_recorded(
@@ -81,6 +84,7 @@ def record(
     values: Values,
     *,
     overwrite: bool = False,
+    add: bool = False,
     ignore: Sequence[Rect] = (),
     agent_timeout: float | None = None,
     observe: float = 1.0,
@@ -89,9 +93,12 @@ def record(
     validate_name(name)
     if not command:
         raise MMError("no agent command given (put it after `--`)")
-    if store.exists(name) and not overwrite:
+    if add and overwrite:
+        raise UsageError("--add merges into the recording, --overwrite replaces it: pick one")
+    if store.exists(name) and not (overwrite or add):
         raise RecordingExists(
-            f"recording {name!r} already exists in {store.root}; use --overwrite to replace it"
+            f"recording {name!r} already exists in {store.root}; use --overwrite to replace "
+            "it or --add to merge this run into it"
         )
     env = {"MM_RECORDING": name, **values.env()}
     run, recorder = run_recorded(
@@ -137,5 +144,34 @@ def record(
     if progress is not None and volatile:
         progress("changing on their own (left out of checks): " + ", ".join(map(str, volatile)))
     with store.lock(name):
+        if add and store.exists(name):
+            return _merge_into(store, store.load(name), recording, built.thumbnails, progress)
         store.save(recording, built.thumbnails, overwrite=overwrite)
     return RecordResult(0, True, len(steps))
+
+
+def _merge_into(
+    store: Store,
+    existing: Recording,
+    run: Recording,
+    thumbnails: Mapping[str, bytes],
+    progress: Progress | None,
+) -> RecordResult:
+    """Merge `run` into `existing` (the caller holds the lock) and save it."""
+    say = progress or (lambda message: None)
+    merged = merge(existing, run.steps)
+    if not merged.added:
+        return RecordResult(0, False, 0, "the recording's tree already holds this run")
+    rec = merged.recording
+    rec.volatile = [*rec.volatile, *(r for r in run.volatile if r not in rec.volatile)]
+    if run.area is not None:
+        rec.area = run.area if rec.area is None else rec.area.union(run.area)
+    rec.params = sorted(set(rec.params) | set(run.params))
+    rec.secrets = sorted(set(rec.secrets) | set(run.secrets))
+    keep = {s.thumbnail for s in merged.added if s.thumbnail}
+    store.save(rec, {k: v for k, v in thumbnails.items() if k in keep})
+    say(
+        f"merged into {existing.name!r}: {merged.shared} steps shared, a branch of "
+        f"{len(merged.added)} steps at step {merged.branch_at + 1}"
+    )
+    return RecordResult(0, True, len(merged.added), merged=True)
