@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +13,7 @@ from typing import Any
 
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.model import Recording, Step
-from mmcli.store import Store, atomic_write
+from mmcli.store import NAME_PATTERN, SUFFIX, Store, atomic_write
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,7 @@ def summarize(store: Store) -> list[Summary]:
     cached = _read_index(store)
     fresh: dict[str, Any] = {}
     out = []
-    for name in store.names():
-        stamps = _stamps(store, name)
-        if stamps is None:
-            continue  # deleted while listing
+    for name, stamps in _all_stamps(store).items():
         entry = _refresh(store, name, stamps, cached.get(name))
         try:
             summary = _summary(name, entry)
@@ -93,21 +91,70 @@ def _refresh(
     return entry
 
 
-def _stamps(store: Store, name: str) -> dict[str, list[int]] | None:
-    def stamp(path: Path) -> list[int]:
-        try:
-            st = path.stat()
-        except OSError:
-            return [0, 0]
-        return [st.st_mtime_ns, st.st_size]
+def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
+    """(mtime_ns, size) of each document, its thumbnail folder and its history, from two
+    directory scans (thousands of recordings: no per-file path handling)."""
 
-    doc = stamp(store.path(name))
-    if doc == [0, 0]:
-        return None
+    def scan(folder: Path) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        with contextlib.suppress(OSError), os.scandir(folder) as it:
+            for e in it:
+                with contextlib.suppress(OSError):
+                    st = e.stat()
+                    found[e.name] = [st.st_mtime_ns, st.st_size]
+        return found
+
+    top = scan(store.root)
+    history = scan(store.history_path("x").parent)
+    none = [0, 0]
+    out = {}
+    for file_name in sorted(top):
+        name = file_name[: -len(SUFFIX)]
+        if file_name.endswith(SUFFIX) and NAME_PATTERN.fullmatch(name):
+            out[name] = {
+                "doc": top[file_name],
+                "thumbs": top.get(name, none),
+                "history": history.get(name + ".jsonl", none),
+            }
+    return out
+
+
+def note_saved(store: Store, recording: Recording) -> None:
+    """Put a just-saved recording in the index, so listing never has to parse it.
+
+    Best effort: the index is a cache. Two processes saving at once may each drop the
+    other's note; the next listing re-reads that one document.
+    """
+    name = recording.name
+    stamps = {
+        "doc": _stamp(store.path(name)),
+        "thumbs": _stamp(store.thumbs_dir(name)),
+        "history": _stamp(store.history_path(name)),
+    }
+    entries = _read_index(store)
+    previous = entries.get(name)
+    entry: dict[str, Any] = {"doc_stamp": stamps["doc"], "doc": _describe_recording(recording)}
+    if isinstance(previous, dict) and previous.get("history_stamp") == stamps["history"]:
+        entry.update(history_stamp=previous["history_stamp"], history=previous.get("history"))
+    entries[name] = _refresh(store, name, stamps, entry)
+    _write_index(store, entries)
+
+
+def _stamp(path: Path) -> list[int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return [0, 0]
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _describe_recording(rec: Recording) -> dict[str, Any]:
     return {
-        "doc": doc,
-        "thumbs": stamp(store.thumbs_dir(name)),
-        "history": stamp(store.history_path(name)),
+        "kind": "cli",
+        "steps": len(rec.steps),
+        "branches": rec.branch_count(),
+        "params": list(rec.params),
+        "created": rec.created.isoformat(),
     }
 
 
@@ -131,13 +178,7 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
         rec = store.load(name)
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}
-    return {
-        "kind": "cli",
-        "steps": len(rec.steps),
-        "branches": rec.branch_count(),
-        "params": list(rec.params),
-        "created": rec.created.isoformat(),
-    }
+    return _describe_recording(rec)
 
 
 def _iso(value: object) -> str | None:

@@ -212,3 +212,17 @@ def test_ls_rebuilds_a_malformed_index_entry(isolated_store: Path) -> None:
     result = runner.invoke(app, ["ls", "--json"], env=ENV)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["steps"] == 5
+
+
+def test_saving_puts_the_recording_in_the_index(
+    isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Store().save(sample_recording("fresh"))
+    import mmcli.catalog as catalog
+
+    def no_parsing(store: Store, name: str) -> dict[str, object]:
+        raise AssertionError(f"{name} was parsed although it was just saved")
+
+    monkeypatch.setattr(catalog, "_describe", no_parsing)
+    listed = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
+    assert [(r["name"], r["steps"]) for r in listed] == [("fresh", 5)]
