@@ -36,6 +36,8 @@ flat areas do not flip bits on one level of noise."""
 DETAIL_SCALE = 12
 """Detail level = DETAIL_SCALE * log2(1 + gradient energy): one level is about 6 %."""
 PATCH_SIZE = 64
+LINE_GROW = 6
+"""A volatile region grows at most this many downscaled rows up and down (a text line)."""
 PATCH_CELLS = 16
 
 
@@ -421,33 +423,50 @@ def merge_rects(rects: Iterable[Rect], margin: int = 4) -> list[Rect]:
 
 
 def grow_to_text_run(small: np.ndarray, region: Rect, gap: int = 3, ink: int = 24) -> Rect:
-    """Widen `region` to the run of content it belongs to on its rows.
+    """Widen `region` to the run of content it belongs to.
 
-    When a clock's last digit changes, the whole "12:34:56" will change some time later:
+    When a clock's last digit changes, the whole "12:34:56" will change some time later,
+    and a digit that changes between 5 and 6 touches fewer rows than one between 9 and 0:
     a region seen changing is grown left and right across columns that hold content
-    (darker or lighter than the row band's background by `ink` levels) until `gap`
-    empty columns (downscaled pixels) in a row.
+    (darker or lighter than the band's background by `ink` levels) until `gap` empty
+    columns (downscaled pixels), then up and down across rows, to the first empty row
+    (a line of text has ink in every row of its run) and by `LINE_GROW` rows at most.
     """
-    w = small.shape[1]
     ys, xs = small_slice(region, small.shape)
-    band = small[ys, :].astype(np.int16)
-    if band.size == 0:
+    if small[ys, xs].size == 0:
         return region
-    background = int(np.median(band))
-    has_ink: np.ndarray = np.asarray((np.abs(band - background) > ink).any(axis=0))
-    left, right = xs.start, xs.stop - 1
+    left, right = _run(_ink(small[ys, :], ink, axis=0), xs.start, xs.stop - 1, gap)
+    rows = slice(max(ys.start - LINE_GROW, 0), ys.stop + LINE_GROW)
+    top, bottom = _run(
+        _ink(small[rows, left : right + 1], ink, axis=1),
+        ys.start - rows.start,
+        ys.stop - 1 - rows.start,
+        1,
+    )
+    top, bottom = top + rows.start, bottom + rows.start
+    return Rect(
+        left * SCALE, top * SCALE, (right + 1 - left) * SCALE, (bottom + 1 - top) * SCALE
+    ).union(region)
+
+
+def _ink(band: np.ndarray, ink: int, axis: int) -> np.ndarray:
+    """Per column (axis=0) or row (axis=1) of `band`: whether it holds any content."""
+    values = band.astype(np.int16)
+    return np.asarray((np.abs(values - int(np.median(values))) > ink).any(axis=axis))
+
+
+def _run(has_ink: np.ndarray, first: int, last: int, gap: int) -> tuple[int, int]:
+    """Extend [first, last] over `has_ink` until `gap` empty places on each side."""
     empty = 0
-    while left > 0 and empty < gap:
-        left -= 1
-        empty = 0 if has_ink[left] else empty + 1
-    left += empty
+    while first > 0 and empty < gap:
+        first -= 1
+        empty = 0 if has_ink[first] else empty + 1
+    first += empty
     empty = 0
-    while right < w - 1 and empty < gap:
-        right += 1
-        empty = 0 if has_ink[right] else empty + 1
-    right -= empty
-    x0, x1 = min(left, xs.start) * SCALE, (max(right, xs.stop - 1) + 1) * SCALE
-    return Rect(x0, region.y, x1 - x0, region.h)
+    while last < len(has_ink) - 1 and empty < gap:
+        last += 1
+        empty = 0 if has_ink[last] else empty + 1
+    return first, last - empty
 
 
 def small_slice(region: Rect, shape: tuple[int, ...]) -> tuple[slice, slice]:
