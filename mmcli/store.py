@@ -52,11 +52,26 @@ def validate_name(name: str) -> str:
         raise InvalidName(
             f"invalid recording name {shown!r}: use letters, digits, '.', '_' and '-' only"
         )
-    if set(name) == {"."}:
-        raise InvalidName(f"invalid recording name {name!r}")
     if len(name) > MAX_NAME:
         raise InvalidName(f"recording name too long ({len(name)} > {MAX_NAME} characters)")
+    if set(name) == {"."}:
+        raise InvalidName(f"invalid recording name {name!r}")
+    # NAME/ holds a recording's thumbnails: a name ending in .toml would share its folder
+    # with another recording's file, and .mm/ is the store's own bookkeeping.
+    if name.endswith(SUFFIX) or name == ".mm":
+        raise InvalidName(
+            f"invalid recording name {name!r}: '.mm' and names ending in '{SUFFIX}' are reserved"
+        )
     return name
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether `name` is a recording name `validate_name` accepts (for listings)."""
+    try:
+        validate_name(name)
+    except InvalidName:
+        return False
+    return True
 
 
 def default_store_path(store: Path | str | None = None) -> Path:
@@ -105,7 +120,7 @@ class Store:
         found = []
         for p in self.root.iterdir():
             stem = p.name[: -len(SUFFIX)]
-            if p.name.endswith(SUFFIX) and NAME_PATTERN.fullmatch(stem) and p.is_file():
+            if p.name.endswith(SUFFIX) and is_valid_name(stem) and p.is_file():
                 found.append(stem)
         return sorted(found)
 
@@ -177,7 +192,9 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise StoreError(f"{self.root}: cannot create lock ({e.strerror})") from None
+            raise StoreError(
+                f"{self.root}: cannot lock {name!r} for writing ({_reason(e)})"
+            ) from None
         try:
             if not acquire(fd, timeout):
                 raise LockBusy(f"recording {name!r} is being written by another mm process")
@@ -205,19 +222,31 @@ class Store:
                 f"recording {name!r} already exists in {self.root}; use --overwrite to replace it"
             )
         text = codec.dumps(recording)
+        tdir = self.thumbs_dir(name)
+        fresh_dir = not tdir.is_dir()
+        fresh = [n for n in thumbnails or {} if not (tdir / n).exists()]
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             if thumbnails:
-                tdir = self.thumbs_dir(name)
                 tdir.mkdir(exist_ok=True)
                 for file_name, data in thumbnails.items():
                     atomic_write(tdir / file_name, data)
             atomic_write(path, text.encode("utf-8"))
         except OSError as e:
+            # The previous TOML is in place: take back the new files it does not know.
+            for file_name in fresh:
+                with contextlib.suppress(OSError):
+                    (tdir / file_name).unlink()
+            if fresh_dir:
+                with contextlib.suppress(OSError):
+                    tdir.rmdir()
             raise StoreError(
                 f"{path}: cannot save ({_reason(e)}); the previous version is intact"
             ) from None
         self._collect_thumbnails(recording)
+        from mmcli.catalog import note_saved  # the listing index; catalog imports store
+
+        note_saved(self, recording)
         return path
 
     def _collect_thumbnails(self, recording: Recording) -> None:

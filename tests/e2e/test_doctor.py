@@ -59,10 +59,10 @@ def test_unreachable_display_fails_clearly() -> None:
     assert display["status"] == "fail" and "cannot connect to :987" in display["detail"]
 
 
-def test_pointer_in_a_corner_fails(xdisplay: str) -> None:
+def test_pointer_in_a_corner_fails(xdisplay: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import pyautogui
 
-    pyautogui.FAILSAFE = False
+    monkeypatch.setattr(pyautogui, "FAILSAFE", False)
     pyautogui.moveTo(0, 0)
     try:
         result = mm("doctor", "--json")

@@ -4,6 +4,7 @@ Everything is real: Xvfb, Tk, pyautogui input, mss screenshots, `mm` in a subpro
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,7 +110,7 @@ def test_mm_act_records_an_agent_in_any_language(
 
     script = tmp_path / "agent.sh"
     script.write_text(f"""set -e
-mm() {{ python -m mmcli "$@"; }}
+mm() {{ "{sys.executable}" -m mmcli "$@"; }}
 mm act click {center("Name")}
 mm act type 'Ada Lovelace'
 mm act click {center("Amount")}
