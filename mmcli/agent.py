@@ -80,6 +80,9 @@ def run_agent(
 
 
 def _stop(child: subprocess.Popen[bytes], signum: int) -> None:
+    # The agent's own children (a wrapper script's real agent) would be orphaned and go
+    # on driving the display after mm has let go of it: they are stopped too.
+    family = descendants(child.pid)
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signum)
     try:
@@ -87,3 +90,47 @@ def _stop(child: subprocess.Popen[bytes], signum: int) -> None:
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait()
+    _end(family)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and theirs (from /proc; none where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(os.path.join(entry.path, "stat")) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            found.append(kid)
+            todo.append(kid)
+    return found
+
+
+def _end(pids: Sequence[int], grace: float = 1.0) -> None:
+    """SIGTERM `pids`, then SIGKILL those still there after `grace` seconds."""
+    left = list(pids)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [pid for pid in left if _running(pid)]
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False

@@ -7,6 +7,7 @@ the file and the problem. Nothing here touches the disk.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -16,9 +17,15 @@ import tomli_w
 
 from mmcli.errors import RecordingCorrupt, WrongKind
 from mmcli.fingerprint import Fingerprint, Grid, Patch, Rect
-from mmcli.model import FORMAT_VERSION, Action, ActionKind, Recording, Step
+from mmcli.model import BUTTONS, FORMAT_VERSION, Action, ActionKind, Recording, Step
 
 Document = dict[str, Any]
+
+HEX = re.compile(r"[0-9a-fA-F]*")
+GRID = re.compile(r"([1-9][0-9]{0,2})x([1-9][0-9]{0,2})")
+FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+COORDINATE = 1 << 15
+"""Screen coordinates are 16-bit signed on X11; anything beyond is not a real position."""
 
 UPGRADES: dict[int, Callable[[Document], Document]] = {}
 """`UPGRADES[n]` turns a version-n document into a version-(n+1) one."""
@@ -33,6 +40,8 @@ def loads(text: str, source: str = "<recording>") -> Recording:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise RecordingCorrupt(f"{source}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise RecordingCorrupt(f"{source}: not valid TOML (nested too deeply)") from None
     except UnicodeError as e:  # pragma: no cover - str input is already decoded
         raise RecordingCorrupt(f"{source}: not valid text ({e})") from None
     try:
@@ -156,17 +165,22 @@ _KNOWN = {
 
 
 def _recording(doc: Document) -> Recording:
+    name = _str(doc["name"], "name")
+    created = _datetime(doc["created"], "created")
     steps = [_step(s, i) for i, s in enumerate(_list(doc.get("steps", []), "steps"))]
+    if not steps:
+        raise ValueError("no steps (a cut-off file?); nothing to replay")
     ids = {s.id for s in steps}
     if len(ids) != len(steps):
         raise ValueError("two steps share an id")
     for s in steps:
         if s.parent is not None and s.parent not in ids:
             raise ValueError(f"step {s.id} follows step {s.parent}, which does not exist")
+    _check_tree(steps)
     return Recording(
-        name=_str(doc["name"], "name"),
+        name=name,
         steps=steps,
-        created=_datetime(doc["created"], "created"),
+        created=created,
         command=[_str(c, "command") for c in _list(doc.get("command", []), "command")],
         params=[_str(p, "params") for p in _list(doc.get("params", []), "params")],
         secrets=[_str(p, "secrets") for p in _list(doc.get("secrets", []), "secrets")],
@@ -179,6 +193,23 @@ def _recording(doc: Document) -> Recording:
     )
 
 
+def _check_tree(steps: list[Step]) -> None:
+    """Every step must lead back to a first step: a loop of parents is no task."""
+    parent = {s.id: s.parent for s in steps}
+    rooted: set[int] = set()
+    for s in steps:
+        path: list[int] = []
+        on_path: set[int] = set()
+        node: int | None = s.id
+        while node is not None and node not in rooted:
+            if node in on_path:
+                raise ValueError(f"step {node} follows itself (a loop of parents)")
+            path.append(node)
+            on_path.add(node)
+            node = parent[node]
+        rooted.update(path)
+
+
 def _step(doc: Any, index: int) -> Step:
     where = f"steps[{index}]"
     if not isinstance(doc, dict):
@@ -189,7 +220,9 @@ def _step(doc: Any, index: int) -> Step:
         parent=None if parent is None else _int(parent, f"{where}.parent"),
         action=_action(doc["action"], f"{where}.action"),
         fingerprint=_fingerprint(doc["screen"], f"{where}.screen"),
-        thumbnail=_str(doc["thumbnail"], f"{where}.thumbnail") if "thumbnail" in doc else None,
+        thumbnail=_file_name(doc["thumbnail"], f"{where}.thumbnail")
+        if "thumbnail" in doc
+        else None,
         effect=_rect(doc["effect"], f"{where}.effect") if "effect" in doc else None,
         created=_datetime(doc["created"], f"{where}.created") if "created" in doc else None,
     )
@@ -202,10 +235,13 @@ def _action(doc: Any, where: str) -> Action:
         kind = ActionKind(doc["kind"])
     except ValueError:
         raise ValueError(f"{where}.kind: unknown action {doc['kind']!r}") from None
-    opt = {k: _int(doc[k], f"{where}.{k}") for k in ("x", "y", "x2", "y2") if k in doc}
+    opt = {k: _coordinate(doc[k], f"{where}.{k}") for k in ("x", "y", "x2", "y2") if k in doc}
+    button = _str(doc.get("button", "left"), f"{where}.button")
+    if button not in BUTTONS:
+        raise ValueError(f"{where}.button must be one of {', '.join(BUTTONS)}")
     return Action(
         kind=kind,
-        button=_str(doc.get("button", "left"), f"{where}.button"),
+        button=button,
         clicks=_int(doc.get("clicks", 1), f"{where}.clicks"),
         text=_str(doc.get("text", ""), f"{where}.text"),
         keys=tuple(_str(k, f"{where}.keys") for k in _list(doc.get("keys", []), f"{where}.keys")),
@@ -218,27 +254,29 @@ def _fingerprint(doc: Any, where: str) -> Fingerprint:
     if not isinstance(doc, dict):
         raise ValueError(f"{where} is not a table")
     width, height = (_int(v, f"{where}.size") for v in _pair(doc["size"], f"{where}.size"))
-    cols_rows = _str(doc["grid"], f"{where}.grid").split("x")
-    if len(cols_rows) != 2:
+    cols_rows = GRID.fullmatch(_str(doc["grid"], f"{where}.grid"))
+    if cols_rows is None:
         raise ValueError(f"{where}.grid must look like 16x9")
-    cols, rows = int(cols_rows[0]), int(cols_rows[1])
+    cols, rows = int(cols_rows[1]), int(cols_rows[2])
     try:
         grid = Grid.parse(
             cols,
             rows,
-            _str(doc["hashes"], where),
-            _str(doc["tones"], where),
-            _str(doc["details"], where),
+            _hex(doc["hashes"], "hashes"),
+            _hex(doc["tones"], "tones"),
+            _hex(doc["details"], "details"),
         )
         patch = None
         if "patch" in doc:
-            tx, ty = (_int(v, f"{where}.target") for v in _pair(doc["target"], f"{where}.target"))
-            patch = Patch.parse(tx, ty, _str(doc["patch"], f"{where}.patch"))
+            tx, ty = (_coordinate(v, "target") for v in _pair(doc["target"], "target"))
+            patch = Patch.parse(tx, ty, _hex(doc["patch"], "patch"))
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
     pointer = None
     if "pointer" in doc:
-        px, py = (_int(v, f"{where}.pointer") for v in _pair(doc["pointer"], f"{where}.pointer"))
+        px, py = (
+            _coordinate(v, f"{where}.pointer") for v in _pair(doc["pointer"], f"{where}.pointer")
+        )
         pointer = (px, py)
     masks = tuple(_rect(m, f"{where}.masks") for m in _list(doc.get("masks", []), where))
     return Fingerprint(width, height, grid, patch, pointer, masks)
@@ -267,6 +305,28 @@ def _int(value: Any, where: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError(f"{where} must be an integer")
     return value
+
+
+def _coordinate(value: Any, where: str) -> int:
+    number = _int(value, where)
+    if not -COORDINATE < number < COORDINATE:
+        raise ValueError(f"{where} is off any screen ({number})")
+    return number
+
+
+def _hex(value: Any, where: str) -> str:
+    text = _str(value, where)
+    if not HEX.fullmatch(text):
+        raise ValueError(f"{where} must be hexadecimal digits")
+    return text
+
+
+def _file_name(value: Any, where: str) -> str:
+    """A thumbnail's file name: in the recording's folder, never a path out of it."""
+    text = _str(value, where)
+    if not FILE_NAME.fullmatch(text) or len(text) > 255:
+        raise ValueError(f"{where} must be a plain file name")
+    return text
 
 
 def _str(value: Any, where: str) -> str:

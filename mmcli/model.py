@@ -30,6 +30,9 @@ class ActionKind(StrEnum):
     DRAG = "drag"
 
 
+BUTTONS = ("left", "middle", "right")
+"""The mouse buttons an action may use."""
+
 POINTED = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.MOVE, ActionKind.DRAG}
 """Actions that carry their own screen position; the others act where the focus is."""
 

@@ -48,7 +48,7 @@ from mmcli.fingerprint import (
     same_picture,
     small_slice,
 )
-from mmcli.model import POINTED, Action, ActionKind, Step
+from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = Path(__file__).parent / "hook"
@@ -103,6 +103,9 @@ class Capture:
 def action_from_json(data: Mapping[str, Any]) -> Action:
     """Parse an action sent by the hook or `mm act` (trusted local input, still checked)."""
     kind = ActionKind(str(data["kind"]))
+    button = str(data.get("button", "left"))
+    if button not in BUTTONS:
+        raise ValueError(f"mouse button {button!r} cannot be recorded (only {', '.join(BUTTONS)})")
 
     def opt_int(key: str) -> int | None:
         return None if data.get(key) is None else int(data[key])
@@ -113,7 +116,7 @@ def action_from_json(data: Mapping[str, Any]) -> Action:
         y=opt_int("y"),
         x2=opt_int("x2"),
         y2=opt_int("y2"),
-        button=str(data.get("button", "left")),
+        button=button,
         clicks=int(data.get("clicks", 1)),
         text=str(data.get("text", "")),
         keys=tuple(str(k) for k in data.get("keys", ())),

@@ -23,7 +23,7 @@ from PIL import Image
 
 from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
-from mmcli.errors import Aborted, DisplayError, UsageError
+from mmcli.errors import Aborted, DisplayError, StoreError, UsageError
 from mmcli.fingerprint import Frame, Rect, same_picture
 from mmcli.matcher import Policy, References, Verdict, compare
 from mmcli.model import POINTED, Recording, Step
@@ -445,20 +445,27 @@ class Replayer:
         self.progress(f"saved a branch of {len(steps)} steps")
 
     def _journal(self, report: ReplayReport) -> None:
+        """Append the run to the history. The task has been done (or not) by now: a history
+        that cannot be written is a warning, not a failure a caller would retry."""
         if self.options.dry_run:
             return
-        self.store.append_history(
-            self.recording.name,
-            {
-                "at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "outcome": str(report.outcome),
-                "steps_replayed": report.steps_replayed,
-                "agent_steps": report.agent_steps,
-                "divergence": report.divergence.as_json() if report.divergence else None,
-                "path": report.path,
-                "seconds": round(report.seconds, 3),
-            },
-        )
+        try:
+            self.store.append_history(
+                self.recording.name,
+                {
+                    "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "recording": self.recording.name,
+                    "outcome": str(report.outcome),
+                    "agent_runs": int(report.agent_returncode is not None),
+                    "steps_replayed": report.steps_replayed,
+                    "agent_steps": report.agent_steps,
+                    "divergence": report.divergence.as_json() if report.divergence else None,
+                    "path": report.path,
+                    "seconds": round(report.seconds, 3),
+                },
+            )
+        except StoreError as e:
+            self.progress(f"warning: this replay is not in the history: {e}")
 
 
 def replay(
