@@ -448,6 +448,9 @@ def show(
     """
     from mmcli.catalog import recent_divergences, tree
 
+    if _store().kind(name) == "sdk":
+        _show_sdk(name, html_file, json_out)
+        return
     recording = _store().load(name)
     lines = list(tree(recording))
     divergences = recent_divergences(_store(), name)
@@ -492,6 +495,33 @@ def show(
             markup=False,
         )
         out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)
+
+
+def _show_sdk(name: str, html_file: Path | None, json_out: bool) -> None:
+    """An SDK document: its trajectories and their calls (there are no screens to draw)."""
+    from mmcli.sdk.document import outline
+
+    if html_file is not None:
+        raise UsageError(
+            f"{name!r} was written by the Python SDK: it has no screens for an HTML report"
+        )
+    found = outline(_store().path(name))
+    if json_out:
+        print(json.dumps(found))
+        return
+    out = console()
+    runs = found["trajectories"]
+    out.print(f"[bold]{escape(name)}[/]: Python SDK document, {len(runs)} trajectories")
+    for t in runs:
+        tags = f" tags {', '.join(t['tags'])}" if t["tags"] else ""
+        branch = (
+            f", branch of {t['branch_of']} after step {t['branch_step']}"
+            if t["branch_of"] is not None
+            else ""
+        )
+        out.print(f"trajectory {t['id']}{tags}{branch}:", markup=False)
+        for i, step in enumerate(t["steps"], 1):
+            out.print(f"  {i:>3}. {step}", markup=False)
 
 
 def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:

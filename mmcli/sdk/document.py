@@ -55,6 +55,12 @@ class StepRecord:
     """The encoded pre_check capture; None when the tool has no pre_check."""
     post: Any = None
 
+    def describe(self) -> str:
+        """`tool(arg, key=value)` with params as `{{name}}`, for `mm show`."""
+        args = [_shown(a) for a in self.args]
+        args += [f"{k}={_shown(v)}" for k, v in self.kwargs.items()]
+        return f"{self.tool}({', '.join(args)})"
+
     def params(self) -> set[str]:
         found = set()
         for value in [*self.args, *self.kwargs.values()]:
@@ -249,6 +255,37 @@ def summary(path: Path | str) -> dict[str, Any]:
         "tags": tags,
         "created": doc.created,
         "last_used": last_used(Store(path.parent), path.stem),
+    }
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """An encoded argument, short: a param as its placeholder, anything long cut."""
+    if isinstance(value, dict) and set(value) == {"$param"}:
+        return "{{" + str(value["$param"]) + "}}"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def outline(path: Path | str) -> dict[str, Any]:
+    """The document as `mm show` prints it: each trajectory, where it branched off, and its
+    calls. A corrupt document raises `RecordingCorrupt`."""
+    doc = read(Path(path))
+    return {
+        "name": doc.name,
+        "kind": KIND,
+        "created": doc.created.isoformat(),
+        "trajectories": [
+            {
+                "id": t.id,
+                "tags": list(t.tags),
+                "params": t.params(),
+                "created": t.created.isoformat(),
+                "branch_of": t.branch_of,
+                "branch_step": t.branch_step,
+                "steps": [s.describe() for s in t.steps],
+            }
+            for t in doc.trajectories
+        ],
     }
 
 

@@ -226,3 +226,21 @@ def test_saving_puts_the_recording_in_the_index(
     monkeypatch.setattr(catalog, "_describe", no_parsing)
     listed = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
     assert [(r["name"], r["steps"]) for r in listed] == [("fresh", 5)]
+
+
+SDK_GOLDEN = Path(__file__).parents[1] / "sdk" / "fixtures" / "sdk-v1.toml"
+
+
+def test_show_lists_an_sdk_documents_trajectories(isolated_store: Path) -> None:
+    isolated_store.mkdir(parents=True)
+    (isolated_store / "sdk.toml").write_bytes(SDK_GOLDEN.read_bytes())
+    result = runner.invoke(app, ["show", "sdk"], env=ENV)
+    assert result.exit_code == 0, result.output
+    assert "2 trajectories" in result.stderr
+    assert "type_text({{name}}, interval=0.1)" in result.stderr
+    assert "trajectory 2 tags forms, branch of 1 after step 1:" in result.stderr
+    listed = json.loads(runner.invoke(app, ["show", "sdk", "--json"], env=ENV).stdout)
+    assert [len(t["steps"]) for t in listed["trajectories"]] == [2, 2]
+    html = runner.invoke(app, ["show", "sdk", "--html", str(isolated_store / "x.html")], env=ENV)
+    assert html.exit_code == 2 and "no screens" in html.stderr
+    assert not (isolated_store / "x.html").exists()
