@@ -58,6 +58,7 @@ class Options:
     variant: str = "loan"
     notice_elsewhere: bool = False
     focus: str | None = None
+    refocus: str | None = None
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -107,6 +108,11 @@ def parse_args(argv: list[str] | None = None) -> Options:
         help="non-modal 'New mail' window at the bottom right of the screen",
     )
     p.add_argument("--focus", choices=FIELDS, help="field holding keyboard focus at start")
+    p.add_argument(
+        "--refocus",
+        choices=FIELDS,
+        help="after the first click into another field, move the focus to this one",
+    )
     a = p.parse_args(argv)
     return Options(
         out=a.out,
@@ -122,6 +128,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         variant=a.variant,
         notice_elsewhere=a.notice_elsewhere,
         focus=a.focus,
+        refocus=a.refocus,
     )
 
 
@@ -459,6 +466,19 @@ class LoanFormApp:
 
     # ----- lifecycle ------------------------------------------------------
 
+    def move_focus_after_first_click(self, target: tk.Entry) -> None:
+        """Like a form whose script moves the focus on its own: keys typed after clicking
+        another field land in `target`."""
+
+        def clicked(event: tk.Event) -> None:
+            if event.widget is not target:
+                for entry in self.entries.values():
+                    entry.unbind("<ButtonRelease-1>")
+                self.root.after_idle(target.focus_force)
+
+        for entry in self.entries.values():
+            entry.bind("<ButtonRelease-1>", clicked, add="+")
+
     def start(self) -> None:
         self.root.update_idletasks()
         self.root.wait_visibility()
@@ -466,6 +486,8 @@ class LoanFormApp:
             # focus_set alone does not reach the X server while the pointer is
             # elsewhere (no window manager), so no focus ring would be drawn.
             self.entries[self.opts.focus].focus_force()
+        if self.opts.refocus:
+            self.move_focus_after_first_click(self.entries[self.opts.refocus])
         if self.opts.notice_elsewhere:
             self.open_mail_notice()
         if self.opts.popup_at_start:

@@ -62,7 +62,8 @@ class Tolerance:
     seen_states: bool
     """Tolerate small regions in a state the recorded task shows at another step."""
     carets: bool
-    """Tolerate caret-like marks (thin, short, vertical) at pointer steps."""
+    """Tolerate caret-like marks (thin, short, vertical) at pointer steps, and at keyboard
+    steps in the field that has the focus (a caret blinking in another phase)."""
 
 
 class Policy(StrEnum):
@@ -119,6 +120,9 @@ SEEN_LIMIT = 3
 """At most this many regions per check may be excused as seen states."""
 CARET_MAX = (8, 32)
 """A caret-like mark: at most this wide and tall (px)."""
+FIELD_REACH = 480
+"""At a keyboard step, a caret-like mark at most this far (px) left or right of the focus
+point, on its line, may be the focused field's caret."""
 PIXEL_THRESHOLD = 12
 """Luma levels by which a downscaled pixel must differ to count as changed."""
 
@@ -292,6 +296,39 @@ def _seen(region: Rect, live: np.ndarray, path: Sequence[np.ndarray]) -> bool:
     return False
 
 
+def in_focused_field(region: Rect, focus: tuple[int, int], *screens: np.ndarray) -> bool:
+    """Whether `region` lies in the same field as the focus point (the last clicked one):
+    on its line, and with no widget edge between them on any of `screens`.
+
+    A caret blinks: replay may see it in the other phase than the recording did. A caret
+    in *another* field means the keystrokes would land there, so the mark must be where
+    the focused field's caret can be. An edge is a column that differs from the line's
+    background in every row of the mark's height; text glyphs leave some rows blank (and
+    where they do not, they block the excuse, which only costs waiting for the caret's
+    phase).
+    """
+    fx, fy = focus
+    if not region.y - SCALE <= fy <= region.bottom + SCALE:
+        return False
+    if region.x <= fx < region.right:
+        return True
+    if fx < region.x:
+        start, stop = fx // SCALE, region.x // SCALE
+    else:
+        start, stop = -(-region.right // SCALE), fx // SCALE + 1
+    if (stop - start) * SCALE > FIELD_REACH:
+        return False
+    for screen in screens:
+        ys, _ = small_slice(region, screen.shape)
+        band = screen[ys, start:stop].astype(np.int16)
+        if band.size == 0:
+            return False
+        edges = (np.abs(band - int(np.median(band))) > PIXEL_THRESHOLD).all(axis=0)
+        if edges.any():
+            return False
+    return True
+
+
 def judge_regions(
     recorded: Fingerprint, live: Live, ctx: Context
 ) -> tuple[list[Difference], list[str]]:
@@ -319,6 +356,15 @@ def judge_regions(
             and region.h <= CARET_MAX[1]
         ):
             excused.append(f"caret-like mark: {region}")
+        elif (
+            tol.carets
+            and not ctx.pointer_step
+            and recorded.patch is not None
+            and region.w <= CARET_MAX[0]
+            and region.h <= CARET_MAX[1]
+            and in_focused_field(region, (recorded.patch.x, recorded.patch.y), reference, now)
+        ):
+            excused.append(f"caret in the focused field: {region}")
         elif (
             not on_target
             and seen < SEEN_LIMIT

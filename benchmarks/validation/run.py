@@ -50,7 +50,8 @@ class Judgement:
     checks: int
 
 
-def step_at(recording: Recording, at: At, submit: tuple[int, int]) -> int:
+def step_at(recording: Recording, at: At) -> int:
+    """The index on the trunk of the step a scenario is judged at."""
     trunk = recording.trunk()
     if at is At.FIRST:
         return 0
@@ -59,11 +60,7 @@ def step_at(recording: Recording, at: At, submit: tuple[int, int]) -> int:
     clicks = [i for i, s in enumerate(trunk) if s.action.kind is ActionKind.CLICK]
     if at is At.CLICK_EMAIL:
         return clicks[1]
-    return min(clicks, key=lambda i: _dist(trunk[i].action.point, submit))
-
-
-def _dist(a: tuple[int, int] | None, b: tuple[int, int]) -> float:
-    return float("inf") if a is None else abs(a[0] - b[0]) + abs(a[1] - b[1])
+    return clicks[-2]  # Submit; the last click closes the confirmation
 
 
 def drive(backend: X11Backend, steps: list[Step], values: dict[str, str]) -> None:
@@ -152,17 +149,15 @@ def timings(
     return statistics.median(raw), statistics.median(check)
 
 
-def record_world(backend: X11Backend, store: Store, app: LoanApp) -> tuple[int, int]:
+def record_world(backend: X11Backend, store: Store, app: LoanApp) -> None:
     values = Values({"name": "John Smith"})
     app.start()
-    submit = app.center("Submit")
     result = record(store, backend, "plain", agent_command(app), values, observe=1.2)
     assert result.saved, "recording the agent failed"
     app.start("--clock")
     result = record(store, backend, "clock", agent_command(app), values, observe=1.2)
     assert result.saved, "recording the agent (clock) failed"
     app.stop()
-    return submit
 
 
 def run(work: Path, only: set[str] | None) -> dict[str, object]:
@@ -170,7 +165,7 @@ def run(work: Path, only: set[str] | None) -> dict[str, object]:
     store = Store(work / "store")
     app = LoanApp(work / "app")
     try:
-        submit = record_world(backend, store, app)
+        record_world(backend, store, app)
         judgements = []
         for scenario in SCENARIOS:
             if only and scenario.key not in only:
@@ -179,7 +174,7 @@ def run(work: Path, only: set[str] | None) -> dict[str, object]:
             app.start(*scenario.flags)
             if scenario.window_in_front:
                 app.open_window_in_front()
-            index = step_at(recording, scenario.at, submit)
+            index = step_at(recording, scenario.at)
             values = {"name": scenario.name}
             drive(backend, recording.trunk()[:index], values)
             judgements.append(judge(backend, store, recording, index, scenario, app))

@@ -149,6 +149,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         at=At.CLICK_EMAIL,
     ),
     Scenario(
+        "focus-moved",
+        Label.UNSAFE,
+        "the app moves the focus to Email after the click in Name",
+        flags=("--refocus", "email"),
+        at=At.TYPE_NAME,
+    ),
+    Scenario(
         "window-moved",
         Label.UNSAFE,
         "the window 50 px to the right (no relocation)",

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.validation.run import step_at
 from benchmarks.validation.scenarios import SCENARIOS, Label, Scenario
 from examples.world import WANTED, LoanApp, agent_command
+from mmcli.store import Store
 from tests.e2e.conftest import mm
 
 pytestmark = pytest.mark.e2e
@@ -74,7 +76,9 @@ def test_scenario(scenario: Scenario, recorded: Path, tmp_path: Path) -> None:
         app.stop()
     if scenario.label is Label.UNSAFE:
         assert result.returncode == 3, result.stderr
-        assert "diverged" in result.stderr
+        # Before acting at the very step the scenario is about, not some steps later.
+        step = step_at(Store(recorded).load(scenario.recording), scenario.at)
+        assert f"diverged at step {step + 1} " in result.stderr
         assert submitted == []
     else:
         assert result.returncode == 0, result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mmcli.fingerprint import Frame, Rect, grid_of
@@ -69,3 +70,36 @@ def test_screen_of_another_size_is_a_geometry_difference() -> None:
     small = Frame.from_image(form_screen().resize((1280, 720)))
     v = compare(recorded, small)
     assert [d.matcher for d in v.differences] == ["geometry"]
+
+
+def _fields() -> np.ndarray:
+    """A downscaled screen: grey window, two white fields stacked, one beside the first."""
+    small = np.full((120, 200), 210, np.uint8)
+    for x0, x1, y0, y1 in ((20, 80, 20, 28), (20, 80, 40, 48), (90, 150, 20, 28)):
+        small[y0:y1, x0:x1] = 120  # border
+        small[y0 + 1 : y1 - 1, x0 + 1 : x1 - 1] = 255
+    return small
+
+
+@pytest.mark.parametrize(
+    "caret, focus, expected",
+    [
+        ((22, 21), (40, 24), True),  # in the focused field, left of the click point
+        ((40, 21), (40, 24), True),  # at the click point
+        ((22, 41), (40, 24), False),  # in the field below
+        ((92, 21), (40, 24), False),  # in the field beside it, across two borders
+    ],
+    ids=["focused-field", "at-focus", "field-below", "field-beside"],
+)
+def test_a_caret_counts_only_in_the_focused_field(
+    caret: tuple[int, int], focus: tuple[int, int], expected: bool
+) -> None:
+    """Coordinates in downscaled pixels; the caret is 1 x 6 of them."""
+    recorded, live = _fields(), _fields()
+    live[caret[1] : caret[1] + 6, caret[0]] = 0
+    from mmcli.fingerprint import SCALE, changed_regions
+    from mmcli.matcher import in_focused_field
+
+    (region,) = changed_regions(recorded, live)
+    point = (focus[0] * SCALE, focus[1] * SCALE)
+    assert in_focused_field(region, point, recorded, live) is expected
