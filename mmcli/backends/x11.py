@@ -67,6 +67,9 @@ class X11Backend(Backend):
                 action.x,
                 action.y,
                 clicks=action.clicks,
+                # pyautogui sleeps `interval` after every click, the last one included:
+                # the app takes the click before the pointer moves on to the next target
+                # (without it a Tk dialog opened by the click was seen not to appear).
                 interval=0.02,
                 button=action.button,
                 _pause=False,

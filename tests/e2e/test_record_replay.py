@@ -75,6 +75,29 @@ def test_unexpected_popup_diverges_then_the_agent_heals(
     assert counter.read_text().count("started") == 2  # zero agent runs
 
 
+def test_recorded_with_john_replays_with_jane(
+    loan_app: LoanApp, tmp_path: Path, isolated_store: Path
+) -> None:
+    counter = tmp_path / "agent-starts"
+    loan_app.start()
+    result = mm(
+        "record", "loan", "--param", "name=John Smith", "--observe", "0", "--",
+        *agent_command(loan_app, counter),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "{{name}}" in (isolated_store / "loan.toml").read_text()
+    loan_app.out.unlink()
+
+    loan_app.start()
+    result = mm("replay", "loan", "--no-agent", "--param", "name=Jane Doe")
+    assert result.returncode == 0, result.stderr
+    assert [fields(r) for r in loan_app.records()] == [{**WANTED, "name": "Jane Doe"}]
+    assert counter.read_text().count("started") == 1  # the agent did not run
+
+    result = mm("replay", "loan", "--no-agent")
+    assert result.returncode == 2 and "--param name=" in result.stderr
+
+
 def test_failing_agent_saves_nothing(loan_app: LoanApp, isolated_store: Path) -> None:
     loan_app.start("--variant", "other")  # the agent cannot do its task here: exits 3
     result = mm("record", "loan", "--observe", "0", "--", *agent_command(loan_app))
