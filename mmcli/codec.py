@@ -111,7 +111,7 @@ def _step_doc(step: Step) -> Document:
     if step.effect is not None:
         doc["effect"] = step.effect.as_list()
     doc["action"] = _action_doc(step.action)
-    doc["screen"] = _fingerprint_doc(step.fingerprint)
+    doc["screen"] = fingerprint_doc(step.fingerprint)
     return doc
 
 
@@ -129,7 +129,8 @@ def _action_doc(action: Action) -> Document:
     return doc
 
 
-def _fingerprint_doc(fp: Fingerprint) -> Document:
+def fingerprint_doc(fp: Fingerprint) -> Document:
+    """A fingerprint as a TOML table (also used by the SDK for stored screen checks)."""
     doc: Document = {
         "size": [fp.width, fp.height],
         "grid": f"{fp.grid.cols}x{fp.grid.rows}",
@@ -219,7 +220,7 @@ def _step(doc: Any, index: int) -> Step:
         id=_int(doc["id"], f"{where}.id"),
         parent=None if parent is None else _int(parent, f"{where}.parent"),
         action=_action(doc["action"], f"{where}.action"),
-        fingerprint=_fingerprint(doc["screen"], f"{where}.screen"),
+        fingerprint=fingerprint_from_doc(doc["screen"], f"{where}.screen"),
         thumbnail=_file_name(doc["thumbnail"], f"{where}.thumbnail")
         if "thumbnail" in doc
         else None,
@@ -250,7 +251,8 @@ def _action(doc: Any, where: str) -> Action:
     )
 
 
-def _fingerprint(doc: Any, where: str) -> Fingerprint:
+def fingerprint_from_doc(doc: Any, where: str) -> Fingerprint:
+    """Parse a `fingerprint_doc` table; `ValueError` names the field (under `where`)."""
     if not isinstance(doc, dict):
         raise ValueError(f"{where} is not a table")
     width, height = (_int(v, f"{where}.size") for v in _pair(doc["size"], f"{where}.size"))

@@ -193,7 +193,7 @@ class Store:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
             raise StoreError(
-                f"{self.root}: cannot lock {name!r} for writing ({_reason(e)})"
+                f"{self.root}: cannot lock {name!r} for writing ({os_reason(e)})"
             ) from None
         try:
             if not acquire(fd, timeout):
@@ -241,7 +241,7 @@ class Store:
                 with contextlib.suppress(OSError):
                     tdir.rmdir()
             raise StoreError(
-                f"{path}: cannot save ({_reason(e)}); the previous version is intact"
+                f"{path}: cannot save ({os_reason(e)}); the previous version is intact"
             ) from None
         self._collect_thumbnails(recording)
         from mmcli.catalog import note_saved  # the listing index; catalog imports store
@@ -301,7 +301,7 @@ class Store:
             finally:
                 os.close(fd)
         except OSError as e:
-            raise StoreError(f"{path}: cannot append history ({_reason(e)})") from None
+            raise StoreError(f"{path}: cannot append history ({os_reason(e)})") from None
 
     def history(self, name: str) -> list[dict[str, Any]]:
         path = self.history_path(name)
@@ -344,7 +344,8 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.close(dfd)
 
 
-def _reason(e: OSError) -> str:
+def os_reason(e: OSError) -> str:
+    """A short reason for a failed write: what a user can act on (disk full, read-only)."""
     if e.errno == errno.ENOSPC:
         return "disk full"
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):

@@ -31,7 +31,7 @@ import numpy as np
 from PIL import Image
 
 from mmcli.backends.base import Backend
-from mmcli.codec import _fingerprint, _fingerprint_doc
+from mmcli.codec import fingerprint_doc, fingerprint_from_doc
 from mmcli.fingerprint import Fingerprint, Frame, Rect, fingerprint_of, same_picture
 from mmcli.matcher import Policy, References, Verdict, compare
 from mmcli.sdk.check import Check
@@ -60,7 +60,7 @@ class ScreenSnapshot:
 
 def snapshot_doc(snapshot: ScreenSnapshot) -> dict[str, Any]:
     """The stored form of a snapshot: the fingerprint and the reference as a PNG."""
-    doc: dict[str, Any] = {"fingerprint": _fingerprint_doc(snapshot.fingerprint)}
+    doc: dict[str, Any] = {"fingerprint": fingerprint_doc(snapshot.fingerprint)}
     if snapshot.reference is not None:
         out = io.BytesIO()
         Image.fromarray(snapshot.reference, "L").save(out, "PNG", optimize=False)
@@ -71,7 +71,7 @@ def snapshot_doc(snapshot: ScreenSnapshot) -> dict[str, Any]:
 def snapshot_from_doc(doc: Any) -> ScreenSnapshot:
     if not isinstance(doc, dict):
         raise ValueError("a $screen must be a table")
-    fingerprint = _fingerprint(doc["fingerprint"], "$screen.fingerprint")
+    fingerprint = fingerprint_from_doc(doc["fingerprint"], "$screen.fingerprint")
     reference = None
     if "reference" in doc:
         try:

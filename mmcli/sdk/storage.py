@@ -15,7 +15,7 @@ from typing import Any
 from mmcli.errors import RecordingCorrupt, StoreError, UsageError
 from mmcli.sdk import document
 from mmcli.sdk.document import SDKDocument, Trajectory
-from mmcli.store import Store, _reason, atomic_write, validate_name
+from mmcli.store import Store, atomic_write, os_reason, validate_name
 
 
 class DocumentStore:
@@ -76,7 +76,7 @@ class DocumentStore:
                 atomic_write(path, text.encode("utf-8"))
             except OSError as e:
                 raise StoreError(
-                    f"{path}: cannot save ({_reason(e)}); the previous version is intact"
+                    f"{path}: cannot save ({os_reason(e)}); the previous version is intact"
                 ) from None
         return trajectory
 

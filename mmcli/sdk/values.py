@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from mmcli.codec import _fingerprint, _fingerprint_doc
+from mmcli.codec import fingerprint_doc, fingerprint_from_doc
 from mmcli.fingerprint import Fingerprint
 from mmcli.sdk.errors import UnknownClass, UnstorableValue
 
@@ -107,7 +107,7 @@ class Codec:
         if isinstance(value, np.ndarray):
             return {"$ndarray": _array_doc(value, where)}
         if isinstance(value, Fingerprint):
-            return {"$fingerprint": _fingerprint_doc(value)}
+            return {"$fingerprint": fingerprint_doc(value)}
         if isinstance(value, ScreenSnapshot):
             return {"$screen": snapshot_doc(value)}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -251,7 +251,7 @@ _DECODERS: dict[str, Callable[[Codec, Any], Any]] = {
     "$dict": _decode_dict,
     "$bytes": _decode_bytes,
     "$ndarray": _decode_array,
-    "$fingerprint": lambda codec, body: _fingerprint(body, "$fingerprint"),
+    "$fingerprint": lambda codec, body: fingerprint_from_doc(body, "$fingerprint"),
     "$screen": _decode_screen,
     "$dataclass": Codec._decode_dataclass,
     "$param": _decode_param,
