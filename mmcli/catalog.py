@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -54,17 +54,30 @@ class Summary:
 INDEX_VERSION = 1
 
 
-def summarize(store: Store) -> list[Summary]:
+READ_NOTICE = 200
+"""With more documents than this to read (not in the index), `summarize` says so first."""
+
+
+def summarize(store: Store, notice: Callable[[str], None] | None = None) -> list[Summary]:
     """One summary per document in the store, corrupt ones included (with their error).
 
     Parsing thousands of TOML documents is slow, so what a document says is cached in
     the store's index, keyed by the file's size and modification time (and likewise for
     its history); only documents that changed since the last listing are read again.
+    Saving a recording puts it in the index, so that happens for copied-in stores.
     """
     cached = _read_index(store)
     fresh: dict[str, Any] = {}
     out = []
-    for name, stamps in _all_stamps(store).items():
+    everything = _all_stamps(store)
+    unread = sum(
+        1
+        for name, stamps in everything.items()
+        if not isinstance(cached.get(name), dict) or cached[name].get("doc_stamp") != stamps["doc"]
+    )
+    if notice is not None and unread > READ_NOTICE:
+        notice(f"reading {unread} recordings that are not in the store's index yet (once)")
+    for name, stamps in everything.items():
         entry = _refresh(store, name, stamps, cached.get(name))
         try:
             summary = _summary(name, entry)

@@ -384,7 +384,7 @@ def ls(json_out: JsonOption = False) -> None:
     """
     from mmcli.catalog import summarize
 
-    summaries = summarize(_store())
+    summaries = summarize(_store(), notice=progress)
     if json_out:
         print(json.dumps([s.as_json() for s in summaries]))
         return

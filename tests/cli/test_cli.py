@@ -244,3 +244,21 @@ def test_show_lists_an_sdk_documents_trajectories(isolated_store: Path) -> None:
     html = runner.invoke(app, ["show", "sdk", "--html", str(isolated_store / "x.html")], env=ENV)
     assert html.exit_code == 2 and "no screens" in html.stderr
     assert not (isolated_store / "x.html").exists()
+
+
+def test_ls_says_when_it_has_many_recordings_to_read(
+    isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mmcli.catalog as catalog
+
+    for name in ("a", "b", "c"):
+        Store().save(sample_recording(name))
+    monkeypatch.setattr(catalog, "READ_NOTICE", 2)
+    listed = runner.invoke(app, ["ls", "--json"], env=ENV)
+    assert "not in the store's index" not in listed.stderr  # saving indexed them
+    Store().index_path().unlink()
+    listed = runner.invoke(app, ["ls", "--json"], env=ENV)
+    assert "reading 3 recordings that are not in the store's index yet" in listed.stderr
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["a", "b", "c"]
+    again = runner.invoke(app, ["ls", "--json"], env=ENV)
+    assert "index" not in again.stderr
