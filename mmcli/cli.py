@@ -247,6 +247,14 @@ def replay(
         ),
     ] = "default",
     ignore_region: IgnoreOption = None,
+    relocate: Annotated[
+        bool,
+        typer.Option(
+            "--relocate",
+            help="Where the task's window has moved, find it and act there: only when the "
+            "whole task area matches at one new position.",
+        ),
+    ] = False,
     agent_timeout: Annotated[
         float | None,
         typer.Option(
@@ -304,6 +312,7 @@ def replay(
         agent=agent_cmd,
         agent_timeout=agent_timeout,
         ignore=_regions(ignore_region),
+        relocate=relocate,
     )
     if params_file is not None:
         _replay_batch(store, name, values, options, params_file, before_each, json_out)

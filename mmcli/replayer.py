@@ -30,6 +30,7 @@ from mmcli.model import POINTED, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded, used_names
 from mmcli.recorder import blank_png, build_steps, focus_point, volatile_masks
+from mmcli.relocate import Offset, find_offset, moved, moved_point, shifted
 from mmcli.store import Store, new_token
 
 POLL = 0.03
@@ -89,6 +90,8 @@ class ReplayOptions:
     """Command that takes over on divergence; None = no agent."""
     agent_timeout: float | None = None
     ignore: Sequence[Rect] = ()
+    relocate: bool = False
+    """Act on the task where it moved to, when it is found intact at another position."""
 
 
 @dataclass
@@ -127,6 +130,8 @@ class Match:
     step: Step | None
     verdict: Verdict | None
     frame: Frame
+    offset: Offset = (0, 0)
+    """Where the task stands relative to where it was recorded (`--relocate`)."""
 
 
 def _fewer(a: Match, b: Match) -> bool:
@@ -177,6 +182,8 @@ class Replayer:
         self.ignore = list(options.ignore)
         self._references: dict[int, np.ndarray | None] = {}
         self._prepared: dict[int, References] = {}
+        self.offset: Offset = (0, 0)
+        """How far the task has moved from where it was recorded (`--relocate`)."""
 
     # ---- waiting for the screen ------------------------------------------------------------
 
@@ -209,14 +216,27 @@ class Replayer:
                 )
             for pointer, group in groups.items():
                 self._check_abort()
-                self._approach(pointer, several=len(groups) > 1)
+                self._approach(moved_point(pointer, self.offset), several=len(groups) > 1)
                 match = self._first_match(group, self.backend.grab())
+                if match.step is not None and match.offset != self.offset:
+                    # Found moved: check again with the pointer where it belongs there.
+                    self.offset = match.offset
+                    self.progress(
+                        f"step {depth + 1}: the task is found moved by {self.offset}; "
+                        "checking it there"
+                    )
+                    match = Match(None, match.verdict, match.frame, match.offset)
+                    continue
                 if match.step is not None:
                     if self.options.dry_run:
                         return match
                     time.sleep(POLL)
                     again = self._first_match(group, self.backend.grab())
-                    if again.step is match.step and same_picture(match.frame, again.frame):
+                    if (
+                        again.step is match.step
+                        and again.offset == match.offset
+                        and same_picture(match.frame, again.frame)
+                    ):
                         return again
                     match = again
                 if match.step is None and (best is None or _fewer(match, best)):
@@ -269,23 +289,48 @@ class Replayer:
             )
         return self._prepared[step.id]
 
+    def _verdict(self, step: Step, view: Frame) -> Verdict:
+        return compare(
+            step.fingerprint,
+            view,
+            self.options.policy,
+            [*self.recording.ignore, *self.ignore],
+            area=self.recording.area,
+            references=self.references(step),
+            pointer_step=step.action.kind in POINTED,
+        )
+
     def _first_match(self, children: list[Step], frame: Frame) -> Match:
+        view = shifted(frame, self.offset) if self.offset != (0, 0) else frame
         closest: Verdict | None = None
         for child in children:
-            verdict = compare(
-                child.fingerprint,
-                frame,
-                self.options.policy,
-                [*self.recording.ignore, *self.ignore],
-                area=self.recording.area,
-                references=self.references(child),
-                pointer_step=child.action.kind in POINTED,
-            )
+            verdict = self._verdict(child, view)
             if verdict.ok:
-                return Match(child, verdict, frame)
+                return Match(child, verdict, frame, self.offset)
             if closest is None or len(verdict.differences) < len(closest.differences):
                 closest = verdict
-        return Match(None, closest, frame)
+        if self.options.relocate:
+            found = self._relocated(children, frame)
+            if found is not None:
+                return found
+        return Match(None, closest, frame, self.offset)
+
+    def _relocated(self, children: list[Step], frame: Frame) -> Match | None:
+        """A child that matches in full once the live screen is shifted back by the offset
+        at which its recorded task area is found (the window moved)."""
+        area = self.recording.area
+        for child in children:
+            reference = self._reference(child)
+            if area is None or reference is None:
+                continue
+            offset = find_offset(reference, area, frame)
+            if offset is None or offset == self.offset:
+                continue
+            view = shifted(frame, offset) if offset != (0, 0) else frame
+            verdict = self._verdict(child, view)
+            if verdict.ok:
+                return Match(child, verdict, frame, offset)
+        return None
 
     # ---- the walk ------------------------------------------------------------------------
 
@@ -330,10 +375,10 @@ class Replayer:
                 report.steps_replayed = depth
                 return
             self._check_abort()
-            self.backend.perform(step.action.render(self.values.all))
+            self.backend.perform(moved(step.action.render(self.values.all), self.offset))
             total = depth + 1 + len(self._chain_below(step))
             self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
-            focus = focus_point(step.action, focus)
+            focus = focus_point(moved(step.action, self.offset), focus)
             report.path.append(step.id)
             node = step.id
             depth += 1

@@ -86,3 +86,34 @@ def test_scenario(scenario: Scenario, recorded: Path, tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         expected = {**WANTED, "name": scenario.name}
         assert [{k: str(r[k]) for k in expected} for r in submitted] == [expected]
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        (("--position", "150,100"), 0),  # 50 px right, on the 4 px grid
+        (("--position", "137,113"), 0),  # 37 px right, 13 px down: off the grid
+        (("--position", "150,100", "--error-label"), 3),  # moved, and something is wrong
+        (("--position", "150,100", "--popup-at-start"), 3),
+    ],
+    ids=["moved-50", "moved-37-13", "moved-with-error", "moved-with-popup"],
+)
+def test_relocate_acts_on_a_moved_window_only_when_it_is_intact(
+    flags: tuple[str, ...], expected: int, recorded: Path, tmp_path: Path
+) -> None:
+    app = LoanApp(tmp_path / "app")
+    try:
+        app.start(*flags)
+        result = mm(
+            "--store", str(recorded), "replay", "plain", "--no-agent", "--relocate",
+            "--param", "name=John Smith", "--timeout", "2",
+        )  # fmt: skip
+        submitted = app.records()
+    finally:
+        app.stop()
+    assert result.returncode == expected, result.stderr
+    if expected == 0:
+        assert "found moved by" in result.stderr
+        assert [{k: str(r[k]) for k in WANTED} for r in submitted] == [WANTED]
+    else:
+        assert submitted == []
