@@ -29,13 +29,15 @@ from mmcli.matcher import Policy, References, Verdict, compare
 from mmcli.model import POINTED, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded, used_names
-from mmcli.recorder import blank_png, build_steps, focus_point, volatile_masks
+from mmcli.recorder import blank_png, build_steps, focus_point, settle, volatile_masks
 from mmcli.relocate import Offset, find_offset, moved, moved_point, shifted
 from mmcli.store import Store, new_token
 
 POLL = 0.03
 HOVER_SETTLE = 0.03
 """After moving the pointer between candidate targets, time for hover effects to draw."""
+APPROACH_SETTLE_LIMIT = 1.0
+"""At most this long, replay waits for the screen to be still before moving the pointer."""
 WAIT_NOTICE = 1.0
 """After this many seconds of waiting for a step's screen, say so."""
 Progress = Callable[[str], None]
@@ -390,6 +392,10 @@ class Replayer:
         focus-follows-mouse, the window under the pointer gets them). True if it moved."""
         if self.options.dry_run or point is None or point == self.backend.pointer():
             return False
+        # The agent moved on once the app had reacted to its last action; moving the
+        # pointer while a dialog is still being mapped under it was seen to lose the
+        # dialog (Tk, no window manager). So the screen must be still first.
+        settle(self.backend, limit=APPROACH_SETTLE_LIMIT, interval=POLL)
         self.backend.move(*point)
         if several:
             time.sleep(HOVER_SETTLE)
