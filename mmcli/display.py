@@ -79,17 +79,20 @@ def display_lock(
             raise LockBusy(
                 f"display {display} is in use by another mm{_read_holder(path)}; waited {wait:.0f}s"
             )
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        pid = f"{os.getpid()}\n".encode()
+        os.pwrite(fd, pid, 0)  # never empty for a waiter reading it: write, then trim
+        os.ftruncate(fd, len(pid))
         yield
     finally:
         os.close(fd)
 
 
 def _read_holder(path: Path) -> str:
-    with contextlib.suppress(OSError, ValueError):
-        pid = int(path.read_text().split()[0])
-        return f" (pid {pid})"
+    """The holder as ' (pid N)', or empty while it has not written its pid yet."""
+    with contextlib.suppress(OSError):
+        text = path.read_text().strip()
+        if text.isdigit():
+            return f" (pid {int(text)})"
     return ""
 
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from mmcli.display import display_lock
+from mmcli.display import _lock_path, display_lock
 from mmcli.errors import LockBusy
 from mmcli.store import Store
 
@@ -36,3 +36,17 @@ def test_display_lock_names_its_holder() -> None:
         display_lock(wait=0.1, display=display),
     ):
         pass
+
+
+def test_display_lock_held_before_its_pid_is_written_still_fails_cleanly() -> None:
+    # The holder truncates the file, then writes its pid: a waiter can read it empty.
+    display = f":mm-test-empty-{os.getpid()}"
+    with display_lock(display=display):
+        _lock_path(display).write_text("")
+        seen: list[str] = []
+        with (
+            pytest.raises(LockBusy, match=f"display {display} is in use by another mm; waited"),
+            display_lock(wait=0.1, display=display, on_wait=seen.append),
+        ):
+            pass
+    assert seen == [f"display {display} is in use by another mm; waiting up to 0s"]
