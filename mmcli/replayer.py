@@ -136,6 +136,10 @@ class Match:
     """Where the task stands relative to where it was recorded (`--relocate`)."""
 
 
+def _signed(offset: Offset) -> str:
+    return f"({offset[0]:+d}, {offset[1]:+d})"
+
+
 def _fewer(a: Match, b: Match) -> bool:
     """`a` is closer to matching than `b` (fewer differences)."""
     na = len(a.verdict.differences) if a.verdict else 1 << 30
@@ -224,7 +228,7 @@ class Replayer:
                     # Found moved: check again with the pointer where it belongs there.
                     self.offset = match.offset
                     self.progress(
-                        f"step {depth + 1}: the task is found moved by {self.offset}; "
+                        f"step {depth + 1}: the task is found moved by {_signed(self.offset)}; "
                         "checking it there"
                     )
                     match = Match(None, match.verdict, match.frame, match.offset)
@@ -311,16 +315,20 @@ class Replayer:
                 return Match(child, verdict, frame, self.offset)
             if closest is None or len(verdict.differences) < len(closest.differences):
                 closest = verdict
+        best = Match(None, closest, frame, self.offset)
         if self.options.relocate:
             found = self._relocated(children, frame)
-            if found is not None:
+            if found is not None and (found.step is not None or _fewer(found, best)):
                 return found
-        return Match(None, closest, frame, self.offset)
+        return best
 
     def _relocated(self, children: list[Step], frame: Frame) -> Match | None:
         """A child that matches in full once the live screen is shifted back by the offset
-        at which its recorded task area is found (the window moved)."""
+        at which its recorded task area is found (the window moved). Failing that, the
+        closest check made at an offset where the task was found: the task moved *and*
+        differs, and what differs there is the reason to report."""
         area = self.recording.area
+        closest: Match | None = None
         for child in children:
             reference = self._reference(child)
             if area is None or reference is None:
@@ -330,9 +338,12 @@ class Replayer:
                 continue
             view = shifted(frame, offset) if offset != (0, 0) else frame
             verdict = self._verdict(child, view)
+            match = Match(child if verdict.ok else None, verdict, frame, offset)
             if verdict.ok:
-                return Match(child, verdict, frame, offset)
-        return None
+                return match
+            if closest is None or _fewer(match, closest):
+                closest = match
+        return closest
 
     # ---- the walk ------------------------------------------------------------------------
 
@@ -413,6 +424,11 @@ class Replayer:
         focus: tuple[int, int] | None,
     ) -> None:
         reason = match.verdict.summary() if match.verdict else "no step to compare"
+        if match.offset != (0, 0) and match.verdict is not None:
+            reason = (
+                f"the task is found moved by {_signed(match.offset)}, but differs there "
+                f"(regions as recorded): {reason}"
+            )
         thumb = self._keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
         report.divergence = Divergence(
             depth, children[0].action.describe(), reason, thumb, children[0].thumbnail

@@ -89,17 +89,18 @@ def test_scenario(scenario: Scenario, recorded: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "flags, expected",
+    "flags, expected, said",
     [
-        (("--position", "150,100"), 0),  # 50 px right, on the 4 px grid
-        (("--position", "137,113"), 0),  # 37 px right, 13 px down: off the grid
-        (("--position", "150,100", "--error-label"), 3),  # moved, and something is wrong
-        (("--position", "150,100", "--popup-at-start"), 3),
+        (("--position", "150,100"), 0, "found moved by (+50, +0)"),  # on the 4 px grid
+        (("--position", "137,113"), 0, "found moved by (+37, +13)"),  # off the grid
+        # Moved, and something is wrong there: the reason is what differs at the new place.
+        (("--position", "150,100", "--error-label"), 3, "found moved by (+50, +0), but differs"),
+        (("--position", "150,100", "--popup-at-start"), 3, "diverged at step 1 "),
     ],
     ids=["moved-50", "moved-37-13", "moved-with-error", "moved-with-popup"],
 )
 def test_relocate_acts_on_a_moved_window_only_when_it_is_intact(
-    flags: tuple[str, ...], expected: int, recorded: Path, tmp_path: Path
+    flags: tuple[str, ...], expected: int, said: str, recorded: Path, tmp_path: Path
 ) -> None:
     app = LoanApp(tmp_path / "app")
     try:
@@ -112,8 +113,8 @@ def test_relocate_acts_on_a_moved_window_only_when_it_is_intact(
     finally:
         app.stop()
     assert result.returncode == expected, result.stderr
+    assert said in result.stderr
     if expected == 0:
-        assert "found moved by" in result.stderr
         assert [{k: str(r[k]) for k in WANTED} for r in submitted] == [WANTED]
     else:
         assert submitted == []
