@@ -96,6 +96,45 @@ def _read_holder(path: Path) -> str:
     return ""
 
 
+def start_xvfb(width: int = 1920, height: int = 1080) -> tuple[subprocess.Popen[bytes], str]:
+    """Start an Xvfb on a free display number; return it and its display name (":N") once
+    it accepts clients (-displayfd: Xvfb picks the number and writes it when ready)."""
+    if shutil.which("Xvfb") is None:
+        raise DisplayError("Xvfb is not installed (apt-get install xvfb)")
+    read_fd, write_fd = os.pipe()
+    process = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write_fd),
+            "-screen",
+            "0",
+            f"{width}x{height}x24",
+            "-nolisten",
+            "tcp",
+            "-noreset",
+        ],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    with os.fdopen(read_fd) as f:
+        number = f.readline().strip()
+    if not number:
+        process.kill()
+        raise DisplayError("Xvfb did not start")
+    return process, f":{number}"
+
+
+def stop_xvfb(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 class VirtualDisplay:
     """An Xvfb server started for the lifetime of a `with` block; sets DISPLAY inside it."""
 
@@ -106,33 +145,7 @@ class VirtualDisplay:
         self._saved: dict[str, str | None] = {}
 
     def __enter__(self) -> VirtualDisplay:
-        if shutil.which("Xvfb") is None:
-            raise DisplayError("Xvfb is not installed (apt-get install xvfb)")
-        read_fd, write_fd = os.pipe()
-        w, h = self.size
-        self.process = subprocess.Popen(
-            [
-                "Xvfb",
-                "-displayfd",
-                str(write_fd),
-                "-screen",
-                "0",
-                f"{w}x{h}x24",
-                "-nolisten",
-                "tcp",
-                "-noreset",
-            ],
-            pass_fds=(write_fd,),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(write_fd)
-        with os.fdopen(read_fd) as f:
-            number = f.readline().strip()
-        if not number:
-            self.process.kill()
-            raise DisplayError("Xvfb did not start")
-        self.display = f":{number}"
+        self.process, self.display = start_xvfb(*self.size)
         for key in ("DISPLAY", "XAUTHORITY"):
             self._saved[key] = os.environ.get(key)
         os.environ["DISPLAY"] = self.display
@@ -146,8 +159,4 @@ class VirtualDisplay:
             else:
                 os.environ[key] = value
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+            stop_xvfb(self.process)

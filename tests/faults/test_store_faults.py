@@ -3,14 +3,13 @@ file system. One clear line, the right exit code, and the previous recording int
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from examples.world import LoanApp
+from mmcli.display import start_xvfb, stop_xvfb
 from mmcli.store import Store
 from tests.faults.conftest import (
     Mount,
@@ -28,20 +27,9 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 def second_display(xdisplay: str) -> Iterator[str]:
     """Another Xvfb, so that two `mm record` need not wait for each other's display."""
-    read_fd, write_fd = os.pipe()
-    server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as f:
-        number = f.readline().strip()
-    assert number, "Xvfb did not start"
-    yield f":{number}"
-    server.terminate()
-    server.wait(10)
+    server, display = start_xvfb()
+    yield display
+    stop_xvfb(server)
 
 
 def barrier_agent(x: int, mine: Path, other: Path) -> list[str]:
