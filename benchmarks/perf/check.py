@@ -11,13 +11,11 @@ interleaved pairs; the figure is the median of the repeats' medians, with their 
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 
-from benchmarks.perf.common import Figure, Report, Spread, quiet_stderr, say
+from benchmarks.perf.common import Figure, Report, Spread, quiet_stderr, run_benchmark, say
 from benchmarks.validation.run import timings
 from examples.world import LoanApp, agent_command
-from mmcli.display import VirtualDisplay
 from mmcli.params import Values
 from mmcli.record import record
 from mmcli.store import Store
@@ -77,13 +75,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=60, help="interleaved pairs per repeat")
     parser.add_argument("--repeats", type=int, default=3, help="repeats of --rounds")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="mm-perf-") as tmp, VirtualDisplay():
-        report = run(args, Path(tmp))
-    report.print()
-    report.write_json(args.json)
-    return 0
+    return run_benchmark(parser, run)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ figures with targets, the printed table and the JSON file."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,27 @@ def quiet_stderr() -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+def run_benchmark(
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace, Path], Report],
+    details: Callable[[Report], None] | None = None,
+    *,
+    display: bool = True,
+) -> int:
+    """A benchmark's `main`: parse its arguments (plus `--json`), run it in a temporary
+    directory on a fresh Xvfb (`display=False`: it starts its own), print the report and
+    its details, and write the figures to the `--json` file if one was given."""
+    from mmcli.display import VirtualDisplay
+
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args()
+    screen = VirtualDisplay() if display else contextlib.nullcontext()
+    with tempfile.TemporaryDirectory(prefix="mm-perf-") as tmp, screen:
+        report = run(args, Path(tmp))
+    report.print()
+    if details is not None:
+        details(report)
+    report.write_json(args.json)
+    return 0

@@ -23,7 +23,6 @@ import argparse
 import contextlib
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -39,13 +38,13 @@ from benchmarks.perf.common import (
     mm_command,
     mm_env,
     quiet_stderr,
+    run_benchmark,
     run_timed,
     say,
 )
 from benchmarks.perf.replay import NAME, Blind, blind_script, record_task
 from benchmarks.perf.task import agent_command, fresh_start, problem
 from examples.world import LoanApp
-from mmcli.display import VirtualDisplay
 from mmcli.store import Store
 
 TARGET_MS = 25.0
@@ -310,14 +309,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per contender")
     parser.add_argument("--think", type=float, default=0.02, help="the agent's pause per action")
     parser.add_argument("--no-breakdown", action="store_true", help="skip the in-process parts")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="mm-perf-") as tmp, VirtualDisplay():
-        report = run(args, Path(tmp))
-    report.print()
-    print_details(report)
-    report.write_json(args.json)
-    return 0
+    return run_benchmark(parser, run, print_details)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import json
 import pstats
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -33,12 +32,12 @@ from benchmarks.perf.common import (
     Spread,
     mm_command,
     mm_env,
+    run_benchmark,
     run_timed,
     say,
 )
 from benchmarks.perf.task import ACTIONS, agent_command, fresh_start, problem
 from examples.world import LoanApp
-from mmcli.display import VirtualDisplay
 from mmcli.model import ActionKind, Recording
 from mmcli.store import Store
 
@@ -468,14 +467,7 @@ def main() -> int:
     parser.add_argument("--no-agent", action="store_true", help="do not time the agent")
     parser.add_argument("--no-breakdown", action="store_true", help="skip the in-process parts")
     parser.add_argument("--profile", action="store_true", help="cProfile one `mm replay`")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="mm-perf-") as tmp, VirtualDisplay():
-        report = run(args, Path(tmp))
-    report.print()
-    print_details(report)
-    report.write_json(args.json)
-    return 0
+    return run_benchmark(parser, run, print_details)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from benchmarks.perf.common import (
     mm_command,
     mm_env,
     quiet_stderr,
+    run_benchmark,
     run_timed,
     say,
 )
@@ -278,14 +278,7 @@ def main() -> int:
     parser.add_argument("--store", type=Path, help="build (or reuse) the store here and keep it")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile run")
     parser.add_argument("--top", type=int, default=20, help="profile lines to show")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="mm-perf-") as tmp:
-        report = run(args, Path(tmp))
-    report.print()
-    print_details(report)
-    report.write_json(args.json)
-    return 0
+    return run_benchmark(parser, run, print_details, display=False)
 
 
 if __name__ == "__main__":
