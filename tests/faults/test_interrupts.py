@@ -70,7 +70,6 @@ def test_kill_9_at_any_moment_of_a_first_recording_leaves_nothing_replay_trusts(
         else:
             outcomes.add("none")
         assert code in (0, -signal.SIGKILL)
-    print("OUTCOMES", outcomes)
     assert "none" in outcomes  # at least the early kills landed before the save
     replayed = mm("replay", "gone", "--no-agent")
     assert replayed.returncode == 1

@@ -3,6 +3,7 @@ file system. One clear line, the right exit code, and the previous recording int
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,12 +102,9 @@ def test_a_second_record_on_a_busy_display_waits_then_is_refused_without_running
     assert len(Store(isolated_store).load("same").steps) == 1
 
 
-def test_disk_full_while_saving_is_one_line_exit_1_previous_intact(
-    xdisplay: str, tmpfs_store: Mount, isolated_store: Path
-) -> None:
-    before = save_sample(isolated_store)
-    tmpfs_store.fill()
-    result = mm(
+def record_over_sample() -> subprocess.CompletedProcess[str]:
+    """`mm record sample --overwrite`, with an agent that acts once."""
+    return mm(
         "record",
         "sample",
         "--overwrite",
@@ -115,6 +113,14 @@ def test_disk_full_while_saving_is_one_line_exit_1_previous_intact(
         "--",
         *act("move", "300", "300").split(),
     )
+
+
+def test_disk_full_while_saving_is_one_line_exit_1_previous_intact(
+    xdisplay: str, tmpfs_store: Mount, isolated_store: Path
+) -> None:
+    before = save_sample(isolated_store)
+    tmpfs_store.fill()
+    result = record_over_sample()
     assert result.returncode == 1, result.stderr
     assert "disk full" in one_line_error(result.stderr)
     assert "previous version is intact" in result.stderr
@@ -129,15 +135,7 @@ def test_read_only_store_while_saving_is_one_line_exit_1_previous_intact(
 ) -> None:
     before = save_sample(isolated_store)
     tmpfs_store.read_only()
-    result = mm(
-        "record",
-        "sample",
-        "--overwrite",
-        "--observe",
-        "0",
-        "--",
-        *act("move", "300", "300").split(),
-    )
+    result = record_over_sample()
     assert result.returncode == 1, result.stderr
     assert "read-only" in one_line_error(result.stderr)
     assert snapshot(isolated_store) == before
