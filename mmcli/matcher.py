@@ -125,6 +125,13 @@ FIELD_REACH = 480
 point, on its line, may be the focused field's caret."""
 PIXEL_THRESHOLD = 12
 """Luma levels by which a downscaled pixel must differ to count as changed."""
+CARET_WIDTH = 3
+"""A caret is at most this many full-resolution pixels wide; a glyph of even a small font
+is wider, though once downscaled both fit in a caret-like mark."""
+CARET_INK = 48
+"""Luma levels by which a full-resolution pixel must differ from its surroundings to be ink."""
+TYPED_MARGIN = 8
+"""A changed region this close (px) to where the task types counts as in that field."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +213,10 @@ class Context:
     references: References = field(default_factory=References)
     pointer_step: bool = True
     """The action is a pointer action (click, scroll, move, drag), not keyboard input."""
+    typed: Sequence[Rect] = ()
+    """Where the recorded task types (the fields its typing changed): a region there is
+    never excused as a state seen at another step, which would turn "already typed" into
+    "safe to type again"."""
 
 
 Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
@@ -329,6 +340,73 @@ def in_focused_field(region: Rect, focus: tuple[int, int], *screens: np.ndarray)
     return True
 
 
+def _ink_columns(luma: np.ndarray, region: Rect, origin: tuple[int, int], ink: int) -> np.ndarray:
+    """Per column of `region`: whether it holds ink, against each row's background (the
+    row's median over `luma`, which covers the region widened by a margin, so that a
+    horizontal border crossing the region is background, not ink). `origin` is the
+    top-left of `luma` in the same units as `region`."""
+    x0 = max(region.x - origin[0], 0)
+    y0 = max(region.y - origin[1], 0)
+    rows = luma[y0 : y0 + region.h].astype(np.int16)
+    background = np.median(rows, axis=1, keepdims=True).astype(np.int16)
+    inside = rows[:, x0 : x0 + region.w]
+    return np.asarray((np.abs(inside - background) > ink).any(axis=0))
+
+
+def _one_thin_run(columns: np.ndarray, width: int) -> bool:
+    """No ink, or one run of inked columns at most `width` wide."""
+    inked = np.flatnonzero(columns)
+    if inked.size == 0:
+        return True
+    return bool(inked[-1] - inked[0] < width and inked.size == inked[-1] - inked[0] + 1)
+
+
+def caret_thin(frame: Frame, region: Rect, reference: np.ndarray | None = None) -> bool:
+    """Whether a caret-like mark really is caret-thin: on the live screen at full
+    resolution its ink is one run of at most `CARET_WIDTH` px (or there is none: the caret
+    is in its off phase), and on the recorded downscaled screen at most two columns.
+
+    Downscaled 4x, one glyph of a small font is no larger than a caret; at full resolution
+    it is two or three times wider.
+    """
+    margin = 6
+    x0, y0 = max(region.x - margin, 0), max(region.y - margin, 0)
+    x1 = min(region.right + margin, frame.width)
+    y1 = min(region.bottom + margin, frame.height)
+    if x1 <= x0 or y1 <= y0:
+        return False
+    bgr = frame.pixels[y0:y1, x0:x1, :3].astype(np.int16)
+    luma = (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4
+    if not _one_thin_run(_ink_columns(luma, region, (x0, y0), CARET_INK), CARET_WIDTH):
+        return False
+    if reference is None:
+        return True
+    small = Rect(region.x // SCALE, region.y // SCALE, -(-region.w // SCALE), -(-region.h // SCALE))
+    m = 2
+    sy0, sx0 = max(small.y - m, 0), max(small.x - m, 0)
+    band = reference[sy0 : small.bottom + m, sx0 : small.right + m]
+    if band.size == 0:
+        return False
+    return _one_thin_run(_ink_columns(band, small, (sx0, sy0), CARET_INK), 2)
+
+
+def on_focus_line(region: Rect, focus: tuple[int, int]) -> bool:
+    """Whether `region` stands on the focus point's line, within a field's reach of it."""
+    fx, fy = focus
+    if not region.y - SCALE <= fy <= region.bottom + SCALE:
+        return False
+    return region.x - FIELD_REACH <= fx <= region.right + FIELD_REACH
+
+
+def _typed_into(region: Rect, ctx: Context, recorded: Fingerprint) -> bool:
+    """The region is in a field the task types into: one its typing changed, or, at a
+    keyboard step, the focused field's line."""
+    if any(region.intersects(r.grow(TYPED_MARGIN)) for r in ctx.typed):
+        return True
+    patch = recorded.patch
+    return not ctx.pointer_step and patch is not None and on_focus_line(region, (patch.x, patch.y))
+
+
 def judge_regions(
     recorded: Fingerprint, live: Live, ctx: Context
 ) -> tuple[list[Difference], list[str]]:
@@ -354,6 +432,7 @@ def judge_regions(
             and ctx.pointer_step
             and region.w <= CARET_MAX[0]
             and region.h <= CARET_MAX[1]
+            and caret_thin(live.frame, region, reference)
         ):
             excused.append(f"caret-like mark: {region}")
         elif (
@@ -363,6 +442,7 @@ def judge_regions(
             and region.w <= CARET_MAX[0]
             and region.h <= CARET_MAX[1]
             and in_focused_field(region, (recorded.patch.x, recorded.patch.y), reference, now)
+            and caret_thin(live.frame, region, reference)
         ):
             excused.append(f"caret in the focused field: {region}")
         elif (
@@ -370,6 +450,7 @@ def judge_regions(
             and seen < SEEN_LIMIT
             and region.w <= SEEN_MAX[0]
             and region.h <= SEEN_MAX[1]
+            and not _typed_into(region, ctx, recorded)
             and _seen(region, now, path)
         ):
             seen += 1
@@ -398,9 +479,10 @@ def compare(
     references: References | None = None,
     pointer_step: bool = True,
     matchers: Sequence[str] = DEFAULT_MATCHERS,
+    typed: Sequence[Rect] = (),
 ) -> Verdict:
     live = Live(frame, recorded)
-    ctx = Context(policy.tolerance, ignore, area, references or References(), pointer_step)
+    ctx = Context(policy.tolerance, ignore, area, references or References(), pointer_step, typed)
     differences: list[Difference] = []
     excused: list[str] = []
     for name in matchers:

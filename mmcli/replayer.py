@@ -26,7 +26,7 @@ from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.errors import Aborted, DisplayError, StoreError, UsageError
 from mmcli.fingerprint import Frame, Rect, same_picture
 from mmcli.matcher import Policy, References, Verdict, compare
-from mmcli.model import POINTED, Recording, Step
+from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded, used_names
 from mmcli.recorder import blank_png, build_steps, focus_point, settle, volatile_masks
@@ -188,6 +188,7 @@ class Replayer:
         self.ignore = list(options.ignore)
         self._references: dict[int, np.ndarray | None] = {}
         self._prepared: dict[int, References] = {}
+        self._typed: dict[int, list[Rect]] = {}
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
 
@@ -295,6 +296,16 @@ class Replayer:
             )
         return self._prepared[step.id]
 
+    def typed_regions(self, step: Step) -> list[Rect]:
+        """Where the recorded path through `step` types: what its typing changed (cached)."""
+        if step.id not in self._typed:
+            self._typed[step.id] = [
+                s.effect
+                for s in [step, *self._path_through(step)]
+                if s.action.kind is ActionKind.TYPE and s.effect is not None
+            ]
+        return self._typed[step.id]
+
     def _verdict(self, step: Step, view: Frame) -> Verdict:
         return compare(
             step.fingerprint,
@@ -304,6 +315,7 @@ class Replayer:
             area=self.recording.area,
             references=self.references(step),
             pointer_step=step.action.kind in POINTED,
+            typed=self.typed_regions(step),
         )
 
     def _first_match(self, children: list[Step], frame: Frame) -> Match:

@@ -1,0 +1,102 @@
+"""Each rule of the `regions` matcher, on synthetic screens, through `compare` as replay
+calls it (recorded screens as references)."""
+
+from __future__ import annotations
+
+from PIL import Image, ImageDraw
+
+from mmcli.fingerprint import Frame, Rect, fingerprint_of
+from mmcli.matcher import References, caret_thin, compare
+from tests.helpers import form_screen
+
+FIELD_CLICK = (350, 185)
+"""A click in the middle of the form's Name field (the field spans x 200-500, y 175-195)."""
+SUBMIT = (160, 415)
+AREA = Rect(100, 100, 560, 420)
+FIELD = Rect(200, 175, 300, 20)
+
+
+def glyph(image: Image.Image, x: int, width: int) -> Image.Image:
+    """A character-like mark `width` px wide in the Name field, at `x`."""
+    out = image.copy()
+    d = ImageDraw.Draw(out)
+    d.rectangle([x, 180, x + width - 1, 191], fill="black")
+    if width > 2:
+        d.rectangle([x, 180, x + width - 1, 181], fill="white")  # not a solid bar
+    return out
+
+
+def check(
+    recorded_img: Image.Image,
+    live_img: Image.Image,
+    target: tuple[int, int],
+    *,
+    path: tuple[Image.Image, ...] = (),
+    pointer_step: bool = True,
+    typed: tuple[Rect, ...] = (),
+):
+    recorded = Frame.from_image(recorded_img)
+    fp = fingerprint_of(recorded, target)
+    refs = References.prepare(recorded.small, [Frame.from_image(p).small for p in path], [])
+    return compare(
+        fp,
+        Frame.from_image(live_img),
+        area=AREA,
+        references=refs,
+        pointer_step=pointer_step,
+        typed=typed,
+    )
+
+
+def test_a_caret_appearing_in_a_field_is_excused_at_a_pointer_step() -> None:
+    base = form_screen()
+    assert check(base, glyph(base, 220, 1), SUBMIT).ok
+
+
+def test_one_glyph_is_not_a_caret_though_as_small_once_downscaled() -> None:
+    base = form_screen()
+    live = glyph(base, 220, 6)
+    verdict = check(base, live, SUBMIT)
+    assert not verdict.ok, verdict.excused
+    assert verdict.differences[0].region.intersects(FIELD)
+
+
+def test_caret_thin_at_full_resolution() -> None:
+    base = form_screen()
+    mark = Rect(216, 176, 8, 20)
+    assert caret_thin(Frame.from_image(glyph(base, 220, 2)), mark)
+    assert not caret_thin(Frame.from_image(glyph(base, 220, 5)), mark)
+    assert caret_thin(Frame.from_image(base), mark)  # the caret's off phase
+
+
+def test_a_glyph_in_the_focused_field_is_not_its_caret_at_a_keyboard_step() -> None:
+    base = form_screen()
+    live = glyph(base, 220, 6)
+    assert not check(base, live, FIELD_CLICK, pointer_step=False).ok
+    assert check(base, glyph(base, 220, 1), FIELD_CLICK, pointer_step=False).ok
+
+
+def test_text_the_task_types_later_is_not_excused_as_a_seen_state() -> None:
+    """The field already shows what the task is about to type: typing it again would
+    submit "AdaAda". The later step's screen shows that very state."""
+    empty, filled = form_screen(), form_screen(text="Ada")
+    # Without knowing where the task types, the state-seen-elsewhere rule excuses it.
+    assert check(empty, filled, SUBMIT, path=(filled,)).ok
+    # Knowing it (the typing step's effect), it does not.
+    verdict = check(empty, filled, SUBMIT, path=(filled,), typed=(FIELD,))
+    assert not verdict.ok
+    assert "state the task shows" not in " ".join(verdict.excused)
+
+
+def test_the_focused_field_is_never_a_seen_state_at_a_keyboard_step() -> None:
+    empty, filled = form_screen(), form_screen(text="Ada")
+    verdict = check(empty, filled, FIELD_CLICK, path=(filled,), pointer_step=False)
+    assert not verdict.ok
+
+
+def test_a_seen_state_elsewhere_is_still_excused() -> None:
+    """A focus ring or hover on another widget, in a state the task shows at another
+    step, stays harmless even when the task types into a field."""
+    base = form_screen()
+    hovered = form_screen(button_color="#bbbbbb")
+    assert check(base, hovered, FIELD_CLICK, path=(hovered,), typed=(FIELD,)).ok
