@@ -422,20 +422,36 @@ def merge_rects(rects: Iterable[Rect], margin: int = 4) -> list[Rect]:
     return sorted(merged, key=lambda r: (r.y, r.x))
 
 
+RUN_REACH = 48
+"""A volatile region grows at most this many downscaled pixels (192 px) left or right."""
+EDGE_ROWS = 3
+"""A widget or window edge is a column that differs from its surroundings over the text
+line and this many downscaled rows above and below it: growth stops there."""
+
+
 def grow_to_text_run(small: np.ndarray, region: Rect, gap: int = 3, ink: int = 24) -> Rect:
-    """Widen `region` to the run of content it belongs to.
+    """Widen `region` to the run of content it belongs to, within its widget.
 
     When a clock's last digit changes, the whole "12:34:56" will change some time later,
     and a digit that changes between 5 and 6 touches fewer rows than one between 9 and 0:
     a region seen changing is grown left and right across columns that hold content
-    (darker or lighter than the band's background by `ink` levels) until `gap` empty
-    columns (downscaled pixels), then up and down across rows, to the first empty row
-    (a line of text has ink in every row of its run) and by `LINE_GROW` rows at most.
+    (darker or lighter than the background within `RUN_REACH` by `ink` levels) until `gap` empty
+    columns (downscaled pixels), a widget edge, or `RUN_REACH`, then up and down across
+    rows, to the first empty row (a line of text has ink in every row of its run) and by
+    `LINE_GROW` rows at most. The background is the neighbourhood's, never the whole
+    screen row's: on a coloured desktop that would be the wallpaper, and every widget on
+    the row would read as content.
     """
     ys, xs = small_slice(region, small.shape)
     if small[ys, xs].size == 0:
         return region
-    left, right = _run(_ink(small[ys, :], ink, axis=0), xs.start, xs.stop - 1, gap)
+    lo, hi = max(xs.start - RUN_REACH, 0), min(xs.stop + RUN_REACH, small.shape[1])
+    background = int(np.median(small[ys, lo:hi]))
+    tall = small[max(ys.start - EDGE_ROWS, 0) : ys.stop + EDGE_ROWS, lo:hi].astype(np.int16)
+    walls = np.asarray((np.abs(tall - background) > ink).all(axis=0))
+    has_ink = np.asarray((np.abs(small[ys, lo:hi].astype(np.int16) - background) > ink).any(axis=0))
+    left, right = _run(has_ink, xs.start - lo, xs.stop - 1 - lo, gap, walls)
+    left, right = left + lo, right + lo
     rows = slice(max(ys.start - LINE_GROW, 0), ys.stop + LINE_GROW)
     top, bottom = _run(
         _ink(small[rows, left : right + 1], ink, axis=1),
@@ -455,15 +471,22 @@ def _ink(band: np.ndarray, ink: int, axis: int) -> np.ndarray:
     return np.asarray((np.abs(values - int(np.median(values))) > ink).any(axis=axis))
 
 
-def _run(has_ink: np.ndarray, first: int, last: int, gap: int) -> tuple[int, int]:
-    """Extend [first, last] over `has_ink` until `gap` empty places on each side."""
+def _run(
+    has_ink: np.ndarray, first: int, last: int, gap: int, walls: np.ndarray | None = None
+) -> tuple[int, int]:
+    """Extend [first, last] over `has_ink` until `gap` empty places on each side, or a
+    wall (which is not crossed)."""
+
+    def wall(i: int) -> bool:
+        return walls is not None and bool(walls[i])
+
     empty = 0
-    while first > 0 and empty < gap:
+    while first > 0 and empty < gap and not wall(first - 1):
         first -= 1
         empty = 0 if has_ink[first] else empty + 1
     first += empty
     empty = 0
-    while last < len(has_ink) - 1 and empty < gap:
+    while last < len(has_ink) - 1 and empty < gap and not wall(last + 1):
         last += 1
         empty = 0 if has_ink[last] else empty + 1
     return first, last - empty

@@ -48,6 +48,7 @@ from mmcli.fingerprint import (
     same_picture,
     small_slice,
 )
+from mmcli.matcher import CARET_MAX, caret_thin
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
@@ -74,6 +75,17 @@ def settle(
         if same_picture(frame, latest) or time.monotonic() >= deadline:
             return latest
         frame = latest
+
+
+def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
+    """A region that changed between two frames is a caret blinking: caret-sized, and
+    caret-thin at full resolution in both."""
+    return (
+        region.w <= CARET_MAX[0]
+        and region.h <= CARET_MAX[1]
+        and caret_thin(before, region)
+        and caret_thin(after, region)
+    )
 
 
 def approach(backend: Backend, action: Action) -> None:
@@ -196,20 +208,24 @@ class Recorder:
     def observe(self, seconds: float) -> None:
         """Watch the idle screen before the agent starts: what changes now changes alone."""
         deadline = time.monotonic() + seconds
-        previous = self.backend.grab().small
+        previous = self.backend.grab()
         while time.monotonic() < deadline:
             time.sleep(min(SAMPLE_EVERY / 2, max(deadline - time.monotonic(), 0)))
-            current = self.backend.grab().small
+            current = self.backend.grab()
             self._note_volatile(previous, current)
             previous = current
 
-    def _note_volatile(self, before: np.ndarray, after: np.ndarray) -> None:
-        for region in changed_regions(before, after):
-            self.volatile.append(grow_to_text_run(after, region))
+    def _note_volatile(self, before: Frame, after: Frame) -> None:
+        for region in changed_regions(before.small, after.small):
+            if is_caret(before, after, region):
+                # A blinking caret: the matcher knows carets where they are harmless;
+                # masking it (let alone the text run beside it) would hide its field.
+                continue
+            self.volatile.append(grow_to_text_run(after.small, region))
 
     def _sample(self) -> None:
         """Background: between actions, once the app has reacted, note spontaneous changes."""
-        previous: np.ndarray | None = None
+        previous: Frame | None = None
         seen = -1
         while not self._closing:
             time.sleep(SAMPLE_EVERY)
@@ -218,7 +234,7 @@ class Recorder:
                 if not quiet or self._closing:
                     previous = None
                     continue
-                current = self.backend.grab().small
+                current = self.backend.grab()
                 if previous is not None and seen == len(self.captures):
                     self._note_volatile(previous, current)
                 previous, seen = current, len(self.captures)

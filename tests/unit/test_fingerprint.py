@@ -35,3 +35,39 @@ def test_a_clock_digit_changing_only_some_rows_masks_every_row_of_the_clock() ->
     for region in changed_regions(_screen(), later):
         assert learned.x <= region.x and region.right <= learned.right
         assert learned.y <= region.y and region.bottom <= learned.bottom
+
+
+def _desktop() -> np.ndarray:
+    """A coloured wallpaper (luma 90) with a dialog (light grey, a dark 1-px border) whose
+    row also holds, far to its left, other desktop content."""
+    small = np.full((80, 300), 90, np.uint8)
+    small[10:60, 100:220] = 215  # the dialog
+    small[10:60, 100] = small[10:60, 219] = 40  # its left and right edges
+    small[30:36, 110:150] = 255  # a white field inside it
+    small[31:35, 10:60] = 20  # icons / text on the wallpaper, same row
+    return small
+
+
+def test_growth_takes_the_background_from_the_widget_not_the_screen_row() -> None:
+    """On a coloured desktop the row's median is the wallpaper: every widget on the row
+    would read as content and a change in a field would grow into a mask over the whole
+    row, the dialog and the desktop beside it."""
+    small = _desktop()
+    small[31:35, 112:114] = 0  # a glyph in the field
+    grown = grow_to_text_run(small, Rect(112 * SCALE, 31 * SCALE, 2 * SCALE, 4 * SCALE))
+    assert grown.x >= 110 * SCALE and grown.right <= 150 * SCALE  # the field at most
+
+
+def test_growth_stops_at_a_widget_edge() -> None:
+    small = _desktop()
+    small[40:44, 104:118] = 0  # text touching the dialog's left edge
+    grown = grow_to_text_run(small, Rect(110 * SCALE, 41 * SCALE, SCALE, 2 * SCALE))
+    assert grown.x >= 101 * SCALE
+
+
+def test_growth_is_bounded() -> None:
+    small = np.full((20, 400), 200, np.uint8)
+    small[5:10, :] = 0
+    small[5:10, ::2] = 200  # a very long run of content on a flat background
+    grown = grow_to_text_run(small, Rect(200 * SCALE, 5 * SCALE, SCALE, 5 * SCALE))
+    assert grown.w <= (2 * 48 + 2) * SCALE

@@ -100,3 +100,22 @@ def test_a_seen_state_elsewhere_is_still_excused() -> None:
     base = form_screen()
     hovered = form_screen(button_color="#bbbbbb")
     assert check(base, hovered, FIELD_CLICK, path=(hovered,), typed=(FIELD,)).ok
+
+
+def test_a_blinking_caret_is_not_learned_as_volatile_but_a_clock_is() -> None:
+    from mmcli.backends.fake import FakeBackend
+    from mmcli.recorder import Recorder
+
+    base = form_screen()
+    d = ImageDraw.Draw(base)
+    d.text((1700, 20), "12:00:01", fill="white")
+    phases = [glyph(base, 220, 1), base]
+    ticked = base.copy()
+    ImageDraw.Draw(ticked).rectangle([1700, 18, 1760, 34], fill="black")
+    ImageDraw.Draw(ticked).text((1700, 20), "12:00:02", fill="white")
+    backend = FakeBackend(phases[0])
+    recorder = Recorder(backend)
+    recorder._note_volatile(Frame.from_image(phases[0]), Frame.from_image(phases[1]))
+    assert recorder.volatile == []
+    recorder._note_volatile(Frame.from_image(base), Frame.from_image(ticked))
+    assert len(recorder.volatile) == 1 and recorder.volatile[0].x >= 1680
