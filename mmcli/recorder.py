@@ -38,7 +38,7 @@ from mmcli.fingerprint import (
     Frame,
     Patch,
     Rect,
-    changed_region,
+    blank,
     changed_regions,
     find_template,
     grid_of,
@@ -48,7 +48,7 @@ from mmcli.fingerprint import (
     same_picture,
     small_slice,
 )
-from mmcli.matcher import CARET_MAX, caret_thin
+from mmcli.matcher import CARET_MAX, caret_thin, on_focus_line
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
@@ -371,7 +371,7 @@ def build_steps(
         masks.extend(echoes.get(i, []))
         hidden.extend(r for r in echoes.get(i, []) if r in secret_echoes)
         after = captures[i + 1].small if i + 1 < len(captures) else final
-        effect = changed_region(cap.small, after) if after is not None else None
+        effect = effect_of(cap, after, masks) if after is not None else None
         action = cap.action
         if action.kind is ActionKind.TYPE:
             action = replace(action, text=parametrize(action.text, values))
@@ -409,6 +409,26 @@ def build_steps(
                 if secret:
                     secret_echoes.append(_text_mask(rect))
     return Built(steps, thumbnails, area)
+
+
+def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None:
+    """What the captured action changed on the screen, judged region by region with the
+    masked (volatile, declared, param) regions left out: a clock ticking between two
+    captures is not the action's doing. For typed text, the changed regions on the line of
+    the field that has the focus (what the typing produced); when there are none there,
+    everything that changed.
+    """
+    regions = changed_regions(blank(cap.small, masks), blank(after, masks))
+    if not regions:
+        return None
+    if cap.action.kind is ActionKind.TYPE and cap.patch is not None:
+        focus = (cap.patch.x, cap.patch.y)
+        in_field = [r for r in regions if on_focus_line(r, focus)]
+        regions = in_field or regions
+    effect = regions[0]
+    for region in regions[1:]:
+        effect = effect.union(region)
+    return effect
 
 
 def blank_png(data: bytes, regions: list[Rect]) -> bytes:

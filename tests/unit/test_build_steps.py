@@ -1,0 +1,66 @@
+"""Step building: what each action changed, and the masks derived from it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from PIL import Image, ImageDraw
+
+from mmcli.fingerprint import Frame, Rect, patch_of
+from mmcli.model import Action, ActionKind
+from mmcli.recorder import Capture, build_steps
+from tests.helpers import form_screen
+
+FIELD_CLICK = (350, 185)
+CLOCK = Rect(1690, 10, 120, 30)
+
+
+def screen(text: str = "", clock: str = "12:00:01") -> Image.Image:
+    img = form_screen(text=text)
+    ImageDraw.Draw(img).text((1700, 20), clock, fill="white")
+    return img
+
+
+def capture(img: Image.Image, action: Action, focus: tuple[int, int]) -> Capture:
+    frame = Frame.from_image(img)
+    return Capture(
+        action=action,
+        small=frame.small,
+        patch=patch_of(frame, *focus),
+        pointer=focus,
+        size=(frame.width, frame.height),
+        at=datetime(2026, 11, 1, tzinfo=UTC),
+    )
+
+
+def typed_run(clock_ticks: bool) -> list[Capture]:
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    typing = Action(ActionKind.TYPE, text="Ada")
+    submit = Action(ActionKind.CLICK, x=160, y=415)
+    later = "12:00:02" if clock_ticks else "12:00:01"
+    return [
+        capture(screen(), click, FIELD_CLICK),
+        capture(screen(), typing, FIELD_CLICK),
+        capture(screen(text="Ada", clock=later), submit, (160, 415)),
+    ]
+
+
+def test_the_effect_of_typing_is_the_field_even_when_the_clock_ticks() -> None:
+    """A clock ticking between two captures is not the typing's doing: the param mask
+    derived from the effect must stay on the field, not stretch to the clock."""
+    built = build_steps(typed_run(clock_ticks=True), None, {"name": "Ada"}, 0, None, [])
+    effect = built.steps[1].effect
+    assert effect is not None
+    assert effect.intersects(Rect(200, 175, 300, 20))
+    assert not effect.intersects(CLOCK)
+    param_mask = built.steps[2].fingerprint.masks[-1]
+    assert not param_mask.intersects(CLOCK)
+    assert built.steps[1].action.text == "{{name}}"
+
+
+def test_a_masked_region_is_no_part_of_any_effect() -> None:
+    captures = typed_run(clock_ticks=True)
+    captures[1] = capture(screen(clock="12:00:05"), captures[1].action, FIELD_CLICK)
+    built = build_steps(captures, None, {}, 0, None, [CLOCK])
+    assert built.steps[0].effect is None  # the click changed nothing but the clock
+    assert built.area is not None and not built.area.intersects(CLOCK)
