@@ -130,7 +130,7 @@ CARET_WIDTH = 3
 is wider, though once downscaled both fit in a caret-like mark."""
 CARET_INK = 48
 """Luma levels by which a full-resolution pixel must differ from its surroundings to be ink."""
-TYPED_MARGIN = 8
+TYPED_MARGIN = 4
 """A changed region this close (px) to where the task types counts as in that field."""
 
 
@@ -175,14 +175,22 @@ class References:
     """The step being checked."""
     path: Sequence[np.ndarray] = ()
     """The other steps on the recorded path through it (states the task passes through)."""
+    typed: Sequence[Sequence[Rect]] = ()
+    """For each of `path`: where the task types between that step and the step being
+    checked (what its typing changed). A region there, in the state of that step, is the
+    typing already done (or undone), never a harmless state."""
 
     @classmethod
     def prepare(
-        cls, this: np.ndarray | None, path: Sequence[np.ndarray], masks: Sequence[Rect]
+        cls,
+        this: np.ndarray | None,
+        path: Sequence[np.ndarray],
+        masks: Sequence[Rect],
+        typed: Sequence[Sequence[Rect]] = (),
     ) -> References:
         if this is None:
             return cls()
-        return cls(blank(this, masks), [blank(p, masks) for p in path])
+        return cls(blank(this, masks), [blank(p, masks) for p in path], typed)
 
 
 @dataclass
@@ -213,10 +221,6 @@ class Context:
     references: References = field(default_factory=References)
     pointer_step: bool = True
     """The action is a pointer action (click, scroll, move, drag), not keyboard input."""
-    typed: Sequence[Rect] = ()
-    """Where the recorded task types (the fields its typing changed): a region there is
-    never excused as a state seen at another step, which would turn "already typed" into
-    "safe to type again"."""
 
 
 Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
@@ -296,11 +300,17 @@ def match_grid(recorded: Fingerprint, live: Live, ctx: Context) -> list[Differen
     return sorted(found, key=lambda d: -d.amount)
 
 
-def _seen(region: Rect, live: np.ndarray, path: Sequence[np.ndarray]) -> bool:
+def _seen(region: Rect, live: np.ndarray, refs: References) -> bool:
+    """Whether `region` of the live screen is in the state another step of the path shows,
+    with no typing of the task into it between that step and this one: a field that
+    already shows what the task is about to type is "already done", not "safe to do"."""
     ys, xs = small_slice(region.grow(SCALE), live.shape)
     want = live[ys, xs].astype(np.int16)
-    for other in path:
+    for i, other in enumerate(refs.path):
         if other.shape != live.shape:
+            continue
+        typed = refs.typed[i] if i < len(refs.typed) else ()
+        if any(region.intersects(r.grow(TYPED_MARGIN)) for r in typed):
             continue
         if np.abs(other[ys, xs].astype(np.int16) - want).max(initial=0) <= PIXEL_THRESHOLD:
             return True
@@ -398,15 +408,6 @@ def on_focus_line(region: Rect, focus: tuple[int, int]) -> bool:
     return region.x - FIELD_REACH <= fx <= region.right + FIELD_REACH
 
 
-def _typed_into(region: Rect, ctx: Context, recorded: Fingerprint) -> bool:
-    """The region is in a field the task types into: one its typing changed, or, at a
-    keyboard step, the focused field's line."""
-    if any(region.intersects(r.grow(TYPED_MARGIN)) for r in ctx.typed):
-        return True
-    patch = recorded.patch
-    return not ctx.pointer_step and patch is not None and on_focus_line(region, (patch.x, patch.y))
-
-
 def judge_regions(
     recorded: Fingerprint, live: Live, ctx: Context
 ) -> tuple[list[Difference], list[str]]:
@@ -418,7 +419,7 @@ def judge_regions(
     now = blank(live.frame.small, [*recorded.masks, *ctx.ignore])
     regions = changed_regions(reference, now, PIXEL_THRESHOLD)
     target = target_rect(recorded.patch, core=True) if recorded.patch is not None else None
-    path = ctx.references.path if tol.seen_states else []
+    seen_states = tol.seen_states and bool(ctx.references.path)
     found: list[Difference] = []
     excused: list[str] = []
     seen = 0
@@ -450,8 +451,8 @@ def judge_regions(
             and seen < SEEN_LIMIT
             and region.w <= SEEN_MAX[0]
             and region.h <= SEEN_MAX[1]
-            and not _typed_into(region, ctx, recorded)
-            and _seen(region, now, path)
+            and seen_states
+            and _seen(region, now, ctx.references)
         ):
             seen += 1
             excused.append(f"a state the task shows at another step: {region}")
@@ -479,10 +480,9 @@ def compare(
     references: References | None = None,
     pointer_step: bool = True,
     matchers: Sequence[str] = DEFAULT_MATCHERS,
-    typed: Sequence[Rect] = (),
 ) -> Verdict:
     live = Live(frame, recorded)
-    ctx = Context(policy.tolerance, ignore, area, references or References(), pointer_step, typed)
+    ctx = Context(policy.tolerance, ignore, area, references or References(), pointer_step)
     differences: list[Difference] = []
     excused: list[str] = []
     for name in matchers:

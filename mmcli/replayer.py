@@ -25,7 +25,7 @@ from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.errors import Aborted, DisplayError, StoreError, UsageError
 from mmcli.fingerprint import Frame, Rect, same_picture
-from mmcli.matcher import Policy, References, Verdict, compare
+from mmcli.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded, used_names
@@ -38,6 +38,12 @@ HOVER_SETTLE = 0.03
 """After moving the pointer between candidate targets, time for hover effects to draw."""
 APPROACH_SETTLE_LIMIT = 1.0
 """At most this long, replay waits for the screen to be still before moving the pointer."""
+CONFIRM_RETRIES = 5
+"""How often the target may change between the check and the action before replay gives
+up on the step (a divergence)."""
+ACT_THRESHOLD = 24
+"""Colour levels by which a target pixel may differ from the checked screen at the moment
+of acting (anti-aliasing noise), no more."""
 WAIT_NOTICE = 1.0
 """After this many seconds of waiting for a step's screen, say so."""
 Progress = Callable[[str], None]
@@ -147,6 +153,13 @@ def _fewer(a: Match, b: Match) -> bool:
     return na < nb
 
 
+def _typed_by(step: Step) -> list[Rect]:
+    """Where the step's own typing changed the screen."""
+    if step.action.kind is ActionKind.TYPE and step.effect is not None:
+        return [step.effect]
+    return []
+
+
 def check_geometry(recording: Recording, backend: Backend) -> None:
     if not recording.steps:
         return
@@ -188,7 +201,6 @@ class Replayer:
         self.ignore = list(options.ignore)
         self._references: dict[int, np.ndarray | None] = {}
         self._prepared: dict[int, References] = {}
-        self._typed: dict[int, list[Rect]] = {}
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
 
@@ -272,39 +284,39 @@ class Replayer:
             kids = self.recording.children(kids[0].id)
         return chain
 
-    def _path_through(self, step: Step) -> list[Step]:
-        """The other steps of the recorded path through `step`: its ancestors and the
-        steps that followed it first."""
-        path: list[Step] = []
+    def _path_through(self, step: Step) -> list[tuple[Step, list[Rect]]]:
+        """The other steps of the recorded path through `step` (its ancestors and the
+        steps that followed it first), each with where the task typed between that step's
+        screen and `step`'s."""
+        path: list[tuple[Step, list[Rect]]] = []
+        typed: list[Rect] = []
         parent = step.parent
         while parent is not None:
             ancestor = self.recording.step(parent)
-            path.append(ancestor)
+            typed = [*typed, *_typed_by(ancestor)]
+            path.append((ancestor, typed))
             parent = ancestor.parent
-        return path + self._chain_below(step)
+        typed = _typed_by(step)
+        for below in self._chain_below(step):
+            path.append((below, typed))
+            typed = [*typed, *_typed_by(below)]
+        return path
 
     def references(self, step: Step) -> References:
         """Recorded screens for the `regions` matcher, masked as the step is (cached)."""
         if step.id not in self._prepared:
             this = self._reference(step)
-            others = (
-                [self._reference(s) for s in self._path_through(step)] if this is not None else []
-            )
+            others: list[tuple[np.ndarray, list[Rect]]] = []
+            if this is not None:
+                for other, typed in self._path_through(step):
+                    reference = self._reference(other)
+                    if reference is not None:
+                        others.append((reference, typed))
             masks = [*step.fingerprint.masks, *self.recording.ignore, *self.ignore]
             self._prepared[step.id] = References.prepare(
-                this, [o for o in others if o is not None], masks
+                this, [o for o, _ in others], masks, [t for _, t in others]
             )
         return self._prepared[step.id]
-
-    def typed_regions(self, step: Step) -> list[Rect]:
-        """Where the recorded path through `step` types: what its typing changed (cached)."""
-        if step.id not in self._typed:
-            self._typed[step.id] = [
-                s.effect
-                for s in [step, *self._path_through(step)]
-                if s.action.kind is ActionKind.TYPE and s.effect is not None
-            ]
-        return self._typed[step.id]
 
     def _verdict(self, step: Step, view: Frame) -> Verdict:
         return compare(
@@ -315,7 +327,6 @@ class Replayer:
             area=self.recording.area,
             references=self.references(step),
             pointer_step=step.action.kind in POINTED,
-            typed=self.typed_regions(step),
         )
 
     def _first_match(self, children: list[Step], frame: Frame) -> Match:
@@ -382,6 +393,7 @@ class Replayer:
         node: int | None = None
         focus: tuple[int, int] | None = None
         depth = 0
+        changed = 0
         while True:
             children = self.recording.children(node)
             if not children:
@@ -400,7 +412,18 @@ class Replayer:
                 report.steps_replayed = depth
                 return
             self._check_abort()
-            self.backend.perform(moved(step.action.render(self.values.all), self.offset))
+            action = moved(step.action.render(self.values.all), self.offset)
+            if not self.backend.perform_checked(action, self._unchanged(match, step)):
+                # The screen changed between the check and the action: check again.
+                changed += 1
+                self.progress(f"step {depth + 1}: the screen changed as replay was about to act")
+                if changed > CONFIRM_RETRIES:
+                    self._diverged(
+                        report, children, self._changed_at_act(match, step), depth, node, focus
+                    )
+                    return
+                continue
+            changed = 0
             total = depth + 1 + len(self._chain_below(step))
             self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
             focus = focus_point(moved(step.action, self.offset), focus)
@@ -408,6 +431,41 @@ class Replayer:
             node = step.id
             depth += 1
             report.steps_replayed = depth
+
+    def _target_on_screen(self, match: Match, step: Step) -> Rect | None:
+        patch = step.fingerprint.patch
+        if patch is None:
+            return None
+        rect = target_rect(patch)
+        rect = Rect(rect.x + match.offset[0], rect.y + match.offset[1], rect.w, rect.h)
+        x0, y0 = max(rect.x, 0), max(rect.y, 0)
+        x1, y1 = min(rect.right, match.frame.width), min(rect.bottom, match.frame.height)
+        return Rect(x0, y0, x1 - x0, y1 - y0) if x1 > x0 and y1 > y0 else None
+
+    def _unchanged(self, match: Match, step: Step) -> Callable[[], bool]:
+        """At the moment of acting (on X11 with every other client held still), the target
+        is still exactly as checked: a dialog that appeared since is not clicked."""
+
+        def unchanged() -> bool:
+            rect = self._target_on_screen(match, step)
+            if rect is None:
+                return True
+            now = self.backend.grab_rect(rect)[..., :3].astype(np.int16)
+            then = match.frame.pixels[rect.y : rect.bottom, rect.x : rect.right, :3]
+            return bool((np.abs(now - then) <= ACT_THRESHOLD).all())
+
+        return unchanged
+
+    def _changed_at_act(self, match: Match, step: Step) -> Match:
+        rect = self._target_on_screen(match, step) or Rect(0, 0, 0, 0)
+        difference = Difference(
+            "target",
+            rect,
+            "changed each time replay was about to act; attempts",
+            CONFIRM_RETRIES + 1,
+            0,
+        )
+        return Match(None, Verdict((difference,)), self.backend.grab(), match.offset)
 
     def _approach(self, point: tuple[int, int] | None, several: bool) -> bool:
         """Put the pointer back where it was when the step was recorded (on the target of

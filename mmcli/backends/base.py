@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
-from mmcli.fingerprint import Frame
+import numpy as np
+
+from mmcli.fingerprint import Frame, Rect
 from mmcli.model import Action
 
 FAILSAFE_MARGIN = 0
@@ -29,6 +32,20 @@ class Backend(ABC):
     @abstractmethod
     def perform(self, action: Action) -> None:
         """Perform `action` (already rendered: no placeholders left)."""
+
+    def grab_rect(self, rect: Rect) -> np.ndarray:
+        """The full-resolution BGRX pixels of a rectangle of the screen, (h, w, 4); works
+        inside `perform_checked`'s check."""
+        return self.grab().pixels[rect.y : rect.bottom, rect.x : rect.right]
+
+    def perform_checked(self, action: Action, unchanged: Callable[[], bool]) -> bool:
+        """Perform `action` only if `unchanged()` holds at the moment of acting; False if it
+        did not (nothing was done). Backends that can hold the display still between the
+        check and the action do so; this default only narrows the gap."""
+        if not unchanged():
+            return False
+        self.perform(action)
+        return True
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -8,16 +8,27 @@ and raises `Aborted`, which the CLI maps to exit 130).
 from __future__ import annotations
 
 import os
+import sys
+import time
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from mmcli.backends.base import Backend
 from mmcli.display import ensure_xauthority
 from mmcli.errors import DisplayError
-from mmcli.fingerprint import Frame
+from mmcli.fingerprint import Frame, Rect
 from mmcli.model import Action, ActionKind
 
 DRAG_SECONDS = 0.2
 """Apps need pointer motion between press and release to see a drag."""
+CLICK_SETTLE = 0.02
+"""After a click, time for the app to take it before the pointer moves on (without it a Tk
+dialog opened by the click was seen not to appear)."""
+HELD = {ActionKind.CLICK, ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY, ActionKind.SCROLL}
+"""Actions performed with the display held still from the check on (not drags: apps need
+to see the pointer's motion as it happens)."""
 
 
 def import_pyautogui() -> Any:
@@ -44,6 +55,8 @@ class X11Backend(Backend):
         except Exception as e:
             raise DisplayError(f"cannot grab display {os.environ.get('DISPLAY')}: {e}") from None
         self._monitor = self._mss.monitors[1]
+        self._held: Any = None
+        """pyautogui's own X connection while it holds the server (`perform_checked`)."""
 
     def size(self) -> tuple[int, int]:
         return (int(self._monitor["width"]), int(self._monitor["height"]))
@@ -59,18 +72,54 @@ class X11Backend(Backend):
     def move(self, x: int, y: int) -> None:
         self._gui.moveTo(x, y, _pause=False)
 
+    def grab_rect(self, rect: Rect) -> np.ndarray:
+        if self._held is not None:
+            from Xlib import X
+
+            root = self._held.screen().root
+            image = root.get_image(rect.x, rect.y, rect.w, rect.h, X.ZPixmap, 0xFFFFFFFF)
+            return np.frombuffer(image.data, np.uint8).reshape(rect.h, rect.w, 4)
+        region = {"left": rect.x, "top": rect.y, "width": rect.w, "height": rect.h}
+        shot = self._mss.grab(region)
+        return np.frombuffer(shot.raw, np.uint8).reshape(shot.height, shot.width, 4)
+
+    def perform_checked(self, action: Action, unchanged: Callable[[], bool]) -> bool:
+        """Hold every other X client still (a server grab, on pyautogui's own connection,
+        through which the input then goes), check, act, release: nothing can map a dialog
+        or move a window between the check and the action."""
+        display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
+        if display is None or action.kind not in HELD:
+            return super().perform_checked(action, unchanged)
+        display.grab_server()
+        display.sync()
+        self._held = display
+        try:
+            if not unchanged():
+                return False
+            self._act(action)
+        finally:
+            self._held = None
+            display.ungrab_server()
+            display.sync()
+        if action.kind is ActionKind.CLICK:
+            time.sleep(CLICK_SETTLE)
+        return True
+
     def perform(self, action: Action) -> None:
+        self._act(action)
+        if action.kind is ActionKind.CLICK:
+            time.sleep(CLICK_SETTLE)
+
+    def _act(self, action: Action) -> None:
         g = self._gui
         k = action.kind
         if k is ActionKind.CLICK:
+            # Between the clicks of a double click, no pause: the app takes them as one.
             g.click(
                 action.x,
                 action.y,
                 clicks=action.clicks,
-                # pyautogui sleeps `interval` after every click, the last one included:
-                # the app takes the click before the pointer moves on to the next target
-                # (without it a Tk dialog opened by the click was seen not to appear).
-                interval=0.02,
+                interval=0.0,
                 button=action.button,
                 _pause=False,
             )

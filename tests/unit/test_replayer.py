@@ -141,3 +141,48 @@ def test_branch_matching_the_screen_is_followed() -> None:
 def test_unknown_recording_without_agent() -> None:
     with pytest.raises(RecordingNotFound):
         replay(Store(), FakeBackend(form_screen()), "nope", Values(), ReplayOptions())
+
+
+def test_each_path_screen_knows_the_typing_between_it_and_the_step() -> None:
+    """What the `seen state` rule may not excuse: for every other screen of the path,
+    where the task types between that screen and the step checked."""
+    from mmcli.fingerprint import Rect
+    from mmcli.replayer import Replayer
+
+    field = Rect(200, 175, 300, 20)
+    from dataclasses import replace as with_
+
+    recording = form_recording()
+    recording.steps[1] = with_(recording.steps[1], effect=field)
+    replayer = Replayer(
+        Store(), FakeBackend(form_screen()), recording, Values({"name": "J"}), ReplayOptions()
+    )
+    step = recording.step
+
+    def typed(at: int) -> dict[int, list[Rect]]:
+        return {s.id: t for s, t in replayer._path_through(step(at))}
+
+    assert typed(0) == {1: [], 2: [field]}  # typing at step 1 lies between 0 and 2
+    assert typed(1) == {0: [], 2: [field]}
+    assert typed(2) == {1: [field], 0: [field]}
+
+
+class DialogAtTheLastMoment(FakeBackend):
+    """A dialog opens over the form after replay checked the screen, just before it acts
+    (the first time the target is looked at again)."""
+
+    def grab_rect(self, rect):  # type: ignore[no-untyped-def]
+        from PIL import ImageDraw
+
+        dialog = form_screen()
+        ImageDraw.Draw(dialog).rectangle([200, 150, 500, 260], fill="#eeeeee", outline="black")
+        self.screen = dialog
+        return super().grab_rect(rect)
+
+
+def test_a_dialog_that_opens_between_the_check_and_the_action_is_not_clicked() -> None:
+    backend = DialogAtTheLastMoment(form_screen())
+    report = run(backend)
+    assert backend.performed == []
+    assert report.outcome is Outcome.DIVERGED
+    assert report.divergence is not None and report.divergence.step == 0
