@@ -441,7 +441,8 @@ def blank_png(data: bytes, regions: list[Rect]) -> bytes:
         img = image.convert("RGB")
     draw = ImageDraw.Draw(img)
     for r in regions:
-        box = [r.x // SCALE, r.y // SCALE, -(-r.right // SCALE), -(-r.bottom // SCALE)]
+        # Exactly the cells `blank` blanks (PIL includes the rectangle's last row and column).
+        box = [r.x // SCALE, r.y // SCALE, -(-r.right // SCALE) - 1, -(-r.bottom // SCALE) - 1]
         draw.rectangle(box, fill=(64, 64, 64))
     buf = io.BytesIO()
     img.save(buf, format="PNG")

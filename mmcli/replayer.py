@@ -226,6 +226,7 @@ class Replayer:
             groups.setdefault(child.fingerprint.pointer, []).append(child)
         best: Match | None = None
         told = False
+        refocused = False
         while True:
             if not told and time.monotonic() - started > WAIT_NOTICE:
                 told = True
@@ -260,9 +261,28 @@ class Replayer:
                     match = again
                 if match.step is None and (best is None or _fewer(match, best)):
                     best = match
+                if match.step is None and not refocused and self._refocus(group, depth):
+                    refocused = True
             if time.monotonic() >= deadline:
                 return best or match
             time.sleep(POLL)
+
+    def _refocus(self, group: list[Step], depth: int) -> bool:
+        """Before a click, a window that lost the focus to another window is given it back,
+        as the click itself would (click-to-focus), so that the screen is compared as the
+        recording saw it: active title bar, focus rings. Only the window at the click's
+        target is ever activated, and the check that follows is the full one: a different
+        window at the target still diverges."""
+        if self.options.dry_run or not all(c.action.kind is ActionKind.CLICK for c in group):
+            return False
+        point = moved_point(group[0].action.point, self.offset)
+        if point is None or not self.backend.focus_window_at(*point):
+            return False
+        self.progress(
+            f"step {depth + 1}: the window at the click had lost the focus to another "
+            "window; gave it back, as the click would"
+        )
+        return True
 
     def _reference(self, step: Step) -> np.ndarray | None:
         """The recorded downscaled screen of `step`, from its thumbnail (None if gone)."""

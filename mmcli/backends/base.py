@@ -47,6 +47,12 @@ class Backend(ABC):
         self.perform(action)
         return True
 
+    def focus_window_at(self, x: int, y: int) -> bool:
+        """Give the keyboard focus to the window at (x, y) if another window has it, as a
+        click there would (click-to-focus); True if the focus moved. Backends without a
+        window manager to ask do nothing."""
+        return False
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 

@@ -105,6 +105,18 @@ class X11Backend(Backend):
             time.sleep(CLICK_SETTLE)
         return True
 
+    def focus_window_at(self, x: int, y: int) -> bool:
+        """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window at the
+        point, found below the top-level window there by its `WM_STATE`, is activated when
+        it is not the active one; waits until the window manager says it is."""
+        display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
+        if display is None:
+            return False
+        try:
+            return _focus_window_at(display, x, y)
+        except Exception:  # a window vanished under us, or no window manager: do nothing
+            return False
+
     def perform(self, action: Action) -> None:
         self._act(action)
         if action.kind is ActionKind.CLICK:
@@ -143,3 +155,56 @@ class X11Backend(Backend):
 
     def close(self) -> None:
         self._mss.close()
+
+
+FOCUS_WAIT = 0.5
+"""How long the window manager may take to activate a window."""
+
+
+def _focus_window_at(display: Any, x: int, y: int) -> bool:
+    from Xlib import X
+    from Xlib.protocol import event
+
+    root = display.screen().root
+    active_atom = display.intern_atom("_NET_ACTIVE_WINDOW")
+    supported = root.get_full_property(display.intern_atom("_NET_SUPPORTED"), X.AnyPropertyType)
+    if supported is None or active_atom not in supported.value:
+        return False
+    top = root.translate_coords(root, x, y).child
+    client = _client_below(display, top) if top else None
+    if client is None or _active(display, active_atom) == client.id:
+        return False
+    message = event.ClientMessage(
+        window=client, client_type=active_atom, data=(32, [2, X.CurrentTime, 0, 0, 0])
+    )
+    mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
+    root.send_event(message, event_mask=mask)
+    display.flush()
+    deadline = time.monotonic() + FOCUS_WAIT
+    while time.monotonic() < deadline:
+        if _active(display, active_atom) == client.id:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def _active(display: Any, atom: int) -> int | None:
+    from Xlib import X
+
+    prop = display.screen().root.get_full_property(atom, X.AnyPropertyType)
+    return int(prop.value[0]) if prop is not None and len(prop.value) else None
+
+
+def _client_below(display: Any, window: Any, depth: int = 3) -> Any:
+    """The application's window at or below a top-level (window manager frame) window."""
+    from Xlib import X
+
+    wm_state = display.intern_atom("WM_STATE")
+    pending = [(window, 0)]
+    while pending:
+        current, level = pending.pop(0)
+        if current.get_full_property(wm_state, X.AnyPropertyType) is not None:
+            return current
+        if level < depth:
+            pending.extend((child, level + 1) for child in current.query_tree().children)
+    return None

@@ -64,3 +64,24 @@ def test_a_masked_region_is_no_part_of_any_effect() -> None:
     built = build_steps(captures, None, {}, 0, None, [CLOCK])
     assert built.steps[0].effect is None  # the click changed nothing but the clock
     assert built.area is not None and not built.area.intersects(CLOCK)
+
+
+def test_thumbnail_paint_covers_exactly_the_blanked_cells() -> None:
+    """A secret painted over in a thumbnail is compared blanked: a painted row or column
+    beyond the blanked cells would read as a change at every replay."""
+    import io
+
+    import numpy as np
+
+    from mmcli.fingerprint import blank
+    from mmcli.recorder import blank_png
+
+    white = Image.new("RGB", (40, 30), "white")
+    buf = io.BytesIO()
+    white.save(buf, format="PNG")
+    region = Rect(10, 10, 21, 21)
+    painted = Image.open(io.BytesIO(blank_png(buf.getvalue(), [region])))
+    small = Frame.small_from_thumbnail(painted)
+    untouched = Frame.small_from_thumbnail(white)
+    assert (blank(small, [region]) == blank(untouched, [region])).all()
+    assert not np.array_equal(small, untouched)

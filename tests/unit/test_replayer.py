@@ -186,3 +186,33 @@ def test_a_dialog_that_opens_between_the_check_and_the_action_is_not_clicked() -
     assert backend.performed == []
     assert report.outcome is Outcome.DIVERGED
     assert report.divergence is not None and report.divergence.step == 0
+
+
+class FocusLost(FakeBackend):
+    """The form's window lost the focus to a window far away: its styling dims until the
+    focus is given back (as a click into it would)."""
+
+    def __init__(self, restored: object) -> None:
+        super().__init__(form_screen(button_color="#a0a0a0"), on_action=typing_app)
+        self.restored = restored
+        self.activations: list[tuple[int, int]] = []
+
+    def focus_window_at(self, x: int, y: int) -> bool:
+        if self.activations:
+            return False
+        self.activations.append((x, y))
+        self.screen = self.restored  # type: ignore[assignment]
+        return True
+
+
+def test_a_window_that_lost_the_focus_is_given_it_back_before_a_click() -> None:
+    backend = FocusLost(form_screen())
+    report = run(backend)
+    assert report.outcome is Outcome.FROM_MEMORY
+    assert backend.activations == [NAME_FIELD]
+
+
+def test_giving_the_focus_back_does_not_excuse_another_window_at_the_target() -> None:
+    backend = FocusLost(form_screen(popup=True, text="Mallory"))
+    report = run(backend)
+    assert report.outcome is Outcome.DIVERGED and backend.performed == []
