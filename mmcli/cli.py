@@ -456,6 +456,7 @@ def show(
     Example: mm show loan --html loan.html
     """
     from mmcli.catalog import recent_divergences, tree
+    from mmcli.record import masked_share
 
     if _store().kind(name) == "sdk":
         _show_sdk(name, html_file, json_out)
@@ -479,6 +480,8 @@ def show(
                             "depth": t.depth,
                             "action": t.step.action.describe(),
                             "thumbnail": t.step.thumbnail,
+                            "masks": [m.as_list() for m in t.step.fingerprint.masks],
+                            "masked_share": round(masked_share(recording, t.step), 3),
                         }
                         for t in lines
                     ],
@@ -497,7 +500,9 @@ def show(
     for t in lines:
         pad = "  " * t.indent
         mark = "└─ branch: " if t.branch_start else ""
-        out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}", markup=False)
+        share = masked_share(recording, t.step)
+        masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
+        out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}", markup=False)
     for d in divergences:
         out.print(
             f"diverged {d['at']} ({d['outcome']}) at step {d['step'] + 1}: {d['reason']}",

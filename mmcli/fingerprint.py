@@ -70,6 +70,11 @@ class Rect:
         x, y = min(self.x, other.x), min(self.y, other.y)
         return Rect(x, y, max(self.right, other.right) - x, max(self.bottom, other.bottom) - y)
 
+    def intersection(self, other: Rect) -> Rect | None:
+        x, y = max(self.x, other.x), max(self.y, other.y)
+        right, bottom = min(self.right, other.right), min(self.bottom, other.bottom)
+        return Rect(x, y, right - x, bottom - y) if right > x and bottom > y else None
+
     def grow(self, margin: int) -> Rect:
         return Rect(self.x - margin, self.y - margin, self.w + 2 * margin, self.h + 2 * margin)
 
@@ -257,6 +262,22 @@ def tile_rect(index: int, cols: int, rows: int, width: int, height: int) -> Rect
     x0, x1 = c * width // cols, (c + 1) * width // cols
     y0, y1 = r * height // rows, (r + 1) * height // rows
     return Rect(x0, y0, x1 - x0, y1 - y0)
+
+
+def covered_share(masks: Iterable[Rect], region: Rect) -> float:
+    """The share (0-1) of `region` that `masks` cover together (overlaps counted once)."""
+    if region.w <= 0 or region.h <= 0:
+        return 0.0
+    covered = np.zeros((-(-region.h // SCALE), -(-region.w // SCALE)), dtype=bool)
+    for m in masks:
+        inside = m.intersection(region)
+        if inside is None:
+            continue
+        x0, y0 = (inside.x - region.x) // SCALE, (inside.y - region.y) // SCALE
+        x1 = -(-(inside.right - region.x) // SCALE)
+        y1 = -(-(inside.bottom - region.y) // SCALE)
+        covered[y0:y1, x0:x1] = True
+    return float(covered.mean())
 
 
 def blank(small: np.ndarray, masks: Iterable[Rect]) -> np.ndarray:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from mmcli.agent import AgentRun, run_agent
 from mmcli.backends.base import Backend
 from mmcli.errors import MMError, RecordingExists, UsageError
-from mmcli.fingerprint import Rect
+from mmcli.fingerprint import Rect, covered_share
 from mmcli.merge import merge
 from mmcli.model import PLACEHOLDER, Action, ActionKind, Recording, Step
 from mmcli.params import Values
@@ -61,6 +61,32 @@ def run_recorded(
         if run.ok and recorder.captures:
             recorder.capture_final()
     return run, recorder
+
+
+WEAK_SHARE = 0.25
+"""A step whose masks cover more of the task area than this is reported as weakly checked."""
+
+
+def masked_share(recording: Recording, step: Step) -> float:
+    """The share (0-1) of the task area that the step's check leaves out (its masks)."""
+    if recording.area is None:
+        return 0.0
+    return covered_share(step.fingerprint.masks, recording.area)
+
+
+def weak_steps(recording: Recording) -> list[str]:
+    """Warnings for the steps whose screen check leaves a large share of the task area
+    unchecked (masked), so that a weak recording is seen before it is trusted."""
+    out = []
+    for step in recording.steps:
+        share = masked_share(recording, step)
+        if share > WEAK_SHARE:
+            out.append(
+                f"warning: step {step.id + 1} ({step.action.describe()}) leaves "
+                f"{share:.0%} of the task area {recording.area} unchecked: "
+                + ", ".join(map(str, step.fingerprint.masks))
+            )
+    return out
 
 
 def check_recordable(recorder: Recorder) -> None:
@@ -143,6 +169,9 @@ def record(
     )
     if progress is not None and volatile:
         progress("changing on their own (left out of checks): " + ", ".join(map(str, volatile)))
+    if progress is not None:
+        for warning in weak_steps(recording):
+            progress(warning)
     with store.lock(name):
         if add and store.exists(name):
             return _merge_into(store, store.load(name), recording, built.thumbnails, progress)

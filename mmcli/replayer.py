@@ -160,6 +160,15 @@ def _typed_by(step: Step) -> list[Rect]:
     return []
 
 
+def task_area(area: Rect | None, workarea: Rect | None) -> Rect | None:
+    """The recorded task area within the desktop's work area: a panel or taskbar that
+    changed while the task was recorded (a clock, a new window's button) is never part
+    of the task, of the check's "inside the task" nor of `--relocate`'s search."""
+    if area is None or workarea is None:
+        return area
+    return area.intersection(workarea) or area
+
+
 def check_geometry(recording: Recording, backend: Backend) -> None:
     if not recording.steps:
         return
@@ -203,6 +212,8 @@ class Replayer:
         self._prepared: dict[int, References] = {}
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
+        self.area = task_area(recording.area, backend.workarea())
+        """Where the task acts: the recorded area, less the desktop's panels."""
 
     # ---- waiting for the screen ------------------------------------------------------------
 
@@ -344,7 +355,7 @@ class Replayer:
             view,
             self.options.policy,
             [*self.recording.ignore, *self.ignore],
-            area=self.recording.area,
+            area=self.area,
             references=self.references(step),
             pointer_step=step.action.kind in POINTED,
         )
@@ -370,7 +381,7 @@ class Replayer:
         at which its recorded task area is found (the window moved). Failing that, the
         closest check made at an offset where the task was found: the task moved *and*
         differs, and what differs there is the reason to report."""
-        area = self.recording.area
+        area = self.area
         closest: Match | None = None
         for child in children:
             reference = self._reference(child)

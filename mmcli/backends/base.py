@@ -47,6 +47,11 @@ class Backend(ABC):
         self.perform(action)
         return True
 
+    def workarea(self) -> Rect | None:
+        """The part of the screen windows may use, less the desktop's panels (None: the
+        whole screen, or not known)."""
+        return None
+
     def focus_window_at(self, x: int, y: int) -> bool:
         """Give the keyboard focus to the window at (x, y) if another window has it, as a
         click there would (click-to-focus); True if the focus moved. Backends without a

@@ -105,6 +105,24 @@ class X11Backend(Backend):
             time.sleep(CLICK_SETTLE)
         return True
 
+    def workarea(self) -> Rect | None:
+        """`_NET_WORKAREA` of the current desktop, as the window manager sets it around
+        its panels."""
+        display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
+        if display is None:
+            return None
+        try:
+            from Xlib import X
+
+            root = display.screen().root
+            prop = root.get_full_property(display.intern_atom("_NET_WORKAREA"), X.AnyPropertyType)
+        except Exception:  # no window manager, or one that went away
+            return None
+        if prop is None or len(prop.value) < 4:
+            return None
+        x, y, w, h = (int(v) for v in prop.value[:4])
+        return Rect(x, y, w, h) if w > 0 and h > 0 else None
+
     def focus_window_at(self, x: int, y: int) -> bool:
         """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window at the
         point, found below the top-level window there by its `WM_STATE`, is activated when

@@ -262,3 +262,24 @@ def test_ls_says_when_it_has_many_recordings_to_read(
     assert [r["name"] for r in json.loads(listed.stdout)] == ["a", "b", "c"]
     again = runner.invoke(app, ["ls", "--json"], env=ENV)
     assert "index" not in again.stderr
+
+
+def test_show_says_how_much_of_the_task_area_each_step_leaves_unchecked() -> None:
+    from dataclasses import replace
+
+    from mmcli.fingerprint import Rect
+    from mmcli.record import weak_steps
+
+    recording = sample_recording("weak")  # task area 300 x 260 at (60, 160)
+    masked = replace(
+        recording.steps[2].fingerprint, masks=(Rect(60, 160, 120, 260), Rect(60, 160, 10, 10))
+    )
+    recording.steps[2] = replace(recording.steps[2], fingerprint=masked)
+    Store().save(recording)
+    result = runner.invoke(app, ["show", "weak"], env=ENV)
+    line = next(x for x in result.stderr.splitlines() if "hotkey" in x)
+    assert "unchecked: 40% of the task area" in line
+    data = json.loads(runner.invoke(app, ["show", "weak", "--json"], env=ENV).stdout)
+    assert [s["masked_share"] for s in data["steps"]][:3] == [0.0, 0.0, 0.4]
+    (warning,) = weak_steps(recording)
+    assert warning.startswith("warning: step 3 (hotkey") and "40%" in warning

@@ -216,3 +216,14 @@ def test_giving_the_focus_back_does_not_excuse_another_window_at_the_target() ->
     backend = FocusLost(form_screen(popup=True, text="Mallory"))
     report = run(backend)
     assert report.outcome is Outcome.DIVERGED and backend.performed == []
+
+
+def test_the_task_area_leaves_out_the_desktop_panels() -> None:
+    from mmcli.fingerprint import Rect
+    from mmcli.replayer import task_area
+
+    stretched = Rect(100, 100, 1700, 980)  # recorded while the panel clock ticked
+    workarea = Rect(0, 0, 1920, 1050)  # a 30 px panel at the bottom
+    assert task_area(stretched, workarea) == Rect(100, 100, 1700, 950)
+    assert task_area(stretched, None) == stretched
+    assert task_area(Rect(0, 1060, 50, 10), workarea) == Rect(0, 1060, 50, 10)  # all panel
