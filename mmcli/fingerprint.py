@@ -446,6 +446,10 @@ def merge_rects(rects: Iterable[Rect], margin: int = 4) -> list[Rect]:
 RUN_REACH = 48
 """A volatile region grows at most this many downscaled pixels (192 px) left or right."""
 EDGE_ROWS = 3
+NEAR = 16
+"""The background of a changed region is the most common value this many downscaled
+pixels around it (and `EDGE_ROWS` above and below): the widget it is in. A median over a
+wider band straddles window edges, wallpaper and the root window."""
 """A widget or window edge is a column that differs from its surroundings over the text
 line and this many downscaled rows above and below it: growth stops there."""
 
@@ -456,7 +460,7 @@ def grow_to_text_run(small: np.ndarray, region: Rect, gap: int = 3, ink: int = 2
     When a clock's last digit changes, the whole "12:34:56" will change some time later,
     and a digit that changes between 5 and 6 touches fewer rows than one between 9 and 0:
     a region seen changing is grown left and right across columns that hold content
-    (darker or lighter than the background within `RUN_REACH` by `ink` levels) until `gap` empty
+    (darker or lighter than the background right around it by `ink` levels) until `gap` empty
     columns (downscaled pixels), a widget edge, or `RUN_REACH`, then up and down across
     rows, to the first empty row (a line of text has ink in every row of its run) and by
     `LINE_GROW` rows at most. The background is the neighbourhood's, never the whole
@@ -467,8 +471,10 @@ def grow_to_text_run(small: np.ndarray, region: Rect, gap: int = 3, ink: int = 2
     if small[ys, xs].size == 0:
         return region
     lo, hi = max(xs.start - RUN_REACH, 0), min(xs.stop + RUN_REACH, small.shape[1])
-    background = int(np.median(small[ys, lo:hi]))
-    tall = small[max(ys.start - EDGE_ROWS, 0) : ys.stop + EDGE_ROWS, lo:hi].astype(np.int16)
+    above, below = max(ys.start - EDGE_ROWS, 0), ys.stop + EDGE_ROWS
+    near = small[above:below, max(xs.start - NEAR, 0) : xs.stop + NEAR]
+    background = int(np.bincount(near.ravel()).argmax())
+    tall = small[above:below, lo:hi].astype(np.int16)
     walls = np.asarray((np.abs(tall - background) > ink).all(axis=0))
     has_ink = np.asarray((np.abs(small[ys, lo:hi].astype(np.int16) - background) > ink).any(axis=0))
     left, right = _run(has_ink, xs.start - lo, xs.stop - 1 - lo, gap, walls)
