@@ -77,9 +77,9 @@ def test_a_clock_at_a_window_edge_grows_to_the_whole_clock() -> None:
     """Beside the window, the root window is black: a median over the wider band would
     fall between the two and make every column of the window a wall."""
     small = np.full((60, 100), 217, np.uint8)
-    small[:, 70:] = 0  # the root window, right of the window's edge
+    small[:, 62:] = 0  # the root window, right of the window's edge
     small[20:23, 40:60] = 150  # "12:34:56"
-    small[20:23, 44::4] = 217  # with the gaps between its glyphs
-    small[20:23, 60:70] = 217
+    small[20:23, 44:60:4] = 217  # with the gaps between its glyphs
+    small[20:23, 60:62] = 217
     grown = grow_to_text_run(small, Rect(56 * SCALE, 20 * SCALE, 2 * SCALE, 2 * SCALE))
     assert grown.x <= 40 * SCALE and grown.right == 60 * SCALE
