@@ -117,6 +117,14 @@ IgnoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+UpstreamOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="URL",
+        help="With --llm: the model server to forward to (default: $ANTHROPIC_BASE_URL / "
+        "$OPENAI_BASE_URL, else the providers' own).",
+    ),
+]
 
 
 @app.callback()
@@ -182,11 +190,22 @@ def record(
             "their own (clocks); 0 to skip.",
         ),
     ] = 1.0,
+    llm: Annotated[
+        bool,
+        typer.Option(
+            "--llm",
+            help="Record at the model API instead of the screen: CMD's Anthropic/OpenAI "
+            "SDK calls go through a local proxy (docs/llm.md).",
+        ),
+    ] = False,
+    upstream: UpstreamOption = None,
 ) -> None:
     """Run CMD as the agent and record its actions; saved only when CMD exits 0.
 
     Example: mm record loan -- python examples/loan_agent.py --layout /tmp/l.json --name John
     """
+    if llm:
+        _record_llm(name, command, param, secret, overwrite, upstream, agent_timeout)
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
     from mmcli.params import parse_values
@@ -275,6 +294,7 @@ def replay(
             "to the task's first screen (e.g. restart it).",
         ),
     ] = None,
+    upstream: UpstreamOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Replay a recording, checking the screen before every action.
@@ -303,6 +323,8 @@ def replay(
     values = parse_values(param or [], secret or [])
     store = _store()
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
+    if store.exists(name) and store.kind(name) == "llm":
+        _replay_llm(name, values, agent_cmd, no_agent, chosen, upstream, agent_timeout, json_out)
     if agent_cmd is None and not no_agent and store.exists(name):
         agent_cmd = [render_text(a, values.all) for a in store.load(name).command] or None
     options = ReplayOptions(
@@ -324,6 +346,73 @@ def replay(
         print(json.dumps(report.as_json()))
     _render_report(report)
     raise typer.Exit(report.exit_code)
+
+
+def _record_llm(
+    name: str,
+    command: list[str],
+    param: list[str] | None,
+    secret: list[str] | None,
+    overwrite: bool,
+    upstream: str | None,
+    agent_timeout: float | None,
+) -> None:
+    from mmcli.llm.run import record_llm
+    from mmcli.params import parse_values
+
+    values = parse_values(param or [], secret or [])
+    result = record_llm(
+        _store(),
+        name,
+        command,
+        values,
+        overwrite=overwrite,
+        upstream=upstream,
+        agent_timeout=agent_timeout,
+        progress=progress,
+    )
+    if result.saved:
+        say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {_store().root}")
+    else:
+        say(f"[yellow]not saved[/]: the agent exited {result.agent_returncode}")
+    raise typer.Exit(result.exit_code)
+
+
+def _replay_llm(
+    name: str,
+    values: Any,
+    agent: list[str] | None,
+    no_agent: bool,
+    policy: Any,
+    upstream: str | None,
+    agent_timeout: float | None,
+    json_out: bool,
+) -> None:
+    from mmcli.llm.run import replay_llm
+
+    result = replay_llm(
+        _store(),
+        name,
+        values,
+        agent=agent,
+        no_agent=no_agent,
+        policy=policy,
+        upstream=upstream,
+        agent_timeout=agent_timeout,
+        progress=progress,
+    )
+    if json_out:
+        print(json.dumps(result.as_json()))
+    where = escape(f": {result.reasons[0]}") if result.reasons else ""
+    messages = {
+        "from-memory": f"[green]done from memory[/]: {result.hits} model calls answered",
+        "healed": f"[green]healed[/]: {result.hits} answers from memory, {result.forwarded} "
+        f"from the model, saved as a branch{where}",
+        "diverged": f"[red]diverged[/]: {result.refused} model calls refused{where}",
+        "agent-failed": f"[red]agent failed[/] (exit {result.agent_returncode}){where}",
+    }
+    say(messages.get(result.outcome, result.outcome))
+    raise typer.Exit(result.exit_code)
 
 
 def _replay_batch(
@@ -460,6 +549,9 @@ def show(
     if _store().kind(name) == "sdk":
         _show_sdk(name, html_file, json_out)
         return
+    if _store().kind(name) == "llm":
+        _show_llm(name, html_file, json_out)
+        return
     recording = _store().load(name)
     lines = list(tree(recording))
     divergences = recent_divergences(_store(), name)
@@ -531,6 +623,39 @@ def _show_sdk(name: str, html_file: Path | None, json_out: bool) -> None:
         out.print(f"trajectory {t['id']}{tags}{branch}:", markup=False)
         for i, step in enumerate(t["steps"], 1):
             out.print(f"  {i:>3}. {step}", markup=False)
+
+
+def _show_llm(name: str, html_file: Path | None, json_out: bool) -> None:
+    """A model-API recording: its exchanges as a tree."""
+    from mmcli.llm.document import load, outline
+
+    if html_file is not None:
+        raise UsageError(f"{name!r} was recorded at the model API: no HTML report for it")
+    rec = load(_store(), name)
+    lines = outline(rec)
+    if json_out:
+        print(
+            json.dumps(
+                {
+                    "name": name,
+                    "kind": "llm",
+                    "command": rec.command,
+                    "params": rec.params,
+                    "exchanges": [
+                        {"id": n.id, "parent": n.parent, "depth": d, "answer": text}
+                        for d, n, text in lines
+                    ],
+                }
+            )
+        )
+        return
+    out = console()
+    out.print(
+        f"[bold]{escape(name)}[/]: model-API recording, {len(lines)} model calls, "
+        f"{rec.tree.branches()} branches; agent: {escape(shlex.join(rec.command))}"
+    )
+    for depth, _, text in lines:
+        out.print(f"{'  ' * depth}{depth + 1:>3}. {text}", markup=False)
 
 
 def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:
@@ -637,6 +762,52 @@ def doctor(json_out: JsonOption = False) -> None:
         if f.fix:
             out.print(f"{'':15}fix: {escape(f.fix)}")
     raise typer.Exit(exit_code(findings))
+
+
+@app.command(cls=MMCommand)
+def proxy(
+    port: Annotated[int, typer.Option(metavar="P", help="Port on 127.0.0.1 (0: any free one).")] = (
+        8765
+    ),
+    param: ParamOption = None,
+    secret: SecretOption = None,
+    policy: Annotated[
+        str,
+        typer.Option(
+            metavar="POLICY", help="How strictly screenshots are compared: strict, default, loose."
+        ),
+    ] = "default",
+    upstream: UpstreamOption = None,
+    no_upstream: Annotated[
+        bool, typer.Option("--no-upstream", help="Answer from memory only; refuse a miss.")
+    ] = False,
+) -> None:
+    """Serve the model-API memory for agents elsewhere, the recording named in the path.
+
+    Point the agent at http://127.0.0.1:P/r/NAME (ANTHROPIC_BASE_URL) or
+    http://127.0.0.1:P/r/NAME/v1 (OPENAI_BASE_URL). Each new model answer is saved at once.
+
+    Example: mm proxy --port 8765
+    """
+    from mmcli.llm.run import serve
+    from mmcli.matcher import Policy
+    from mmcli.params import parse_values
+
+    try:
+        chosen = Policy(policy)
+    except ValueError:
+        raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
+    values = parse_values(param or [], secret or [])
+    serve(
+        _store(),
+        values,
+        port=port,
+        policy=chosen,
+        upstream=upstream,
+        no_upstream=no_upstream,
+        progress=progress,
+        ready=lambda root: say(f"mm proxy on {root}/r/NAME (Ctrl-C to stop)"),
+    )
 
 
 @app.command(cls=MMCommand)
