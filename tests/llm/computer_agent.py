@@ -140,7 +140,9 @@ def run_openai(task: str, stream: bool) -> str:
                         call["arguments"] += part.function.arguments or ""
             tool_calls = [calls[i] for i in sorted(calls)]
         else:
-            response = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+            response = client.chat.completions.create(
+                model="gpt-4o", messages=messages, tools=tools
+            )
             message = response.choices[0].message
             text = message.content or ""
             tool_calls = [

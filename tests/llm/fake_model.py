@@ -126,10 +126,10 @@ class FakeModel:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with model.lock:
                     model.calls += 1
@@ -221,9 +221,7 @@ class FakeModel:
                             {"type": "content_block_delta", "index": 0, "delta": d},
                         )
                     )
-                events.append(
-                    ev("content_block_stop", {"type": "content_block_stop", "index": 0})
-                )
+                events.append(ev("content_block_stop", {"type": "content_block_stop", "index": 0}))
                 events.append(
                     ev(
                         "message_delta",
@@ -259,7 +257,7 @@ class FakeModel:
                             **head,
                             "object": "chat.completion",
                             "choices": [choice],
-                            "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+                            "usage": {"prompt_tokens": 9, "total_tokens": 12},
                         }
                     )
                     return

@@ -55,7 +55,8 @@ def test_record_replay_heal(
     assert fake_model.calls == 4  # screenshot, click, type, done
     assert typed_name(form_app) == "John Smith"
     assert all(API_KEY in key for key in fake_model.seen_keys)  # the key reached the model
-    stored = "".join(p.read_text(errors="replace") for p in isolated_store.rglob("*") if p.is_file())
+    files = [p for p in isolated_store.rglob("*") if p.is_file()]
+    stored = "".join(p.read_text(errors="replace") for p in files)
     assert API_KEY not in stored
     assert 'kind = "llm"' in (isolated_store / "form.toml").read_text()
 
