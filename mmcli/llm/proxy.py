@@ -8,6 +8,7 @@ stored or logged. Bodies are logged nowhere either.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -212,17 +213,16 @@ class Handler(BaseHTTPRequestHandler):
         for key, value in response.getheaders():
             if key.lower() not in HOP_BY_HOP:
                 self.send_header(key, value)
+        # The exchange is learned before the response ends, so that an agent's next
+        # request (or a `mm proxy` client reading the store) already finds it.
         if not streaming:
             data = response.read()
+            if response.status == 200:
+                with contextlib.suppress(ValueError, AttributeError, TypeError, IndexError):
+                    session.learn(shape, conv, walk, shape.answer_of(json.loads(data)))
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-            if response.status == 200:
-                try:
-                    answer = shape.answer_of(json.loads(data))
-                except (ValueError, AttributeError, TypeError, IndexError):
-                    return
-                session.learn(shape, conv, walk, answer)
             return
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
@@ -233,13 +233,10 @@ class Handler(BaseHTTPRequestHandler):
                 break
             lines.append(line)
             self._chunk(line)
-        self._chunk(b"")
         if response.status == 200:
-            try:
-                answer = shape.collect_stream(parse_sse(lines))
-            except (ValueError, KeyError, AttributeError, TypeError, IndexError):
-                return
-            session.learn(shape, conv, walk, answer)
+            with contextlib.suppress(ValueError, KeyError, AttributeError, TypeError, IndexError):
+                session.learn(shape, conv, walk, shape.collect_stream(parse_sse(lines)))
+        self._chunk(b"")
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
