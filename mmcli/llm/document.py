@@ -11,7 +11,8 @@
     3f2a9c... = '{"model": "...", "system": "...", "tools": [...]}'
 
     [screens.s-1a2b3c4d]          a screenshot: its fingerprint; its thumbnail beside
-    thumbnail = "s-1a2b3c4d.png"  the document, in NAME/
+    thumbnail = "s-1a2b3c4d.png"  the document, in NAME/; the SHA-256 of its bytes (the
+    digest = "9c1e..."            very same image is a match without decoding it)
     fingerprint = { size = [1280, 800], grid = "16x9", ... }
 
     [[exchanges]]                 one request answered by the model
@@ -83,10 +84,7 @@ def dumps(rec: LLMRecording) -> str:
             "command": list(rec.command),
             "params": sorted(rec.params),
             "setups": {k: _json(v) for k, v in sorted(tree.setups.items())},
-            "screens": {
-                sid: {"thumbnail": s.thumbnail, "fingerprint": fingerprint_doc(s.fingerprint)}
-                for sid, s in sorted(tree.screens.items())
-            },
+            "screens": {sid: _screen_doc(s) for sid, s in sorted(tree.screens.items())},
             "exchanges": [
                 {
                     "id": n.id,
@@ -102,6 +100,13 @@ def dumps(rec: LLMRecording) -> str:
             ],
         }
     )
+
+
+def _screen_doc(screen: Screen) -> dict[str, Any]:
+    doc = {"thumbnail": screen.thumbnail, "fingerprint": fingerprint_doc(screen.fingerprint)}
+    if screen.digest:
+        doc["digest"] = screen.digest
+    return doc
 
 
 def loads(text: str, source: str, thumbs: Path | None = None) -> LLMRecording:
@@ -189,7 +194,10 @@ def _screen(sid: str, item: dict[str, Any], thumbs: Path | None) -> Screen:
             raise ValueError(f"screens.{sid}: thumbnail {name} is missing") from None
         except OSError as e:
             raise ValueError(f"screens.{sid}: thumbnail {name} unreadable ({e})") from None
-    return Screen(fingerprint, name, reference)
+    digest = item.get("digest", "")
+    if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{0,64}", digest):
+        raise ValueError(f"screens.{sid}.digest must be a SHA-256 in hex")
+    return Screen(fingerprint, name, reference, digest=digest)
 
 
 def _node(item: dict[str, Any], where: str) -> Node:

@@ -28,7 +28,7 @@ from mmcli.llm.conversation import (
     target_of,
 )
 from mmcli.llm.document import LLMRecording
-from mmcli.llm.screens import Screen, frame_of, screen_of
+from mmcli.llm.screens import Screen, digest_of, frame_of, screen_of
 from mmcli.llm.shapes import SHAPES, Shape, parse_sse, shape_for
 from mmcli.llm.tree import Conversation, Walk, conversation
 from mmcli.matcher import Policy
@@ -115,7 +115,8 @@ class Session:
             if frame is None:
                 return {"$screen": "unreadable"}
             sid = "s-" + new_token() + new_token()
-            screens[sid] = screen_of(frame, target, sid + ".png")
+            image = marker["$image"]
+            screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image))
             return {"$screen": sid}
 
         prompt = conv.turns[walk.position :]

@@ -7,6 +7,7 @@ and a thumbnail downscaled by `SCALE`; never the image itself.
 
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mmcli.fingerprint import Fingerprint, Frame, fingerprint_of
+from mmcli.fingerprint import SCALE, Fingerprint, Frame, fingerprint_of
 from mmcli.llm.conversation import LiveImage
 from mmcli.matcher import Policy, References, Verdict, compare
 
@@ -31,6 +32,37 @@ class Screen:
     reference: np.ndarray | None = field(default=None, repr=False)
     png: bytes | None = field(default=None, repr=False)
     """The thumbnail's bytes, until written beside the document."""
+    digest: str = ""
+    """SHA-256 of the screenshot's bytes: the very same image needs no decoding."""
+
+
+def digest_of(image: LiveImage) -> str:
+    if "digest" not in image.decoded:
+        image.decoded["digest"] = hashlib.sha256(image.data.encode("ascii", "replace")).hexdigest()
+    return str(image.decoded["digest"])
+
+
+class ImageFrame(Frame):
+    """A `Frame` of a decoded screenshot, without the copy to a BGRA buffer a grab has:
+    the downscaled luma straight from the image (the same weights `Frame` applies to a
+    grab's bytes), the full pixels only if a matcher asks for them (the target patch)."""
+
+    def __init__(self, image: Image.Image) -> None:
+        self.width, self.height = image.size
+        self.raw = b""
+        self.image = image
+        self._pixels: np.ndarray | None = None
+        luma = image.convert("L", matrix=(0.114, 0.587, 0.299, 0.0))
+        self.small = np.asarray(luma.reduce(SCALE))
+
+    @property
+    def pixels(self) -> np.ndarray:
+        if self._pixels is None:
+            self._pixels = np.asarray(self.image)[..., ::-1]  # BGR, as a grab's bytes
+        return self._pixels
+
+    def thumbnail(self) -> Image.Image:
+        return self.image.reduce(SCALE)
 
 
 def frame_of(image: LiveImage) -> Frame | None:
@@ -42,14 +74,15 @@ def frame_of(image: LiveImage) -> Frame | None:
     try:
         with Image.open(io.BytesIO(image.raw), formats=FORMATS) as picture:
             if picture.width * picture.height <= MAX_PIXELS:
-                frame = Frame.from_image(picture)
+                picture.load()
+                frame = ImageFrame(picture if picture.mode == "RGB" else picture.convert("RGB"))
     except (OSError, ValueError, Image.DecompressionBombError, SyntaxError):
         frame = None
     image.decoded["frame"] = frame
     return frame
 
 
-def screen_of(frame: Frame, target: tuple[int, int] | None, name: str) -> Screen:
+def screen_of(frame: Frame, target: tuple[int, int] | None, name: str, digest: str = "") -> Screen:
     if target is not None and not (0 <= target[0] < frame.width and 0 <= target[1] < frame.height):
         target = None
     out = io.BytesIO()
@@ -60,11 +93,14 @@ def screen_of(frame: Frame, target: tuple[int, int] | None, name: str) -> Screen
         name,
         Frame.small_from_thumbnail(thumb),
         out.getvalue(),
+        digest,
     )
 
 
 def judge(screen: Screen, image: LiveImage, policy: Policy) -> Verdict | None:
     """The replay check of `image` against `screen`; None when the image is unreadable."""
+    if screen.digest and digest_of(image) == screen.digest:
+        return Verdict(())
     frame = frame_of(image)
     if frame is None:
         return None
