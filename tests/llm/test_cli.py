@@ -1,0 +1,69 @@
+"""`mm ls`, `mm show`, `mm prune`, `mm replay` on a model-API recording, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mmcli.cli import app
+from mmcli.llm.document import save
+from mmcli.store import Store
+from tests.llm.test_matching import recorded_session
+
+runner = CliRunner()
+ENV = {"COLUMNS": "160", "NO_COLOR": "1"}
+
+
+def saved(store_dir: Path, age: timedelta = timedelta(0)) -> Store:
+    store = Store(store_dir)
+    rec = recorded_session().recording
+    rec.created -= age
+    rec.command = ["python", "agent.py"]
+    save(store, rec, list(rec.tree.nodes))
+    return store
+
+
+def test_ls_and_show(isolated_store: Path) -> None:
+    saved(isolated_store)
+    listed = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
+    assert [(s["name"], s["kind"], s["steps"], s["error"]) for s in listed] == [
+        ("t", "llm", 2, None)
+    ]
+    shown = runner.invoke(app, ["show", "t"], env=ENV)
+    assert shown.exit_code == 0
+    assert "model-API recording, 2 model calls" in shown.stderr
+    assert 'computer({"action":"left_click","coordinate":[350,162]})' in shown.stderr
+    data = json.loads(runner.invoke(app, ["show", "t", "--json"], env=ENV).stdout)
+    assert [e["depth"] for e in data["exchanges"]] == [0, 1]
+    html = runner.invoke(app, ["show", "t", "--html", "x.html"], env=ENV)
+    assert html.exit_code == 2 and "model API" in html.stderr
+
+
+def test_prune_deletes_it_with_its_thumbnails(isolated_store: Path) -> None:
+    saved(isolated_store, age=timedelta(days=3))
+    assert (isolated_store / "t").is_dir()
+    result = runner.invoke(app, ["prune", "--older-than", "2d", "--yes"], env=ENV)
+    assert result.exit_code == 0, result.stderr
+    assert not (isolated_store / "t.toml").exists()
+    assert not (isolated_store / "t").exists()
+
+
+def test_a_damaged_document_is_one_line_and_exit_1(isolated_store: Path) -> None:
+    saved(isolated_store)
+    path = isolated_store / "t.toml"
+    path.write_text(path.read_text().replace("parent = 1", "parent = 5"))
+    result = runner.invoke(app, ["replay", "t", "--no-agent"], env=ENV)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("mm: error: ") and "parent 5" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    listed = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
+    assert "parent 5" in listed[0]["error"]
+
+
+def test_record_llm_refuses_an_existing_name(isolated_store: Path) -> None:
+    saved(isolated_store)
+    result = runner.invoke(app, ["record", "t", "--llm", "--", "true"], env=ENV)
+    assert result.exit_code == 1 and "already exists" in result.stderr
