@@ -22,9 +22,6 @@ from typing import Any
 import mss
 from PIL import Image
 
-SETTLE = 0.6
-"""Seconds to let the app repaint after an action before the screenshot (as the reference
-agent does)."""
 MAX_TURNS = 12
 
 
@@ -46,7 +43,22 @@ def perform(action: dict[str, Any]) -> None:
     elif kind == "key":
         subprocess.run(["xdotool", "key", action["text"]], check=True)
     if kind != "screenshot":
-        time.sleep(SETTLE)
+        settle()
+
+
+def settle(limit: float = 3.0) -> None:
+    """Wait until two grabs 0.1 s apart are equal: the app has repainted (under CPU load a
+    fixed sleep would sometimes photograph half-typed text)."""
+    time.sleep(0.2)
+    deadline = time.monotonic() + limit
+    with getattr(mss, "MSS", mss.mss)() as grab:
+        before = grab.grab(grab.monitors[1]).rgb
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            now = grab.grab(grab.monitors[1]).rgb
+            if now == before:
+                return
+            before = now
 
 
 def run_anthropic(task: str, stream: bool) -> str:
