@@ -260,3 +260,28 @@ def test_a_secret_never_reaches_the_document() -> None:
     text = dumps(session.recording)
     assert "hunter2" not in text and "{{password}}" in text
     assert copy.deepcopy(session.values) == {"password": "hunter2"}
+
+
+def test_a_history_whose_older_screenshots_were_dropped_still_matches() -> None:
+    session = recorded_session()
+    shot = screenshot()
+    click = tool_use("toolu_B", action="left_click", coordinate=[350, 162])
+    third = body(
+        TASK,
+        {"role": "assistant", "content": [tool_use("toolu_A", action="screenshot")]},
+        {"role": "user", "content": [result("toolu_A", image_block(shot))]},
+        {"role": "assistant", "content": [click]},
+        {"role": "user", "content": [result("toolu_B", image_block(shot))]},
+    )
+    conv = conversation(ANTHROPIC, third, {})
+    reply = answer(tool_use("toolu_C", action="type", text="John Smith"))
+    session.learn(ANTHROPIC, conv, session.recording.tree.find(conv, Policy.DEFAULT), reply)
+    for older in ([], [{"type": "text", "text": "[screenshot removed]"}]):
+        trimmed = copy.deepcopy(third)
+        trimmed["messages"][2]["content"][0]["content"] = older
+        walk = session.recording.tree.find(conversation(ANTHROPIC, trimmed, {}), Policy.DEFAULT)
+        assert walk.hit is not None and walk.hit.id == 3
+    changed = copy.deepcopy(third)
+    changed["messages"][3]["content"][0]["input"]["coordinate"] = [10, 10]
+    walk = session.recording.tree.find(conversation(ANTHROPIC, changed, {}), Policy.DEFAULT)
+    assert walk.hit is None and walk.parent == 1  # departs after the first answer
