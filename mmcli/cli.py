@@ -324,6 +324,11 @@ def replay(
     store = _store()
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
     if store.exists(name) and store.kind(name) == "llm":
+        if dry_run or relocate or ignore_region or params_file is not None:
+            raise UsageError(
+                "--dry-run, --relocate, --ignore-region and --params-file are for screen "
+                f"recordings; {name!r} was recorded at the model API"
+            )
         _replay_llm(name, values, agent_cmd, no_agent, chosen, upstream, agent_timeout, json_out)
     if agent_cmd is None and not no_agent and store.exists(name):
         agent_cmd = [render_text(a, values.all) for a in store.load(name).command] or None

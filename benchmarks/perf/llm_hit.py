@@ -194,18 +194,32 @@ def run(args: argparse.Namespace, work: Path) -> Report:
         ("core", "in-process: parse, walk, decode + screen check, answer", live["anthropic"]),
     ]
     core: list[float] = []
+    cpu: list[float] = []
     for key, label, t in core_cases:
-        body = request("anthropic", t)
-        core = []
+        data = json.dumps(request("anthropic", t))
+        core, cpu = [], []
         for _ in range(args.rounds):
-            started = time.perf_counter()
-            conv = conversation(SHAPES["anthropic"], json.loads(json.dumps(body)), {})
+            started, started_cpu = time.perf_counter(), time.thread_time()
+            conv = conversation(SHAPES["anthropic"], json.loads(data), {})
             walk = session.recording.tree.find(conv, Policy.DEFAULT)
             assert walk.hit is not None, walk.reason
             session.answer(SHAPES["anthropic"], conv, walk)
             core.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.thread_time() - started_cpu) * 1000)
         spread = Spread.of(core)
         report.add(Figure(key, label, spread.median, "ms", HIT_TARGET_MS, spread))
+    # On a shared machine the wall clock includes waiting for a core; CPU time does not.
+    spread = Spread.of(cpu)
+    report.add(
+        Figure(
+            "core_cpu",
+            "  the same, CPU time of the thread",
+            spread.median,
+            "ms",
+            HIT_TARGET_MS,
+            spread,
+        )
+    )
 
     cases = [
         ("anthropic", "/v1/messages", False, "HTTP, Anthropic Messages"),

@@ -67,3 +67,9 @@ def test_record_llm_refuses_an_existing_name(isolated_store: Path) -> None:
     saved(isolated_store)
     result = runner.invoke(app, ["record", "t", "--llm", "--", "true"], env=ENV)
     assert result.exit_code == 1 and "already exists" in result.stderr
+
+
+def test_screen_only_replay_options_are_refused(isolated_store: Path) -> None:
+    saved(isolated_store)
+    result = runner.invoke(app, ["replay", "t", "--dry-run"], env=ENV)
+    assert result.exit_code == 2 and "recorded at the model API" in result.stderr
