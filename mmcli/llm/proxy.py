@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from mmcli.errors import MMError
 from mmcli.llm.conversation import (
     denormalize,
     fresh_id,
@@ -141,7 +142,11 @@ class Handler(BaseHTTPRequestHandler):
         pass  # request lines could carry names; bodies and headers are never logged
 
     def do_POST(self) -> None:
-        routed = self.server.route(self.path.split("?", 1)[0])
+        try:
+            routed = self.server.route(self.path.split("?", 1)[0])
+        except MMError as e:  # `mm proxy`: a name that is not a model-API recording
+            self._send_json(400, {"error": {"type": "invalid_request_error", "message": str(e)}})
+            return
         if routed is None:
             self._send_json(404, {"error": {"message": f"mm: no such endpoint {self.path}"}})
             return
@@ -187,7 +192,8 @@ class Handler(BaseHTTPRequestHandler):
         )
         conn = conn_type(url.netloc, timeout=UPSTREAM_TIMEOUT)
         try:
-            conn.request("POST", url.path + (f"?{url.query}" if url.query else ""), raw, headers)
+            query = "&".join(q for q in (url.query, urlsplit(self.path).query) if q)
+            conn.request("POST", url.path + (f"?{query}" if query else ""), raw, headers)
             response = conn.getresponse()
         except (OSError, http.client.HTTPException) as e:
             conn.close()
@@ -300,8 +306,6 @@ class Serving:
         try:
             self.server = ProxyServer(route, port)
         except OSError as e:
-            from mmcli.errors import MMError
-
             raise MMError(f"cannot listen on 127.0.0.1:{port} ({e.strerror})") from None
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

@@ -120,6 +120,7 @@ class FakeModel:
     def __init__(self) -> None:
         self.calls = 0
         self.seen_keys: list[str] = []
+        self.paths: list[str] = []
         self.lock = threading.Lock()
         model = self
 
@@ -133,15 +134,17 @@ class FakeModel:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with model.lock:
                     model.calls += 1
+                    model.paths.append(self.path)
                     model.seen_keys.append(
                         self.headers.get("x-api-key") or self.headers.get("Authorization") or ""
                     )
                 messages = body["messages"]
                 task = next(_text_of(m["content"]) for m in messages if m["role"] == "user")
                 step = decide(task, _last_action(messages), _latest_screenshot(messages))
-                if self.path.endswith("/v1/messages"):
+                path = self.path.split("?", 1)[0]
+                if path.endswith("/v1/messages"):
                     self._anthropic(body, step)
-                elif self.path.endswith("/chat/completions"):
+                elif path.endswith("/chat/completions"):
                     self._openai(body, step)
                 else:
                     self.send_error(404)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -73,3 +79,26 @@ def test_screen_only_replay_options_are_refused(isolated_store: Path) -> None:
     saved(isolated_store)
     result = runner.invoke(app, ["replay", "t", "--dry-run"], env=ENV)
     assert result.exit_code == 2 and "recorded at the model API" in result.stderr
+
+
+def test_mm_proxy_serves_until_interrupted(isolated_store: Path) -> None:
+    saved(isolated_store)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mmcli", "proxy", "--port", "0", "--no-upstream"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/r/NAME", proc.stderr.readline())
+        assert found, "no address announced"
+        body = json.dumps({"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]})
+        conn = http.client.HTTPConnection("127.0.0.1", int(found[1]), timeout=30)
+        conn.request("POST", "/r/t/v1/messages", body, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 422
+        assert "no recorded answer" in json.loads(response.read())["error"]["message"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130

@@ -3,6 +3,8 @@ event streams passed through and re-synthesized, refusals surfaced, `mm proxy` r
 
 from __future__ import annotations
 
+import http.client
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -179,3 +181,24 @@ def test_event_streams_round_trip() -> None:
         shape = SHAPES[name]
         lines = b"".join(shape.stream(answer, {})).splitlines(keepends=True)
         assert shape.collect_stream(parse_sse(lines)) == answer
+
+
+def test_mm_proxy_refuses_a_screen_recording_by_name(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    store.root.mkdir()
+    store.path("screen").write_text('format_version = 1\nname = "screen"\n')
+    router = Router(store, Values(), Policy.DEFAULT, None)
+    with Serving(router) as server, pytest.raises(anthropic.BadRequestError) as e:
+        ask_anthropic(server.root + "/r/screen", stream=False)
+    assert "not a model-API recording" in str(e.value)
+
+
+def test_the_query_string_reaches_the_model(model: FakeModel) -> None:
+    session = new_session(model)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": TASK}]})
+    with serve(session) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port)
+        conn.request("POST", "/v1/messages?beta=true", body, {"x-api-key": "k"})
+        assert conn.getresponse().status == 200
+        conn.close()
+    assert model.paths == ["/v1/messages?beta=true"]
