@@ -290,6 +290,8 @@ def save(
             )
             out.tree.setups.setdefault(node.setup, rec.tree.setups.get(node.setup, {}))
             for sid in _screen_ids(node.prompt):
+                if sid not in rec.tree.screens:
+                    continue  # an image that was not readable: it never matches again
                 screen = rec.tree.screens[sid]
                 out.tree.screens[sid] = screen
                 if screen.png is not None:

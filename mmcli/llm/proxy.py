@@ -114,7 +114,7 @@ class Session:
         def keep(marker: dict[str, Any]) -> dict[str, Any]:
             frame = frame_of(marker["$image"])
             if frame is None:
-                return {"$screen": "unreadable"}
+                return {"$screen": ""}
             sid = "s-" + new_token() + new_token()
             image = marker["$image"]
             screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image))
@@ -199,7 +199,8 @@ class Handler(BaseHTTPRequestHandler):
             conn.close()
             with session.lock:
                 session.stats.failed += 1
-            message = f"mm: cannot reach the model at {url.scheme}://{url.netloc} ({e})"
+            where = f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
+            message = f"mm: cannot reach the model at {url.scheme}://{where} ({e})"
             self._send_json(502, shape.error(502, message))
             return
         try:

@@ -285,3 +285,17 @@ def test_a_history_whose_older_screenshots_were_dropped_still_matches() -> None:
     changed["messages"][3]["content"][0]["input"]["coordinate"] = [10, 10]
     walk = session.recording.tree.find(conversation(ANTHROPIC, changed, {}), Policy.DEFAULT)
     assert walk.hit is None and walk.parent == 1  # departs after the first answer
+
+
+def test_an_unreadable_screenshot_is_saved_and_never_matches(tmp_path: Path) -> None:
+    session = recorded_session()
+    broken = second_request(base64.b64encode(b"not an image").decode())
+    broken["messages"][0] = {"role": "user", "content": "Another task"}
+    conv = conversation(ANTHROPIC, broken, {})
+    reply = answer(tool_use("toolu_Z", action="screenshot"))
+    session.learn(ANTHROPIC, conv, session.recording.tree.find(conv, Policy.DEFAULT), reply)
+    store = Store(tmp_path / "store")
+    rec = session.recording
+    save(store, rec, list(rec.tree.nodes))
+    again = conversation(ANTHROPIC, broken, {})
+    assert load(store, "t").tree.find(again, Policy.DEFAULT).hit is None
