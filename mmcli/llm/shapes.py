@@ -83,7 +83,7 @@ class Anthropic(Shape):
     id_prefix = "toolu_"
 
     def split(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        setup = {k: body.get(k) for k in ("model", "system", "tools", "tool_choice")}
+        setup = {k: body.get(k) for k in ("model", "system", "tools", "tool_choice", "thinking")}
         messages = body.get("messages")
         return setup, messages if isinstance(messages, list) else []
 
@@ -200,7 +200,8 @@ class OpenAI(Shape):
         return root + "/v1"
 
     def split(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        setup = {k: body.get(k) for k in ("model", "tools", "tool_choice", "functions")}
+        keys = ("model", "tools", "tool_choice", "functions", "response_format")
+        setup = {k: body.get(k) for k in keys}
         messages = body.get("messages")
         return setup, messages if isinstance(messages, list) else []
 
