@@ -205,7 +205,9 @@ def record(
     Example: mm record loan -- python examples/loan_agent.py --layout /tmp/l.json --name John
     """
     if llm:
-        _record_llm(name, command, param, secret, overwrite, upstream, agent_timeout)
+        if ignore_region:
+            raise UsageError("--ignore-region is for screen recordings, not --llm")
+        _record_llm(name, command, param, secret, overwrite, add, upstream, agent_timeout)
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
     from mmcli.params import parse_values
@@ -359,6 +361,7 @@ def _record_llm(
     param: list[str] | None,
     secret: list[str] | None,
     overwrite: bool,
+    add: bool,
     upstream: str | None,
     agent_timeout: float | None,
 ) -> None:
@@ -372,6 +375,7 @@ def _record_llm(
         command,
         values,
         overwrite=overwrite,
+        add=add,
         upstream=upstream,
         agent_timeout=agent_timeout,
         progress=progress,

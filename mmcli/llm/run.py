@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from mmcli.agent import run_agent
-from mmcli.errors import ExitCode, MMError, RecordingExists, StoreError
+from mmcli.errors import ExitCode, MMError, RecordingExists, StoreError, UsageError
 from mmcli.llm.document import LLMRecording, load, now, save
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
@@ -68,20 +68,30 @@ def record_llm(
     values: Values,
     *,
     overwrite: bool = False,
+    add: bool = False,
     upstream: str | None = None,
     agent_timeout: float | None = None,
     progress: Progress | None = None,
 ) -> LLMResult:
+    """Run the agent with every model call forwarded and recorded. With `add`, the run
+    is merged into the existing recording: the exchanges its tree already holds are
+    followed (still asked of the model), the rest hangs from where the run departs."""
     validate_name(name)
     if not command:
         raise MMError("no agent command given (put it after `--`)")
-    if store.exists(name) and not overwrite:
+    if add and overwrite:
+        raise UsageError("--add merges into the recording, --overwrite replaces it: pick one")
+    exists = store.exists(name)
+    if exists and not (overwrite or add):
         raise RecordingExists(
-            f"recording {name!r} already exists in {store.root}; use --overwrite to replace it"
+            f"recording {name!r} already exists in {store.root}; use --overwrite to replace "
+            "it or --add to merge this run into it"
         )
     recorded_command = [parametrize(arg, values.secrets) for arg in command]
-    rec = LLMRecording(name, now(), recorded_command)
-    rec.params = sorted(set().union(*(PLACEHOLDER.findall(a) for a in recorded_command)))
+    rec = load(store, name) if add and exists else LLMRecording(name, now(), recorded_command)
+    rec.params = sorted(
+        set(rec.params) | set().union(*(PLACEHOLDER.findall(a) for a in recorded_command))
+    )
     session = Session(rec, values.all, upstream=upstreams(os.environ, upstream), replay=False)
     with Serving(single_route(session)) as server:
         if progress is not None:

@@ -12,11 +12,13 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mmcli.cli import app
 from mmcli.llm.document import save
 from mmcli.store import Store
+from tests.llm.fake_model import FakeModel
 from tests.llm.test_matching import recorded_session
 
 runner = CliRunner()
@@ -102,3 +104,25 @@ def test_mm_proxy_serves_until_interrupted(isolated_store: Path) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 130
+
+
+ONE_CALL = (
+    "import sys, anthropic; anthropic.Anthropic(api_key='k', max_retries=0).messages.create("
+    "model='m', max_tokens=10, messages=[{'role': 'user', 'content': sys.argv[1]}])"
+)
+
+
+def test_record_add_merges_a_run_into_the_tree(
+    isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeModel() as model:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
+        for task, extra in (("first task", []), ("second task", ["--add"])):
+            args = ["record", "t", "--llm", *extra, "--", sys.executable, "-c", ONE_CALL, task]
+            result = runner.invoke(app, args, env=ENV)
+            assert result.exit_code == 0, result.stderr
+        assert model.calls == 2
+    shown = json.loads(runner.invoke(app, ["show", "t", "--json"], env=ENV).stdout)
+    assert [e["depth"] for e in shown["exchanges"]] == [0, 0]
+    again = runner.invoke(app, ["record", "t", "--llm", "--", "true"], env=ENV)
+    assert again.exit_code == 1 and "--add" in again.stderr
