@@ -382,6 +382,8 @@ def _record_llm(
     )
     if result.saved:
         say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {_store().root}")
+    elif result.outcome == "unchanged":
+        say("not saved: the recording's tree already holds this run")
     else:
         say(f"[yellow]not saved[/]: the agent exited {result.agent_returncode}")
     raise typer.Exit(result.exit_code)

@@ -26,6 +26,7 @@ from mmcli.llm.conversation import (
     images,
     normalize,
     replace_images,
+    said,
     target_of,
 )
 from mmcli.llm.document import LLMRecording
@@ -108,6 +109,10 @@ class Session:
     def learn(self, shape: Shape, conv: Conversation, walk: Walk, answer: dict[str, Any]) -> None:
         """Record the model's `answer` to `conv` as a new exchange below `walk.parent`."""
         stored = normalize(answer, conv.ids, self.values)
+        if walk.hit is not None and said(walk.hit.answer["message"]) == said(stored["message"]):
+            with self.lock:  # recording over a tree that already holds this exchange
+                self.stats.forwarded += 1
+            return
         target = target_of(stored["message"])
         screens: dict[str, Screen] = {}
 

@@ -31,7 +31,8 @@ Progress = Callable[[str], None]
 @dataclass
 class LLMResult:
     outcome: str
-    """recorded, not-saved, from-memory, healed, diverged, agent-failed."""
+    """recorded, unchanged (`--add` of a run the tree holds), not-saved, from-memory,
+    healed, diverged, agent-failed."""
     exit_code: int
     hits: int = 0
     forwarded: int = 0
@@ -103,6 +104,9 @@ def record_llm(
         result.exit_code = int(ExitCode.AGENT_FAILED)
         return result
     if not run.ok:
+        return result
+    if not session.new and session.stats.forwarded and add:
+        result.outcome = "unchanged"
         return result
     if not session.new:
         raise MMError("the agent exited 0 without calling the model; nothing to record")

@@ -117,11 +117,12 @@ def test_record_add_merges_a_run_into_the_tree(
 ) -> None:
     with FakeModel() as model:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
-        for task, extra in (("first task", []), ("second task", ["--add"])):
+        runs = (("first task", []), ("second task", ["--add"]), ("second task", ["--add"]))
+        for task, extra in runs:
             args = ["record", "t", "--llm", *extra, "--", sys.executable, "-c", ONE_CALL, task]
             result = runner.invoke(app, args, env=ENV)
             assert result.exit_code == 0, result.stderr
-        assert model.calls == 2
+        assert model.calls == 3
     shown = json.loads(runner.invoke(app, ["show", "t", "--json"], env=ENV).stdout)
     assert [e["depth"] for e in shown["exchanges"]] == [0, 0]
     again = runner.invoke(app, ["record", "t", "--llm", "--", "true"], env=ENV)
