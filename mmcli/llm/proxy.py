@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import socket
 import threading
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -147,6 +149,21 @@ class Handler(BaseHTTPRequestHandler):
         pass  # request lines could carry names; bodies and headers are never logged
 
     def do_POST(self) -> None:
+        try:
+            self._post()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the agent hung up
+        except Exception as e:  # one request's failure must not take the proxy down
+            if os.environ.get("MM_DEBUG") == "1":
+                traceback.print_exc()
+            with contextlib.suppress(OSError):
+                problem = {
+                    "type": "api_error",
+                    "message": f"mm: internal error ({type(e).__name__})",
+                }
+                self._send_json(500, {"error": problem})
+
+    def _post(self) -> None:
         try:
             routed = self.server.route(self.path.split("?", 1)[0])
         except MMError as e:  # `mm proxy`: a name that is not a model-API recording

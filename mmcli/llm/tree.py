@@ -58,7 +58,12 @@ def conversation(shape: Shape, body: dict[str, Any], values: Mapping[str, str]) 
     ids = IdMap()
     setup, turns = shape.split(body)
     setup = normalize(setup, ids, values)
-    text = json.dumps({"api": shape.name, **setup}, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(
+        {"api": shape.name, **setup},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=lambda image: "$image",  # an image in a system prompt: compared as present
+    )
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return Conversation(
         shape.name, setup, digest, normalize(turns, ids, values), ids, body.get("stream") is True
