@@ -207,7 +207,9 @@ def record(
     if llm:
         if ignore_region:
             raise UsageError("--ignore-region is for screen recordings, not --llm")
-        _record_llm(name, command, param, secret, overwrite, add, upstream, agent_timeout)
+        from mmcli.cli_llm import record_llm
+
+        record_llm(name, command, param, secret, overwrite, add, upstream, agent_timeout)
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
     from mmcli.params import parse_values
@@ -331,7 +333,9 @@ def replay(
                 "--dry-run, --relocate, --ignore-region and --params-file are for screen "
                 f"recordings; {name!r} was recorded at the model API"
             )
-        _replay_llm(name, values, agent_cmd, no_agent, chosen, upstream, agent_timeout, json_out)
+        from mmcli.cli_llm import replay_llm
+
+        replay_llm(name, values, agent_cmd, no_agent, chosen, upstream, agent_timeout, json_out)
     if agent_cmd is None and not no_agent and store.exists(name):
         agent_cmd = [render_text(a, values.all) for a in store.load(name).command] or None
     options = ReplayOptions(
@@ -353,77 +357,6 @@ def replay(
         print(json.dumps(report.as_json()))
     _render_report(report)
     raise typer.Exit(report.exit_code)
-
-
-def _record_llm(
-    name: str,
-    command: list[str],
-    param: list[str] | None,
-    secret: list[str] | None,
-    overwrite: bool,
-    add: bool,
-    upstream: str | None,
-    agent_timeout: float | None,
-) -> None:
-    from mmcli.llm.run import record_llm
-    from mmcli.params import parse_values
-
-    values = parse_values(param or [], secret or [])
-    result = record_llm(
-        _store(),
-        name,
-        command,
-        values,
-        overwrite=overwrite,
-        add=add,
-        upstream=upstream,
-        agent_timeout=agent_timeout,
-        progress=progress,
-    )
-    if result.saved:
-        say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {_store().root}")
-    elif result.outcome == "unchanged":
-        say("not saved: the recording's tree already holds this run")
-    else:
-        say(f"[yellow]not saved[/]: the agent exited {result.agent_returncode}")
-    raise typer.Exit(result.exit_code)
-
-
-def _replay_llm(
-    name: str,
-    values: Any,
-    agent: list[str] | None,
-    no_agent: bool,
-    policy: Any,
-    upstream: str | None,
-    agent_timeout: float | None,
-    json_out: bool,
-) -> None:
-    from mmcli.llm.run import replay_llm
-
-    result = replay_llm(
-        _store(),
-        name,
-        values,
-        agent=agent,
-        no_agent=no_agent,
-        policy=policy,
-        upstream=upstream,
-        agent_timeout=agent_timeout,
-        progress=progress,
-    )
-    if json_out:
-        print(json.dumps(result.as_json()))
-    where = escape(f": {result.reasons[0]}") if result.reasons else ""
-    messages = {
-        "from-memory": f"[green]done from memory[/]: {result.hits} model calls answered",
-        "healed": f"[green]healed[/]: {result.hits} answers from memory, {result.forwarded} "
-        f"from the model, saved as a branch{where}",
-        "diverged": f"[red]diverged[/]: {result.refused} model calls refused{where}",
-        "agent-failed": f"[red]agent failed[/] (exit {result.agent_returncode}){where}",
-    }
-    say(messages.get(result.outcome, result.outcome))
-    raise typer.Exit(result.exit_code)
 
 
 def _replay_batch(
@@ -561,7 +494,9 @@ def show(
         _show_sdk(name, html_file, json_out)
         return
     if _store().kind(name) == "llm":
-        _show_llm(name, html_file, json_out)
+        from mmcli.cli_llm import show_llm
+
+        show_llm(name, html_file, json_out)
         return
     recording = _store().load(name)
     lines = list(tree(recording))
@@ -634,39 +569,6 @@ def _show_sdk(name: str, html_file: Path | None, json_out: bool) -> None:
         out.print(f"trajectory {t['id']}{tags}{branch}:", markup=False)
         for i, step in enumerate(t["steps"], 1):
             out.print(f"  {i:>3}. {step}", markup=False)
-
-
-def _show_llm(name: str, html_file: Path | None, json_out: bool) -> None:
-    """A model-API recording: its exchanges as a tree."""
-    from mmcli.llm.document import load, outline
-
-    if html_file is not None:
-        raise UsageError(f"{name!r} was recorded at the model API: no HTML report for it")
-    rec = load(_store(), name)
-    lines = outline(rec)
-    if json_out:
-        print(
-            json.dumps(
-                {
-                    "name": name,
-                    "kind": "llm",
-                    "command": rec.command,
-                    "params": rec.params,
-                    "exchanges": [
-                        {"id": n.id, "parent": n.parent, "depth": d, "answer": text}
-                        for d, n, text in lines
-                    ],
-                }
-            )
-        )
-        return
-    out = console()
-    out.print(
-        f"[bold]{escape(name)}[/]: model-API recording, {len(lines)} model calls, "
-        f"{rec.tree.branches()} branches; agent: {escape(shlex.join(rec.command))}"
-    )
-    for depth, _, text in lines:
-        out.print(f"{'  ' * depth}{depth + 1:>3}. {text}", markup=False)
 
 
 def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:
@@ -800,25 +702,9 @@ def proxy(
 
     Example: mm proxy --port 8765
     """
-    from mmcli.llm.run import serve
-    from mmcli.matcher import Policy
-    from mmcli.params import parse_values
+    from mmcli.cli_llm import serve_proxy
 
-    try:
-        chosen = Policy(policy)
-    except ValueError:
-        raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
-    values = parse_values(param or [], secret or [])
-    serve(
-        _store(),
-        values,
-        port=port,
-        policy=chosen,
-        upstream=upstream,
-        no_upstream=no_upstream,
-        progress=progress,
-        ready=lambda root: say(f"mm proxy on {root}/r/NAME (Ctrl-C to stop)"),
-    )
+    serve_proxy(port, param, secret, policy, upstream, no_upstream)
 
 
 @app.command(cls=MMCommand)
