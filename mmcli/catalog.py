@@ -31,7 +31,8 @@ class Summary:
     size: int
     error: str | None = None
     kind: str = "cli"
-    """"cli" for `mm record` recordings, "sdk" for documents written by `mmcli.Engine`."""
+    """"cli" for `mm record` recordings, "sdk" for documents written by `mmcli.Engine`,
+    "llm" for recordings made at the model API (`mm record --llm`)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -188,6 +189,10 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
                 "created": created.isoformat() if isinstance(created, datetime) else None,
                 "last_used": _iso(info.get("last_used")),
             }
+        if kind == "llm":
+            from mmcli.llm.document import summary as llm_summary
+
+            return llm_summary(store, name)
         rec = store.load(name)
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}

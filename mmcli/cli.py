@@ -117,6 +117,14 @@ IgnoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+UpstreamOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="URL",
+        help="With --llm: the model server to forward to (default: $ANTHROPIC_BASE_URL / "
+        "$OPENAI_BASE_URL, else the providers' own).",
+    ),
+]
 
 
 @app.callback()
@@ -182,11 +190,26 @@ def record(
             "their own (clocks); 0 to skip.",
         ),
     ] = 1.0,
+    llm: Annotated[
+        bool,
+        typer.Option(
+            "--llm",
+            help="Record at the model API instead of the screen: CMD's Anthropic/OpenAI "
+            "SDK calls go through a local proxy (docs/llm.md).",
+        ),
+    ] = False,
+    upstream: UpstreamOption = None,
 ) -> None:
     """Run CMD as the agent and record its actions; saved only when CMD exits 0.
 
     Example: mm record loan -- python examples/loan_agent.py --layout /tmp/l.json --name John
     """
+    if llm:
+        if ignore_region:
+            raise UsageError("--ignore-region is for screen recordings, not --llm")
+        from mmcli.cli_llm import record_llm
+
+        record_llm(name, command, param, secret, overwrite, add, upstream, agent_timeout)
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
     from mmcli.params import parse_values
@@ -275,6 +298,7 @@ def replay(
             "to the task's first screen (e.g. restart it).",
         ),
     ] = None,
+    upstream: UpstreamOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Replay a recording, checking the screen before every action.
@@ -303,6 +327,15 @@ def replay(
     values = parse_values(param or [], secret or [])
     store = _store()
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
+    if store.exists(name) and store.kind(name) == "llm":
+        if dry_run or relocate or ignore_region or params_file is not None:
+            raise UsageError(
+                "--dry-run, --relocate, --ignore-region and --params-file are for screen "
+                f"recordings; {name!r} was recorded at the model API"
+            )
+        from mmcli.cli_llm import replay_llm
+
+        replay_llm(name, values, agent_cmd, no_agent, chosen, upstream, agent_timeout, json_out)
     if agent_cmd is None and not no_agent and store.exists(name):
         agent_cmd = [render_text(a, values.all) for a in store.load(name).command] or None
     options = ReplayOptions(
@@ -460,6 +493,11 @@ def show(
 
     if _store().kind(name) == "sdk":
         _show_sdk(name, html_file, json_out)
+        return
+    if _store().kind(name) == "llm":
+        from mmcli.cli_llm import show_llm
+
+        show_llm(name, html_file, json_out)
         return
     recording = _store().load(name)
     lines = list(tree(recording))
@@ -642,6 +680,36 @@ def doctor(json_out: JsonOption = False) -> None:
         if f.fix:
             out.print(f"{'':15}fix: {escape(f.fix)}")
     raise typer.Exit(exit_code(findings))
+
+
+@app.command(cls=MMCommand)
+def proxy(
+    port: Annotated[int, typer.Option(metavar="P", help="Port on 127.0.0.1 (0: any free one).")] = (
+        8765
+    ),
+    param: ParamOption = None,
+    secret: SecretOption = None,
+    policy: Annotated[
+        str,
+        typer.Option(
+            metavar="POLICY", help="How strictly screenshots are compared: strict, default, loose."
+        ),
+    ] = "default",
+    upstream: UpstreamOption = None,
+    no_upstream: Annotated[
+        bool, typer.Option("--no-upstream", help="Answer from memory only; refuse a miss.")
+    ] = False,
+) -> None:
+    """Serve the model-API memory for agents elsewhere, the recording named in the path.
+
+    Point the agent at http://127.0.0.1:P/r/NAME (ANTHROPIC_BASE_URL) or
+    http://127.0.0.1:P/r/NAME/v1 (OPENAI_BASE_URL). Each new model answer is saved at once.
+
+    Example: mm proxy --port 8765
+    """
+    from mmcli.cli_llm import serve_proxy
+
+    serve_proxy(port, param, secret, policy, upstream, no_upstream)
 
 
 @app.command(cls=MMCommand)

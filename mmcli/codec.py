@@ -60,6 +60,10 @@ def _upgrade(doc: Document, source: str) -> Document:
             f"{source}: written by the Python SDK (kind = 'sdk'); "
             "it is replayed from Python with mmcli.Engine, not by mm replay"
         )
+    if kind == "llm":
+        raise WrongKind(
+            f"{source}: recorded at the model API (kind = 'llm'); it has no screen steps"
+        )
     if kind != "cli":
         raise RecordingCorrupt(f"{source}: unknown kind {kind!r}; not an mm recording")
     version = doc.get("format_version")

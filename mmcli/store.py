@@ -162,7 +162,8 @@ class Store:
         return out
 
     def kind(self, name: str) -> str:
-        """ "sdk" for a document written by `mmcli.Engine`, else "cli" (without parsing it)."""
+        """ "sdk" for a document written by `mmcli.Engine`, "llm" for a model-API recording,
+        else "cli" (without parsing it)."""
         path = self.path(name)
         try:
             with open(path, "rb") as f:

@@ -1,0 +1,347 @@
+"""The model-API proxy: answers from memory where the conversation matches the recording's
+tree, forwards to the model where it departs, and records what the model answered.
+
+Standard library only: a `ThreadingHTTPServer` on 127.0.0.1 and `http.client` to the
+upstream. Request headers (API keys) go to the upstream and nowhere else: they are never
+stored or logged. Bodies are logged nowhere either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import socket
+import threading
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from mmcli.errors import MMError
+from mmcli.llm.conversation import (
+    denormalize,
+    fresh_id,
+    images,
+    normalize,
+    replace_images,
+    said,
+    target_of,
+)
+from mmcli.llm.document import LLMRecording
+from mmcli.llm.screens import Screen, digest_of, frame_of, screen_of
+from mmcli.llm.shapes import SHAPES, Shape, parse_sse, shape_for
+from mmcli.llm.tree import Conversation, Walk, conversation
+from mmcli.matcher import Policy
+from mmcli.store import new_token
+
+HOP_BY_HOP = {
+    "host",
+    "content-length",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-authorization",
+    "proxy-connection",
+    "accept-encoding",
+    "content-encoding",
+}
+UPSTREAM_TIMEOUT = 600.0
+MAX_BODY = 256 * 1024 * 1024
+REFUSED_STATUS = 422
+"""A miss with no model allowed: a client error the SDKs surface without retrying."""
+
+
+def upstreams(environ: Mapping[str, str], override: str | None = None) -> dict[str, str]:
+    """Base URL of each provider: `--upstream` (a server root speaking both), else the
+    caller's own `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`, else the providers' defaults."""
+    out = {}
+    for name, shape in SHAPES.items():
+        if override:
+            out[name] = shape.base_for_agent(override.rstrip("/"))
+        else:
+            out[name] = (environ.get(shape.env) or shape.default_base).rstrip("/")
+    return out
+
+
+@dataclass
+class Stats:
+    hits: int = 0
+    forwarded: int = 0
+    refused: int = 0
+    failed: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Session:
+    """One recording behind the proxy: its tree, and what this run added to it."""
+
+    recording: LLMRecording
+    values: dict[str, str]
+    policy: Policy = Policy.DEFAULT
+    upstream: dict[str, str] | None = None
+    """Base URL per API; None: no model, a miss is refused."""
+    replay: bool = True
+    """Answer from memory when the tree matches (False: `mm record`, always forward)."""
+    on_new: Callable[[Session, int], None] | None = None
+    stats: Stats = field(default_factory=Stats)
+    new: list[int] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def lookup(self, conv: Conversation) -> Walk:
+        with self.lock:
+            walk = self.recording.tree.find(conv, self.policy)
+            if walk.hit is not None and self.replay:
+                self.stats.hits += 1
+            elif walk.hit is None and self.replay:
+                self.stats.reasons.append(walk.reason)
+            return walk
+
+    def answer(self, shape: Shape, conv: Conversation, walk: Walk) -> dict[str, Any]:
+        assert walk.hit is not None
+        return denormalize(walk.hit.answer, conv.ids, fresh_id(shape.id_prefix), self.values)
+
+    def learn(self, shape: Shape, conv: Conversation, walk: Walk, answer: dict[str, Any]) -> None:
+        """Record the model's `answer` to `conv` as a new exchange below `walk.parent`."""
+        stored = normalize(answer, conv.ids, self.values)
+        if walk.hit is not None and said(walk.hit.answer["message"]) == said(stored["message"]):
+            with self.lock:  # recording over a tree that already holds this exchange
+                self.stats.forwarded += 1
+            return
+        target = target_of(stored["message"])
+        screens: dict[str, Screen] = {}
+
+        def keep(marker: dict[str, Any]) -> dict[str, Any]:
+            frame = frame_of(marker["$image"])
+            if frame is None:
+                return {"$screen": ""}
+            sid = "s-" + new_token() + new_token()
+            image = marker["$image"]
+            screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image))
+            return {"$screen": sid}
+
+        prompt = conv.turns[walk.position :]
+        prompt = replace_images(prompt, keep) if images(prompt) else prompt
+        with self.lock:
+            self.recording.tree.screens.update(screens)
+            node = self.recording.tree.add(conv, walk, stored, prompt)
+            self.new.append(node.id)
+            self.stats.forwarded += 1
+            if self.on_new is not None:
+                self.on_new(self, node.id)
+
+
+Route = Callable[[str], tuple[Session, Shape] | None]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: ProxyServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # request lines could carry names; bodies and headers are never logged
+
+    def do_POST(self) -> None:
+        try:
+            self._post()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the agent hung up
+        except Exception as e:  # one request's failure must not take the proxy down
+            if os.environ.get("MM_DEBUG") == "1":
+                traceback.print_exc()
+            with contextlib.suppress(OSError):
+                problem = {
+                    "type": "api_error",
+                    "message": f"mm: internal error ({type(e).__name__})",
+                }
+                self._send_json(500, {"error": problem})
+
+    def _post(self) -> None:
+        try:
+            routed = self.server.route(self.path.split("?", 1)[0])
+        except MMError as e:  # `mm proxy`: a name that is not a model-API recording
+            self._send_json(400, {"error": {"type": "invalid_request_error", "message": str(e)}})
+            return
+        if routed is None:
+            self._send_json(404, {"error": {"message": f"mm: no such endpoint {self.path}"}})
+            return
+        session, shape = routed
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._send_json(413, shape.error(413, "mm: request too large"))
+            return
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+            if not isinstance(body, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self._send_json(400, shape.error(400, "mm: the request body is not a JSON object"))
+            return
+        conv = conversation(shape, body, session.values)
+        walk = session.lookup(conv)
+        if walk.hit is not None and session.replay:
+            answer = session.answer(shape, conv, walk)
+            if conv.stream:
+                self._send_stream(200, shape.stream(answer, body))
+            else:
+                self._send_json(200, shape.response(answer))
+            return
+        if session.upstream is None:
+            with session.lock:
+                session.stats.refused += 1
+            message = f"mm: no recorded answer and no model allowed ({walk.reason})"
+            self._send_json(REFUSED_STATUS, shape.error(REFUSED_STATUS, message))
+            return
+        self._forward(session, shape, conv, walk, raw)
+
+    def _forward(
+        self, session: Session, shape: Shape, conv: Conversation, walk: Walk, raw: bytes
+    ) -> None:
+        assert session.upstream is not None
+        url = urlsplit(session.upstream[shape.name] + shape.suffix)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        headers["Accept-Encoding"] = "identity"
+        conn_type = (
+            http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+        )
+        conn = conn_type(url.netloc, timeout=UPSTREAM_TIMEOUT)
+        try:
+            query = "&".join(q for q in (url.query, urlsplit(self.path).query) if q)
+            conn.request("POST", url.path + (f"?{query}" if query else ""), raw, headers)
+            response = conn.getresponse()
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            with session.lock:
+                session.stats.failed += 1
+            where = f"{url.hostname}:{url.port}" if url.port else str(url.hostname)
+            message = f"mm: cannot reach the model at {url.scheme}://{where} ({e})"
+            self._send_json(502, shape.error(502, message))
+            return
+        try:
+            self._relay(session, shape, conv, walk, response)
+        finally:
+            conn.close()
+
+    def _relay(
+        self,
+        session: Session,
+        shape: Shape,
+        conv: Conversation,
+        walk: Walk,
+        response: http.client.HTTPResponse,
+    ) -> None:
+        streaming = "text/event-stream" in (response.getheader("Content-Type") or "")
+        self.send_response(response.status)
+        for key, value in response.getheaders():
+            if key.lower() not in HOP_BY_HOP:
+                self.send_header(key, value)
+        # The exchange is learned before the response ends, so that an agent's next
+        # request (or a `mm proxy` client reading the store) already finds it.
+        if not streaming:
+            data = response.read()
+            if response.status == 200:
+                with contextlib.suppress(ValueError, AttributeError, TypeError, IndexError):
+                    session.learn(shape, conv, walk, shape.answer_of(json.loads(data)))
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        lines: list[bytes] = []
+        while True:
+            line = response.readline()
+            if not line:
+                break
+            lines.append(line)
+            self._chunk(line)
+        if response.status == 200:
+            with contextlib.suppress(ValueError, KeyError, AttributeError, TypeError, IndexError):
+                session.learn(shape, conv, walk, shape.collect_stream(parse_sse(lines)))
+        self._chunk(b"")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        if data:
+            self.wfile.flush()
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_stream(self, status: int, events: Iterator[bytes]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in events:
+            self._chunk(event)
+        self._chunk(b"")
+
+
+class ProxyServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, route: Route, port: int = 0, host: str = "127.0.0.1") -> None:
+        self.route = route
+        super().__init__((host, port), Handler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up mid-stream; nothing to tell (and no bodies in logs)
+
+
+def single_route(session: Session) -> Route:
+    """Every request to the one recording (`mm record --llm`, `mm replay`)."""
+
+    def route(path: str) -> tuple[Session, Shape] | None:
+        shape = shape_for(path)
+        return (session, shape) if shape is not None else None
+
+    return route
+
+
+class Serving:
+    """A `ProxyServer` answering in a background thread for the length of a `with`."""
+
+    def __init__(self, route: Route, port: int = 0) -> None:
+        try:
+            self.server = ProxyServer(route, port)
+        except OSError as e:
+            raise MMError(f"cannot listen on 127.0.0.1:{port} ({e.strerror})") from None
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> ProxyServer:
+        self.thread.start()
+        return self.server
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

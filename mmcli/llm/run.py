@@ -1,0 +1,280 @@
+"""`mm record --llm`, `mm replay` of a model-API recording, and `mm proxy`.
+
+The agent runs with its SDKs pointed at the proxy (`ANTHROPIC_BASE_URL`,
+`OPENAI_BASE_URL`); what it does on the screen is its own business. A recording is
+saved only when the agent exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from mmcli.agent import run_agent
+from mmcli.errors import ExitCode, MMError, RecordingExists, StoreError, UsageError
+from mmcli.llm.document import LLMRecording, load, now, save
+from mmcli.llm.proxy import Serving, Session, single_route, upstreams
+from mmcli.llm.shapes import SHAPES, Shape, shape_for
+from mmcli.matcher import Policy
+from mmcli.model import PLACEHOLDER
+from mmcli.params import Values
+from mmcli.recorder import parametrize
+from mmcli.store import Store, validate_name
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class LLMResult:
+    outcome: str
+    """recorded, unchanged (`--add` of a run the tree holds), not-saved, from-memory,
+    healed, diverged, agent-failed."""
+    exit_code: int
+    hits: int = 0
+    forwarded: int = 0
+    refused: int = 0
+    saved: int = 0
+    agent_returncode: int | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "from_memory": self.hits,
+            "upstream_calls": self.forwarded,
+            "refused": self.refused,
+            "saved_exchanges": self.saved,
+            "agent_returncode": self.agent_returncode,
+            "divergence": self.reasons[0] if self.reasons else None,
+        }
+
+
+def agent_env(root: str, name: str, values: Values, replay: bool) -> dict[str, str]:
+    env = {shape.env: shape.base_for_agent(root) for shape in SHAPES.values()}
+    env.update(MM_RECORDING=name, **values.env())
+    if replay:
+        env["MM_REPLAY"] = "1"
+    return env
+
+
+def record_llm(
+    store: Store,
+    name: str,
+    command: Sequence[str],
+    values: Values,
+    *,
+    overwrite: bool = False,
+    add: bool = False,
+    upstream: str | None = None,
+    agent_timeout: float | None = None,
+    progress: Progress | None = None,
+) -> LLMResult:
+    """Run the agent with every model call forwarded and recorded. With `add`, the run
+    is merged into the existing recording: the exchanges its tree already holds are
+    followed (still asked of the model), the rest hangs from where the run departs."""
+    validate_name(name)
+    if not command:
+        raise MMError("no agent command given (put it after `--`)")
+    if add and overwrite:
+        raise UsageError("--add merges into the recording, --overwrite replaces it: pick one")
+    exists = store.exists(name)
+    if exists and not (overwrite or add):
+        raise RecordingExists(
+            f"recording {name!r} already exists in {store.root}; use --overwrite to replace "
+            "it or --add to merge this run into it"
+        )
+    recorded_command = [parametrize(arg, values.secrets) for arg in command]
+    rec = load(store, name) if add and exists else LLMRecording(name, now(), recorded_command)
+    rec.params = sorted(
+        set(rec.params) | set().union(*(PLACEHOLDER.findall(a) for a in recorded_command))
+    )
+    session = Session(rec, values.all, upstream=upstreams(os.environ, upstream), replay=False)
+    with Serving(single_route(session)) as server:
+        if progress is not None:
+            progress(f"model API proxy on {server.root}")
+        run = run_agent(command, agent_env(server.root, name, values, False), agent_timeout)
+    result = LLMResult("not-saved", run.returncode, forwarded=session.stats.forwarded)
+    result.agent_returncode = run.returncode
+    if run.timed_out:
+        result.exit_code = int(ExitCode.AGENT_FAILED)
+        return result
+    if not run.ok:
+        return result
+    if not session.new and session.stats.forwarded and add:
+        result.outcome = "unchanged"
+        return result
+    if not session.new:
+        raise MMError("the agent exited 0 without calling the model; nothing to record")
+    rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
+    save(store, rec, session.new, overwrite=overwrite)
+    result.outcome, result.saved = "recorded", len(session.new)
+    return result
+
+
+def _used(rec: LLMRecording, new: list[int], values: Values) -> set[str]:
+    import json
+
+    text = " ".join(json.dumps([rec.tree.nodes[i].prompt, rec.tree.nodes[i].answer]) for i in new)
+    return {k for k in PLACEHOLDER.findall(text) if k in values.all}
+
+
+def replay_llm(
+    store: Store,
+    name: str,
+    values: Values,
+    *,
+    agent: Sequence[str] | None = None,
+    no_agent: bool = False,
+    policy: Policy = Policy.DEFAULT,
+    upstream: str | None = None,
+    agent_timeout: float | None = None,
+    progress: Progress | None = None,
+) -> LLMResult:
+    """Run the agent behind the proxy answering from `name`'s tree; a miss goes to the
+    model (the rest of the run is saved as a branch on exit 0), or is refused with
+    `no_agent` (exit 3)."""
+    rec = load(store, name)
+    command = list(agent or [])
+    if not command:
+        from mmcli.model import render_text
+
+        command = [render_text(a, values.all) for a in rec.command]
+    if not command:
+        raise MMError(f"{name!r} has no recorded agent command; give one with --agent")
+    session = Session(
+        rec,
+        values.all,
+        policy,
+        upstream=None if no_agent else upstreams(os.environ, upstream),
+    )
+    started = time.monotonic()
+    with Serving(single_route(session)) as server:
+        run = run_agent(command, agent_env(server.root, name, values, True), agent_timeout)
+    stats = session.stats
+    result = LLMResult(
+        "from-memory",
+        0,
+        hits=stats.hits,
+        forwarded=stats.forwarded,
+        refused=stats.refused,
+        agent_returncode=run.returncode,
+        reasons=stats.reasons,
+    )
+    if stats.refused:
+        result.outcome, result.exit_code = "diverged", int(ExitCode.DIVERGED)
+    elif not run.ok:
+        result.outcome, result.exit_code = "agent-failed", int(ExitCode.AGENT_FAILED)
+    elif session.new:
+        result.outcome = "healed"
+        rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
+        save(store, rec, session.new)
+        result.saved = len(session.new)
+    _journal(store, name, result, time.monotonic() - started)
+    return result
+
+
+def _journal(store: Store, name: str, result: LLMResult, seconds: float) -> None:
+    with contextlib.suppress(StoreError):  # the outcome stands; the history is only a tally
+        store.append_history(
+            name,
+            {
+                "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "recording": name,
+                "outcome": result.outcome,
+                "kind": "llm",
+                "from_memory": result.hits,
+                "upstream_calls": result.forwarded,
+                "refused": result.refused,
+                "divergence": {"reason": result.reasons[0]} if result.reasons else None,
+                "seconds": round(seconds, 3),
+            },
+        )
+
+
+# ---- mm proxy ----------------------------------------------------------------------------
+
+
+class Router:
+    """`/r/NAME/v1/...`: one session per recording name, created on first use; each new
+    exchange is saved as soon as the model has answered."""
+
+    def __init__(
+        self,
+        store: Store,
+        values: Values,
+        policy: Policy,
+        upstream: Mapping[str, str] | None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.store = store
+        self.values = values
+        self.policy = policy
+        self.upstream = dict(upstream) if upstream is not None else None
+        self.progress = progress
+        self.sessions: dict[str, Session] = {}
+
+    def __call__(self, path: str) -> tuple[Session, Shape] | None:
+        parts = path.split("/", 3)
+        if len(parts) < 4 or parts[0] != "" or parts[1] != "r":
+            return None
+        name, rest = parts[2], "/" + parts[3]
+        shape = shape_for(rest)
+        try:
+            validate_name(name)
+        except MMError:
+            return None
+        if shape is None:
+            return None
+        return self.session(name), shape
+
+    def session(self, name: str) -> Session:
+        if name not in self.sessions:
+            rec = load(self.store, name) if self.store.exists(name) else LLMRecording(name, now())
+            self.sessions[name] = Session(
+                rec, self.values.all, self.policy, self.upstream, on_new=self._saved
+            )
+        return self.sessions[name]
+
+    def _saved(self, session: Session, node: int) -> None:
+        rec = session.recording
+        try:
+            written = save(self.store, rec, [node])
+        except MMError as e:
+            if self.progress is not None:
+                self.progress(f"{rec.name}: not saved: {e}")
+            return
+        # Later exchanges hang from the ids as saved: go on with the document as written.
+        session.recording = written
+        session.new.clear()
+        if self.progress is not None:
+            self.progress(f"{rec.name}: saved exchange {max(written.tree.nodes)}")
+
+
+def serve(
+    store: Store,
+    values: Values,
+    *,
+    port: int,
+    policy: Policy = Policy.DEFAULT,
+    upstream: str | None = None,
+    no_upstream: bool = False,
+    progress: Progress | None = None,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve until interrupted (Ctrl-C ends it with `Aborted` from the CLI's handler)."""
+    router = Router(
+        store, values, policy, None if no_upstream else upstreams(os.environ, upstream), progress
+    )
+    with Serving(router, port) as server:
+        if ready is not None:
+            ready(server.root)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return

@@ -1,0 +1,120 @@
+"""Screenshots in requests, judged as screens with the replay check.
+
+What a recording keeps of a screenshot is what `mm record` keeps of a screen: its
+fingerprint (with the patch around the answer's click target, when the answer clicks)
+and a thumbnail downscaled by `SCALE`; never the image itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from mmcli.fingerprint import SCALE, Fingerprint, Frame, fingerprint_of
+from mmcli.llm.conversation import LiveImage
+from mmcli.matcher import Policy, References, Verdict, compare
+
+MAX_PIXELS = 8192 * 8192
+FORMATS = ["PNG", "JPEG", "WEBP", "GIF"]
+
+
+@dataclass
+class Screen:
+    """A recorded screenshot: fingerprint, thumbnail file and the reference it gives."""
+
+    fingerprint: Fingerprint
+    thumbnail: str
+    reference: np.ndarray | None = field(default=None, repr=False)
+    png: bytes | None = field(default=None, repr=False)
+    """The thumbnail's bytes, until written beside the document."""
+    digest: str = ""
+    """SHA-256 of the screenshot's bytes: the very same image needs no decoding."""
+
+
+def digest_of(image: LiveImage) -> str:
+    if "digest" not in image.decoded:
+        image.decoded["digest"] = hashlib.sha256(image.data.encode("ascii", "replace")).hexdigest()
+    return str(image.decoded["digest"])
+
+
+class ImageFrame(Frame):
+    """A `Frame` of a decoded screenshot, without the copy to a BGRA buffer a grab has:
+    the downscaled luma straight from the image (the same weights `Frame` applies to a
+    grab's bytes), the full pixels only if a matcher asks for them (the target patch)."""
+
+    def __init__(self, image: Image.Image) -> None:
+        self.width, self.height = image.size
+        self.raw = b""
+        self.image = image
+        self._pixels: np.ndarray | None = None
+        luma = image.convert("L", matrix=(0.114, 0.587, 0.299, 0.0))
+        self.small = np.asarray(luma.reduce(SCALE))
+
+    @property
+    def pixels(self) -> np.ndarray:
+        if self._pixels is None:
+            self._pixels = np.asarray(self.image)[..., ::-1]  # BGR, as a grab's bytes
+        return self._pixels
+
+    def thumbnail(self) -> Image.Image:
+        return self.image.reduce(SCALE)
+
+
+def frame_of(image: LiveImage) -> Frame | None:
+    """The screenshot as a `Frame` (None if it is not a readable image)."""
+    if "frame" in image.decoded:
+        cached: Frame | None = image.decoded["frame"]
+        return cached
+    frame: Frame | None = None
+    try:
+        with Image.open(io.BytesIO(image.raw), formats=FORMATS) as picture:
+            if picture.width * picture.height <= MAX_PIXELS:
+                picture.load()
+                frame = ImageFrame(picture if picture.mode == "RGB" else picture.convert("RGB"))
+    except (OSError, ValueError, Image.DecompressionBombError, SyntaxError):
+        frame = None
+    image.decoded["frame"] = frame
+    return frame
+
+
+def screen_of(frame: Frame, target: tuple[int, int] | None, name: str, digest: str = "") -> Screen:
+    if target is not None and not (0 <= target[0] < frame.width and 0 <= target[1] < frame.height):
+        target = None
+    out = io.BytesIO()
+    frame.thumbnail().save(out, "PNG", optimize=False)
+    thumb = Image.open(io.BytesIO(out.getvalue()))
+    return Screen(
+        fingerprint_of(frame, target),
+        name,
+        Frame.small_from_thumbnail(thumb),
+        out.getvalue(),
+        digest,
+    )
+
+
+def judge(screen: Screen, image: LiveImage, policy: Policy) -> Verdict | None:
+    """The replay check of `image` against `screen`; None when the image is unreadable."""
+    if screen.digest and digest_of(image) == screen.digest:
+        return Verdict(())
+    frame = frame_of(image)
+    if frame is None:
+        return None
+    fp = screen.fingerprint
+    references = References.prepare(screen.reference, [], fp.masks)
+    return compare(fp, frame, policy, references=references)
+
+
+def read_thumbnail(data: bytes) -> np.ndarray:
+    with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+        if image.width * image.height > MAX_PIXELS:
+            raise ValueError("thumbnail too large")
+        return Frame.small_from_thumbnail(image)
+
+
+def describe(marker: dict[str, Any]) -> str:
+    return str(marker.get("$screen", "screenshot"))

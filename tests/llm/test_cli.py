@@ -1,0 +1,129 @@
+"""`mm ls`, `mm show`, `mm prune`, `mm replay` on a model-API recording, through the CLI."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mmcli.cli import app
+from mmcli.llm.document import save
+from mmcli.store import Store
+from tests.llm.fake_model import FakeModel
+from tests.llm.test_matching import recorded_session
+
+runner = CliRunner()
+ENV = {"COLUMNS": "160", "NO_COLOR": "1"}
+
+
+def saved(store_dir: Path, age: timedelta = timedelta(0)) -> Store:
+    store = Store(store_dir)
+    rec = recorded_session().recording
+    rec.created -= age
+    rec.command = ["python", "agent.py"]
+    save(store, rec, list(rec.tree.nodes))
+    return store
+
+
+def test_ls_and_show(isolated_store: Path) -> None:
+    saved(isolated_store)
+    listed = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
+    assert [(s["name"], s["kind"], s["steps"], s["error"]) for s in listed] == [
+        ("t", "llm", 2, None)
+    ]
+    shown = runner.invoke(app, ["show", "t"], env=ENV)
+    assert shown.exit_code == 0
+    assert "model-API recording, 2 model calls" in shown.stderr
+    assert 'computer({"action":"left_click","coordinate":[350,162]})' in shown.stderr
+    data = json.loads(runner.invoke(app, ["show", "t", "--json"], env=ENV).stdout)
+    assert [e["depth"] for e in data["exchanges"]] == [0, 1]
+    html = runner.invoke(app, ["show", "t", "--html", "x.html"], env=ENV)
+    assert html.exit_code == 2 and "model API" in html.stderr
+
+
+def test_prune_deletes_it_with_its_thumbnails(isolated_store: Path) -> None:
+    saved(isolated_store, age=timedelta(days=3))
+    assert (isolated_store / "t").is_dir()
+    result = runner.invoke(app, ["prune", "--older-than", "2d", "--yes"], env=ENV)
+    assert result.exit_code == 0, result.stderr
+    assert not (isolated_store / "t.toml").exists()
+    assert not (isolated_store / "t").exists()
+
+
+def test_a_damaged_document_is_one_line_and_exit_1(isolated_store: Path) -> None:
+    saved(isolated_store)
+    path = isolated_store / "t.toml"
+    path.write_text(path.read_text().replace("parent = 1", "parent = 5"))
+    result = runner.invoke(app, ["replay", "t", "--no-agent"], env=ENV)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("mm: error: ") and "parent 5" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    listed = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
+    assert "parent 5" in listed[0]["error"]
+
+
+def test_record_llm_refuses_an_existing_name(isolated_store: Path) -> None:
+    saved(isolated_store)
+    result = runner.invoke(app, ["record", "t", "--llm", "--", "true"], env=ENV)
+    assert result.exit_code == 1 and "already exists" in result.stderr
+
+
+def test_screen_only_replay_options_are_refused(isolated_store: Path) -> None:
+    saved(isolated_store)
+    result = runner.invoke(app, ["replay", "t", "--dry-run"], env=ENV)
+    assert result.exit_code == 2 and "recorded at the model API" in result.stderr
+
+
+def test_mm_proxy_serves_until_interrupted(isolated_store: Path) -> None:
+    saved(isolated_store)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mmcli", "proxy", "--port", "0", "--no-upstream"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/r/NAME", proc.stderr.readline())
+        assert found, "no address announced"
+        body = json.dumps({"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]})
+        conn = http.client.HTTPConnection("127.0.0.1", int(found[1]), timeout=30)
+        conn.request("POST", "/r/t/v1/messages", body, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 422
+        assert "no recorded answer" in json.loads(response.read())["error"]["message"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+
+
+ONE_CALL = (
+    "import sys, anthropic; anthropic.Anthropic(api_key='k', max_retries=0).messages.create("
+    "model='m', max_tokens=10, messages=[{'role': 'user', 'content': sys.argv[1]}])"
+)
+
+
+def test_record_add_merges_a_run_into_the_tree(
+    isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeModel() as model:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
+        runs = (("first task", []), ("second task", ["--add"]), ("second task", ["--add"]))
+        for task, extra in runs:
+            args = ["record", "t", "--llm", *extra, "--", sys.executable, "-c", ONE_CALL, task]
+            result = runner.invoke(app, args, env=ENV)
+            assert result.exit_code == 0, result.stderr
+        assert model.calls == 3
+    shown = json.loads(runner.invoke(app, ["show", "t", "--json"], env=ENV).stdout)
+    assert [e["depth"] for e in shown["exchanges"]] == [0, 0]
+    again = runner.invoke(app, ["record", "t", "--llm", "--", "true"], env=ENV)
+    assert again.exit_code == 1 and "--add" in again.stderr
