@@ -26,6 +26,7 @@ from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.errors import Aborted, DisplayError, MMError, NotSaved, StoreError, UsageError
 from mmcli.fingerprint import Frame, Rect, same_picture
 from mmcli.integrate import FinishedRun, Into, integrate
+from mmcli.inuse import in_use
 from mmcli.matcher import Policy, References, Verdict, compare
 from mmcli.model import POINTED, Recording, Step
 from mmcli.params import Values
@@ -598,5 +599,6 @@ def replay(
             seconds=time.monotonic() - started,
             detail=result.reason if outcome is not Outcome.RECORDED else "",
         )
-    recording = store.load(name)
-    return Replayer(store, backend, recording, values, options, progress).run()
+    with in_use(store, name):
+        recording = store.load(name)
+        return Replayer(store, backend, recording, values, options, progress).run()
