@@ -4,8 +4,8 @@ Typed text is redacted where the steps are made: consecutive keyboard actions ar
 into one `type` action first (`join_keystrokes`), so that a secret typed in pieces or
 key by key becomes one string the placeholder replaces. What is left is checked before a
 recording is saved (`find_leak`): a secret value, or any piece of one of at least
-`FRAGMENT` characters, in any text the recording keeps (typed text, keys, the command)
-stops the save. Progress lines hide typed text and keys that are pieces of a secret
+`FRAGMENT` characters, in typed text or keys stops the save (so does a whole value in the
+command). Progress lines hide typed text and keys that are pieces of a secret
 (`describe`).
 """
 
@@ -79,8 +79,10 @@ def leaked_in(text: str, secrets: Mapping[str, str]) -> str | None:
     return None
 
 
-def _texts(recording: Recording) -> Iterable[tuple[str, str]]:
-    """(where, text) for every text the recording keeps that typing could have filled."""
+def _typed(recording: Recording) -> Iterable[tuple[str, str]]:
+    """(where, text) for every text the recording keeps that typing filled in: a piece
+    of a secret there was typed (the command's own text is checked for whole values
+    only: a path like `examples/` shares pieces with many a secret by chance)."""
     run = ""
     for n, step in enumerate(recording.steps, 1):
         action = step.action
@@ -93,8 +95,6 @@ def _texts(recording: Recording) -> Iterable[tuple[str, str]]:
             run = ""
         if action.keys:
             yield f"step {n}", "".join(action.keys)
-    for arg in recording.command:
-        yield "the agent command", arg
 
 
 def find_leak(recording: Recording, secrets: Mapping[str, str]) -> None:
@@ -102,7 +102,7 @@ def find_leak(recording: Recording, secrets: Mapping[str, str]) -> None:
     still holds a secret value or a piece of one."""
     if not secrets:
         return
-    for where, text in _texts(recording):
+    for where, text in _typed(recording):
         key = leaked_in(text, secrets)
         if key is not None:
             raise SecretLeak(
@@ -110,6 +110,10 @@ def find_leak(recording: Recording, secrets: Mapping[str, str]) -> None:
                 "typed in a way mm could not replace with a placeholder; nothing was saved "
                 "(type the secret in one go, or key by key with no other action between)"
             )
+    for arg in recording.command:
+        for key, value in secrets.items():
+            if value and value in arg:
+                raise SecretLeak(f"the agent command still holds the secret {key!r}")
 
 
 def describe(action: Action, values: Mapping[str, str], secrets: Mapping[str, str]) -> str:
