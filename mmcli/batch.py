@@ -139,4 +139,6 @@ def _run_row(
     outcome = str(report.outcome)
     if report.outcome is Outcome.AGENT_FAILED:
         detail = f"agent exited {report.agent_returncode}; {detail}"
+    if report.detail:
+        detail = f"{report.detail}; {detail}" if detail else report.detail
     return RowResult(number, shown, outcome, report.exit_code, detail, report)
