@@ -124,6 +124,8 @@ def describe(action: Action, values: Mapping[str, str], secrets: Mapping[str, st
     if action.kind is ActionKind.TYPE:
         action = replace(action, text=parametrize(action.text, values))
     typed = typed_text(action)
+    if typed is None and all(len(k) == 1 for k in action.keys):
+        typed = "".join(action.keys)  # a hotkey of characters
     if typed is not None and secrets:
         bare = PLACEHOLDER.sub("", typed)
         if bare and (leaked_in(bare, secrets) or any(bare in v for v in secrets.values() if v)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from concurrent.futures import Future
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -223,6 +224,7 @@ def test_add_merges_and_says_where(isolated_store: Path) -> None:
         Action(ActionKind.TYPE, text="-XYZ"),
         Action(ActionKind.PRESS, keys=("7",)),
         Action(ActionKind.PRESS, keys=tuple("4711")),
+        Action(ActionKind.HOTKEY, keys=tuple("-XYZ")),
         Action(ActionKind.TYPE, text=SECRET),
     ],
 )
@@ -232,5 +234,14 @@ def test_progress_never_shows_a_piece_of_a_secret(action: Action) -> None:
 
 
 def test_progress_shows_other_typing() -> None:
-    shown = describe(Action(ActionKind.TYPE, text="John"), {"pin": SECRET}, {"pin": SECRET})
-    assert shown == "type 'John'"
+    values = {"pin": SECRET}
+    assert describe(Action(ActionKind.TYPE, text="John"), values, values) == "type 'John'"
+    hotkey = Action(ActionKind.HOTKEY, keys=("ctrl", "s"))
+    assert describe(hotkey, values, values) == "hotkey ctrl+s"
+
+
+def test_a_secret_in_a_hotkey_is_refused(isolated_store: Path) -> None:
+    run, _ = secret_run(PIECES)
+    run.captures[2] = replace(run.captures[2], action=Action(ActionKind.HOTKEY, keys=tuple("-XYZ")))
+    with pytest.raises(SecretLeak):
+        integrate(Store(), "pin", run, Into.NEW)
