@@ -80,3 +80,33 @@ def test_a_secret_typed_in_pieces_and_shown_again_leaks_nowhere(
     files = [p for p in isolated_store.rglob("*") if p.is_file()] + [html]
     text = b"".join(p.read_bytes() for p in files)
     assert [p for p in pieces if p.encode() in text] == []
+
+
+def test_a_heal_with_a_secret_prints_it_nowhere_and_replays_from_memory_after(
+    loan_app: LoanApp, isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MM_SECRET_EMAIL", SECRET)
+    loan_app.start()
+    agent = agent_command(loan_app, email=SECRET, typing="pieces")
+    recorded = mm("record", "loan", "--secret", "email", "--observe", "0", "--", *agent)
+    assert recorded.returncode == 0, recorded.stderr
+
+    loan_app.start("--popup-at-start")  # diverges at the first step: the agent heals
+    healed = mm("replay", "loan", "--secret", "email", "--timeout", "2", "--json")
+    assert healed.returncode == 0, healed.stderr
+    assert json.loads(healed.stdout)["outcome"] == "healed"
+    assert "recorded step" in healed.stderr
+    rec = Store(isolated_store).load("loan")
+    assert rec.params == ["email"] and rec.secrets == ["email"]
+    assert "{{email}}" in rec.command
+
+    loan_app.start("--popup-at-start")
+    again = mm("replay", "loan", "--secret", "email", "--no-agent", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["outcome"] == "from-memory"
+    assert [r["email"] for r in loan_app.records()] == [SECRET] * 3
+
+    pieces = {SECRET[i : i + 4] for i in range(len(SECRET) - 3)}
+    outputs = "".join(r.stdout + r.stderr for r in (recorded, healed, again))
+    stored = b"".join(p.read_bytes() for p in isolated_store.rglob("*") if p.is_file())
+    assert [p for p in pieces if p in outputs or p.encode() in stored] == []
