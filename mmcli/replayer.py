@@ -497,7 +497,12 @@ class Replayer:
         if not run.ok:
             report.outcome = Outcome.AGENT_FAILED
             return
-        check_recordable(recorder)
+        try:
+            check_recordable(recorder)
+        except MMError as e:  # the agent did the task in a way that cannot be replayed
+            report.outcome = Outcome.NOT_SAVED
+            report.detail = str(e)
+            return
         if not recorder.captures:
             # Nothing done, nothing learned: whether the task is done is unknown.
             report.outcome = Outcome.AGENT_FAILED

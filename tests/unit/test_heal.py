@@ -87,3 +87,15 @@ def test_a_heal_whose_recording_was_deleted_meanwhile_is_done_not_saved() -> Non
 
 def test_a_fallback_agent_has_a_time_limit_by_default() -> None:
     assert ReplayOptions().agent_timeout == AGENT_TIMEOUT == 600
+
+
+def test_a_heal_done_with_calls_mm_cannot_record_is_done_not_saved() -> None:
+    report, _ = heal(
+        agent(
+            "act(kind='click', x=250, y=185)",
+            "link.send({'op': 'unsupported', 'name': 'pyautogui.mouseDown'})",
+        )
+    )
+    assert report.outcome is Outcome.NOT_SAVED and report.exit_code == 5
+    assert "pyautogui.mouseDown" in report.detail
+    assert len(Store().load("form").steps) == 3
