@@ -379,7 +379,7 @@ def build_steps(
         action = cap.action
         if action.kind is ActionKind.TYPE:
             action = replace(action, text=parametrize(action.text, values))
-        painted = _paintable(hidden, cap.patch)
+        painted = _paintable(merge_rects(hidden, margin=0), cap.patch)
         step_masks = [*masks, *(r for r in painted if r not in masks)]
         width, height = cap.size
         fp = Fingerprint(
