@@ -51,7 +51,7 @@ def test_a_secret_typed_in_pieces_and_shown_again_leaks_nowhere(
     agent = agent_command(loan_app, email=SECRET, typing=typing)
     recorded = mm("record", "loan", "--secret", "email", "--observe", "0", "--", *agent)
     assert recorded.returncode == 0, recorded.stderr
-    assert loan_app.records()[-1]["email"] == SECRET
+    assert loan_app.records()[-1]["email"] == SECRET, recorded.stderr
 
     # The status line showed the secret (large bold Courier) while OK was clicked; the
     # thumbnail of that step has no text left there.
@@ -71,7 +71,7 @@ def test_a_secret_typed_in_pieces_and_shown_again_leaks_nowhere(
     loan_app.start("--echo", "email")
     replayed = mm("replay", "loan", "--secret", "email", "--no-agent", "--json")
     assert replayed.returncode == 0, replayed.stderr  # from memory, thumbnails painted
-    assert json.loads(replayed.stdout)["outcome"] == "from-memory"
+    assert json.loads(replayed.stdout)["outcome"] == "from-memory", replayed.stderr
     assert loan_app.records()[-1]["email"] == SECRET
 
     outputs = [recorded.stdout, recorded.stderr, replayed.stdout, replayed.stderr, shown.stderr]
