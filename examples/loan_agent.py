@@ -255,7 +255,7 @@ def decide(layout: Layout, goal: Goal) -> Act:
 
 
 class Agent:
-    def __init__(self, layout_path: Path, goal: Goal, think: float) -> None:
+    def __init__(self, layout_path: Path, goal: Goal, think: float, typing: str = "whole") -> None:
         import pyautogui  # imported late: it needs a display at import time
 
         pyautogui.FAILSAFE = True  # slamming the pointer into a corner aborts the run
@@ -264,6 +264,7 @@ class Agent:
         self.path = layout_path
         self.goal = goal
         self.think = think
+        self.typing = typing
         self.last_action = 0.0
         self.tries: Counter[str] = Counter()
         self.actions = 0
@@ -285,10 +286,22 @@ class Agent:
         elif act.kind == "triple_click":
             self.gui.tripleClick(act.x, act.y)
         elif act.kind == "write":
-            self.gui.write(act.text)
+            self.write(act.text)
         elif act.kind == "press":
             self.gui.press(act.text)
         self.last_action = time.time()
+
+    def write(self, text: str) -> None:
+        """Type `text` in one call, in two halves, or one key press per character."""
+        if self.typing == "pieces":
+            half = len(text) // 2
+            self.gui.write(text[:half])
+            self.gui.write(text[half:])
+        elif self.typing == "keys":
+            for char in text:
+                self.gui.press(char)
+        else:
+            self.gui.write(text)
 
     def fill(self, act: Act) -> None:
         """Focus a field, then type into it once the screen shows nothing got in the way."""
@@ -354,6 +367,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--product", help="Personal, Auto or Home")
     p.add_argument("--urgent", action="store_true")
     p.add_argument("--think", type=float, default=0.3, help="pause before each action (s)")
+    p.add_argument(
+        "--typing",
+        choices=("whole", "pieces", "keys"),
+        default="whole",
+        help="type each value in one call, in two halves, or one key press per character",
+    )
     return p.parse_args(argv)
 
 
@@ -361,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         goal = resolve_goal(args, dict(os.environ))
-        Agent(args.layout, goal, max(0.0, args.think)).run()
+        Agent(args.layout, goal, max(0.0, args.think), args.typing).run()
     except Stop as stop:
         log(str(stop))
         return stop.code

@@ -29,6 +29,8 @@ from typing import Any
 WIDTH, HEIGHT = 560, 420
 BACKGROUND = "#d9d9d9"
 ERROR_COLOR = "#c00000"
+ECHO_FONT = ("Courier", 12, "bold")
+"""`--echo`: the status line shows a typed value again, unlike the entry's font."""
 PUBLISH_INTERVAL_MS = 200
 FIELDS = ("name", "email", "amount")
 PRODUCTS = ("Personal", "Auto", "Home")
@@ -59,6 +61,7 @@ class Options:
     notice_elsewhere: bool = False
     focus: str | None = None
     refocus: str | None = None
+    echo: str | None = None
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -113,6 +116,11 @@ def parse_args(argv: list[str] | None = None) -> Options:
         choices=FIELDS,
         help="after the first click into another field, move the focus to this one",
     )
+    p.add_argument(
+        "--echo",
+        choices=FIELDS,
+        help="after Submit, the status line shows this field's value, in a large bold font",
+    )
     a = p.parse_args(argv)
     return Options(
         out=a.out,
@@ -129,6 +137,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         notice_elsewhere=a.notice_elsewhere,
         focus=a.focus,
         refocus=a.refocus,
+        echo=a.echo,
     )
 
 
@@ -365,7 +374,11 @@ class LoanFormApp:
         }
         append_record(self.opts.out, record)
         self.show_error("")
-        self.status.configure(text="Saved application for " + name)
+        if self.opts.echo:
+            shown = self.vars[self.opts.echo].get().strip()
+            self.status.configure(text=f"Saved {self.opts.echo} {shown}", font=ECHO_FONT)
+        else:
+            self.status.configure(text="Saved application for " + name)
         self.open_dialog("Confirmation", "Application saved", self.clear_form)
 
     def on_close_account(self) -> None:
@@ -388,7 +401,7 @@ class LoanFormApp:
         if self.opts.variant == "loan":
             self.urgent.set(False)
             self.product.set("")
-        self.status.configure(text="Ready")
+        self.status.configure(text="Ready", font="TkDefaultFont")
 
     # ----- accessibility layout -------------------------------------------
 

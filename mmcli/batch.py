@@ -90,12 +90,16 @@ def run_batch(
     progress: Progress | None = None,
 ) -> list[RowResult]:
     say = progress or (lambda message: None)
+    secret: set[str] = set()
     if store.exists(name):
-        check_values(store.load(name), values.merged(rows[0]))
+        recording = store.load(name)
+        secret = set(recording.secrets)
+        check_values(recording, values.merged(rows[0], secret))
     results: list[RowResult] = []
     for number, row in enumerate(rows, start=1):
-        row_values = values.merged(row)
-        shown = {k: v for k, v in row_values.params.items() if k not in values.secrets}
+        # A column named like a secret (given with --secret or recorded as one) is one.
+        row_values = values.merged(row, secret)
+        shown = dict(row_values.params)
         say(f"row {number}/{len(rows)}: {shown}")
         results.append(
             _run_row(
@@ -135,4 +139,6 @@ def _run_row(
     outcome = str(report.outcome)
     if report.outcome is Outcome.AGENT_FAILED:
         detail = f"agent exited {report.agent_returncode}; {detail}"
+    if report.detail:
+        detail = f"{report.detail}; {detail}" if detail else report.detail
     return RowResult(number, shown, outcome, report.exit_code, detail, report)

@@ -104,8 +104,8 @@ SecretOption = Annotated[
         "--secret",
         "-s",
         metavar="K[=V]",
-        help="A param whose value is never "
-        "written anywhere; without =V it is read from $MM_SECRET_<K>.",
+        help="A param whose value is never written anywhere. Prefer K alone, with the "
+        "value in $MM_SECRET_<K>: a K=V on the command line is visible to others in `ps`.",
     ),
 ]
 IgnoreOption = Annotated[
@@ -141,6 +141,20 @@ def _root(
 ) -> None:
     _state["store"] = store
     _state["lock_wait"] = lock_wait
+
+
+def _values(params: list[str] | None, secrets: list[str] | None) -> Any:
+    from mmcli.params import parse_values
+
+    values = parse_values(params or [], secrets or [])
+    for item in secrets or []:
+        key, sep, _ = item.partition("=")
+        if sep:
+            progress(
+                f"warning: --secret {key}=... puts the value on the command line, where other "
+                f"users can see it (ps); use --secret {key} with MM_SECRET_{key.upper()} set"
+            )
+    return values
 
 
 def _regions(items: list[str] | None) -> list[Any]:
@@ -202,6 +216,9 @@ def record(
 ) -> None:
     """Run CMD as the agent and record its actions; saved only when CMD exits 0.
 
+    A secret's value given as --secret K=V shows in `ps`: prefer --secret K with
+    MM_SECRET_<K> in the environment.
+
     Example: mm record loan -- python examples/loan_agent.py --layout /tmp/l.json --name John
     """
     if llm:
@@ -212,12 +229,11 @@ def record(
         record_llm(name, command, param, secret, overwrite, add, upstream, agent_timeout)
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
-    from mmcli.params import parse_values
     from mmcli.record import record as record_task
     from mmcli.store import validate_name
 
     validate_name(name)
-    values = parse_values(param or [], secret or [])
+    values = _values(param, secret)
     ignore = _regions(ignore_region)
     store = _store()
     with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
@@ -279,11 +295,12 @@ def replay(
         ),
     ] = False,
     agent_timeout: Annotated[
-        float | None,
+        float,
         typer.Option(
-            metavar="SECONDS", help="Stop a fallback agent after this many seconds (exit 4)."
+            metavar="SECONDS",
+            help="Stop a fallback agent after this many seconds (exit 4); 0 for no limit.",
         ),
-    ] = None,
+    ] = 600.0,
     params_file: Annotated[
         Path | None,
         typer.Option(
@@ -304,7 +321,11 @@ def replay(
     """Replay a recording, checking the screen before every action.
 
     Exit codes: 0 done (from memory or healed), 3 diverged with no agent allowed,
-    4 the agent failed, 1 other error, 2 usage error, 130 aborted.
+    4 the agent failed (or healed nothing), 5 done but what was learned could not be saved
+    (do not retry), 1 other error, 2 usage error, 130 aborted.
+
+    A secret's value given as --secret K=V shows in `ps`: prefer --secret K with
+    MM_SECRET_<K> in the environment.
 
     Example: mm replay loan --no-agent
     """
@@ -312,7 +333,6 @@ def replay(
     from mmcli.display import display_lock
     from mmcli.matcher import Policy
     from mmcli.model import render_text
-    from mmcli.params import parse_values
     from mmcli.replayer import ReplayOptions
     from mmcli.replayer import replay as replay_task
     from mmcli.store import validate_name
@@ -324,7 +344,7 @@ def replay(
         chosen = Policy(policy)
     except ValueError:
         raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
-    values = parse_values(param or [], secret or [])
+    values = _values(param, secret)
     store = _store()
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
     if store.exists(name) and store.kind(name) == "llm":
@@ -343,7 +363,7 @@ def replay(
         policy=chosen,
         dry_run=dry_run,
         agent=agent_cmd,
-        agent_timeout=agent_timeout,
+        agent_timeout=agent_timeout if agent_timeout > 0 else None,
         ignore=_regions(ignore_region),
         relocate=relocate,
     )
@@ -401,7 +421,11 @@ def _render_report(report: Any) -> None:
         "recorded": f"[green]recorded[/] {report.name!r} with the agent: "
         f"{report.agent_steps} steps",
         "diverged": f"[red]diverged[/]{where}",
-        "agent-failed": f"[red]agent failed[/] (exit {report.agent_returncode}){where}",
+        "agent-failed": f"[red]agent failed[/] (exit {report.agent_returncode})"
+        + escape(f": {report.detail}" if report.detail else "")
+        + where,
+        "done-not-saved": "[yellow]done, not saved[/]: "
+        + escape(f"{report.detail}; the task was done: do not retry it"),
         "would-replay": f"[green]dry run[/]: the screen matches step {report.steps_replayed + 1}",
     }
     say(messages.get(str(report.outcome), str(report.outcome)))
@@ -489,7 +513,7 @@ def show(
     Example: mm show loan --html loan.html
     """
     from mmcli.catalog import recent_divergences, tree
-    from mmcli.record import masked_share
+    from mmcli.integrate import masked_share
 
     if _store().kind(name) == "sdk":
         _show_sdk(name, html_file, json_out)

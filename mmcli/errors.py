@@ -15,6 +15,8 @@ class ExitCode(IntEnum):
     USAGE = 2
     DIVERGED = 3
     AGENT_FAILED = 4
+    NOT_SAVED = 5
+    """The task was done but what was learned could not be saved: do not retry it."""
     ABORTED = 130
 
 
@@ -64,6 +66,11 @@ class ScreenDiverged(MMError):
     """The live screen never matched the step's fingerprint within the timeout."""
 
     exit_code = ExitCode.DIVERGED
+
+
+class NotSaved(MMError):
+    """The agent did the task, then saving what it did failed (the store, a secret left in
+    it). `mm record` exits 1; a replay that recorded or healed reports exit 5."""
 
 
 class AgentFailed(MMError):

@@ -29,8 +29,15 @@ class Values:
     def env(self) -> dict[str, str]:
         return {f"MM_PARAM_{k.upper()}": v for k, v in self.all.items()}
 
-    def merged(self, other: Mapping[str, str]) -> Values:
-        return Values({**self.params, **other}, dict(self.secrets))
+    def merged(self, other: Mapping[str, str], secret: Iterable[str] = ()) -> Values:
+        """These values with `other`'s on top; keys that are secrets here or named in
+        `secret` (a recording's secrets) stay secrets."""
+        hidden = set(self.secrets) | set(secret)
+        return Values(
+            {**{k: v for k, v in self.params.items() if k not in other}}
+            | {k: v for k, v in other.items() if k not in hidden},
+            {**self.secrets, **{k: v for k, v in other.items() if k in hidden}},
+        )
 
     def missing(self, needed: Iterable[str]) -> list[str]:
         have = self.all

@@ -23,6 +23,7 @@ from typing import Any
 
 from mmcli.catalog import Summary, summarize
 from mmcli.errors import RecordingNotFound, UsageError
+from mmcli.inuse import unused
 from mmcli.model import Recording, Step
 from mmcli.store import Store
 
@@ -192,22 +193,30 @@ def _branch_time(step: Step, taken: dict[int, datetime]) -> datetime:
 def execute(
     store: Store, plan: Plan, progress: Callable[[str], None] | None = None
 ) -> list[Deletion]:
-    """Carry out `plan`; returns what was deleted (an item that vanished meanwhile is
-    skipped, not an error)."""
+    """Carry out `plan`; returns what was deleted. An item that vanished meanwhile is
+    skipped, not an error; so is a recording a replay is using (it may be healing)."""
     say = progress or (lambda message: None)
     done: list[Deletion] = []
     for item in plan.recordings:
-        try:
-            store.delete(item.name)
-        except RecordingNotFound:
-            continue
+        with unused(store, item.name) as free:
+            if not free:
+                say(f"skipped {item.name}: a replay is using it")
+                continue
+            try:
+                store.delete(item.name)
+            except RecordingNotFound:
+                continue
         say(f"deleted {item.name}")
         done.append(item)
     by_name: dict[str, list[Deletion]] = {}
     for item in plan.branches:
         by_name.setdefault(item.name, []).append(item)
     for name, items in by_name.items():
-        done.extend(_delete_branches(store, name, items))
+        with unused(store, name) as free:
+            if not free:
+                say(f"skipped the branches of {name}: a replay is using it")
+                continue
+            done.extend(_delete_branches(store, name, items))
         say(f"deleted {len(items)} branch(es) of {name}")
     return done
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from mmcli.agent import AgentRun, run_agent
 from mmcli.backends.base import Backend
-from mmcli.errors import MMError, RecordingExists, UsageError
-from mmcli.fingerprint import Rect, covered_share
-from mmcli.merge import merge
-from mmcli.model import PLACEHOLDER, Action, ActionKind, Recording, Step
+from mmcli.errors import MMError, NotSaved, RecordingExists, UsageError
+from mmcli.fingerprint import Rect
+from mmcli.integrate import FinishedRun, Into, integrate
+from mmcli.model import Action
 from mmcli.params import Values
-from mmcli.recorder import Recorder, build_steps, parametrize, volatile_masks
+from mmcli.recorder import Recorder
+from mmcli.secrets import describe
 from mmcli.store import Store, validate_name
+
+NO_VALUES = Values()
 
 Progress = Callable[[str], None]
 
@@ -37,7 +39,7 @@ def run_recorded(
     start_focus: tuple[int, int] | None = None,
     timeout: float | None = None,
     observe: float = 0.0,
-    values: Mapping[str, str] | None = None,
+    values: Values = NO_VALUES,
     progress: Progress | None = None,
 ) -> tuple[AgentRun, Recorder]:
     """Run the agent with the recorder listening; return its run and the captures.
@@ -48,9 +50,7 @@ def run_recorded(
 
     def on_action(index: int, action: Action) -> None:
         if progress is not None:
-            if action.kind is ActionKind.TYPE:
-                action = replace(action, text=parametrize(action.text, values or {}))
-            progress(f"recorded step {index}: {action.describe()}")
+            progress(f"recorded step {index}: {describe(action, values.all, values.secrets)}")
 
     with Recorder(backend, start_focus=start_focus, on_action=on_action) as recorder:
         if observe > 0:
@@ -63,32 +63,6 @@ def run_recorded(
     return run, recorder
 
 
-WEAK_SHARE = 0.25
-"""A step whose masks cover more of the task area than this is reported as weakly checked."""
-
-
-def masked_share(recording: Recording, step: Step) -> float:
-    """The share (0-1) of the task area that the step's check leaves out (its masks)."""
-    if recording.area is None:
-        return 0.0
-    return covered_share(step.fingerprint.masks, recording.area)
-
-
-def weak_steps(recording: Recording) -> list[str]:
-    """Warnings for the steps whose screen check leaves a large share of the task area
-    unchecked (masked), so that a weak recording is seen before it is trusted."""
-    out = []
-    for step in recording.steps:
-        share = masked_share(recording, step)
-        if share > WEAK_SHARE:
-            out.append(
-                f"warning: step {step.id + 1} ({step.action.describe()}) leaves "
-                f"{share:.0%} of the task area {recording.area} unchecked: "
-                + ", ".join(map(str, step.fingerprint.masks))
-            )
-    return out
-
-
 def check_recordable(recorder: Recorder) -> None:
     if recorder.unsupported:
         used = ", ".join(sorted(set(recorder.unsupported)))
@@ -96,10 +70,6 @@ def check_recordable(recorder: Recorder) -> None:
             f"the agent used {used}, which mm cannot record; nothing was saved "
             "(use click/write/press/hotkey/scroll/moveTo/dragTo, or `mm act`)"
         )
-
-
-def used_names(steps: Sequence[Step]) -> set[str]:
-    return set().union(*(s.action.params_used() for s in steps)) if steps else set()
 
 
 def record(
@@ -133,7 +103,7 @@ def record(
         env,
         timeout=agent_timeout,
         observe=observe,
-        values=values.all,
+        values=values,
         progress=progress,
     )
     if run.timed_out:
@@ -143,64 +113,16 @@ def record(
     check_recordable(recorder)
     if not recorder.captures:
         raise MMError("the agent exited 0 without performing any action; nothing to record")
-    volatile = volatile_masks(recorder.volatile)
-    built = build_steps(
-        recorder.captures,
-        recorder.final,
-        values.all,
-        0,
-        None,
-        [*ignore, *volatile],
-        secrets=set(values.secrets),
-    )
-    steps = built.steps
-    recorded_command = [parametrize(arg, values.secrets) for arg in command]
-    used = used_names(steps) | set().union(*(PLACEHOLDER.findall(a) for a in recorded_command))
-    recording = Recording(
-        name=name,
-        steps=steps,
-        created=datetime.now(UTC).replace(microsecond=0),
-        command=recorded_command,
-        params=sorted(used),
-        secrets=sorted(used & set(values.secrets)),
-        ignore=list(ignore),
-        volatile=volatile,
-        area=built.area,
-    )
-    if progress is not None and volatile:
-        progress("changing on their own (left out of checks): " + ", ".join(map(str, volatile)))
-    if progress is not None:
-        for warning in weak_steps(recording):
-            progress(warning)
-    with store.lock(name):
-        if add and store.exists(name):
-            return _merge_into(store, store.load(name), recording, built.thumbnails, progress)
-        store.save(recording, built.thumbnails, overwrite=overwrite)
-    return RecordResult(0, True, len(steps))
-
-
-def _merge_into(
-    store: Store,
-    existing: Recording,
-    run: Recording,
-    thumbnails: Mapping[str, bytes],
-    progress: Progress | None,
-) -> RecordResult:
-    """Merge `run` into `existing` (the caller holds the lock) and save it."""
-    say = progress or (lambda message: None)
-    merged = merge(existing, run.steps)
-    if not merged.added:
-        return RecordResult(0, False, 0, "the recording's tree already holds this run")
-    rec = merged.recording
-    rec.volatile = [*rec.volatile, *(r for r in run.volatile if r not in rec.volatile)]
-    if run.area is not None:
-        rec.area = run.area if rec.area is None else rec.area.union(run.area)
-    rec.params = sorted(set(rec.params) | set(run.params))
-    rec.secrets = sorted(set(rec.secrets) | set(run.secrets))
-    keep = {s.thumbnail for s in merged.added if s.thumbnail}
-    store.save(rec, {k: v for k, v in thumbnails.items() if k in keep})
-    say(
-        f"merged into {existing.name!r}: {merged.shared} steps shared, a branch of "
-        f"{len(merged.added)} steps at step {merged.branch_at + 1}"
-    )
-    return RecordResult(0, True, len(merged.added), merged=True)
+    try:
+        done = integrate(
+            store,
+            name,
+            FinishedRun.of(recorder, values, command),
+            Into.ADD if add else Into.NEW,
+            ignore=ignore,
+            overwrite=overwrite,
+            progress=progress,
+        )
+    except MMError as e:
+        raise NotSaved(str(e)) from e
+    return RecordResult(0, done.saved, done.steps, done.reason, merged=done.merged)

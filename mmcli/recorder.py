@@ -50,6 +50,7 @@ from mmcli.fingerprint import (
 )
 from mmcli.matcher import CARET_MAX, caret_thin, on_focus_line
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
+from mmcli.secrets import join_keystrokes, joined
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = Path(__file__).parent / "hook"
@@ -344,6 +345,19 @@ class Built:
     """Where the actions acted and what they changed (union), volatile regions excluded."""
 
 
+def join_typing(captures: list[Capture]) -> list[Capture]:
+    """Captures with each run of consecutive typing actions (`type`, `press` of printable
+    keys) joined into one `type` capture, which keeps the screen before the first of them:
+    a value typed in pieces or key by key becomes one text a placeholder can replace."""
+    groups = join_keystrokes([c.action for c in captures])
+    return [
+        replace(captures[g[0]], action=joined([captures[i].action for i in g]))
+        if len(g) > 1
+        else captures[g[0]]
+        for g in groups
+    ]
+
+
 def build_steps(
     captures: list[Capture],
     final: np.ndarray | None,
@@ -352,12 +366,18 @@ def build_steps(
     parent: int | None,
     masks: list[Rect],
     secrets: set[str] | None = None,
+    secret_typed: bool = False,
 ) -> Built:
     """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
 
     `masks` are blanked in every fingerprint (declared and volatile regions); regions
-    typed from a param are added for the steps after them.
+    typed from a param are added for the steps after them. Once a secret has been typed
+    (or `secret_typed`: before this run), what may show it is painted over in the later
+    thumbnails (see `_exposed`), and each painted region is a mask of that step too, so
+    that replay compares like with like.
     """
+    if values:
+        captures = join_typing(captures)
     steps: list[Step] = []
     thumbnails: dict[str, bytes] = {}
     masks = list(masks)
@@ -365,7 +385,7 @@ def build_steps(
     token = os.urandom(3).hex()
     screens = [c.small for c in captures] + ([final] if final is not None else [])
     echoes: dict[int, list[Rect]] = {}
-    hidden: list[Rect] = []  # where secret values show: painted over in later thumbnails
+    hidden: list[Rect] = list(masks) if secret_typed else []
     secret_echoes: list[Rect] = []
     for i, cap in enumerate(captures):
         masks.extend(echoes.get(i, []))
@@ -375,14 +395,16 @@ def build_steps(
         action = cap.action
         if action.kind is ActionKind.TYPE:
             action = replace(action, text=parametrize(action.text, values))
+        painted = _paintable(merge_rects(hidden, margin=0), cap.patch)
+        step_masks = [*masks, *(r for r in painted if r not in masks)]
         width, height = cap.size
         fp = Fingerprint(
-            width, height, grid_of(cap.small, masks), cap.patch, cap.pointer, tuple(masks)
+            width, height, grid_of(cap.small, step_masks), cap.patch, cap.pointer, tuple(step_masks)
         )
         step_id = first_id + i
         name = f"{token}-{step_id:04d}.png"
         if cap.thumbnail is not None:
-            thumbnails[name] = blank_png(cap.thumbnail.result(), hidden)
+            thumbnails[name] = blank_png(cap.thumbnail.result(), painted)
         steps.append(
             Step(
                 step_id,
@@ -396,12 +418,15 @@ def build_steps(
         )
         for touched in _touched(cap.patch, effect):
             area = touched if area is None else area.union(touched)
+        secret = bool(action.params_used() & (secrets or set()))
+        if secret_typed and not secret and after is not None:
+            hidden.extend(_exposed(action, cap.small, after))
+        secret_typed = secret_typed or secret
         if action.params_used() and effect is not None and after is not None:
             # What was typed from a param will read differently at replay: blank it in
             # every later fingerprint, at record and at replay alike; and where the app
             # echoes it (a status line), from the step where the echo shows.
             masks.append(_text_mask(effect))
-            secret = bool(action.params_used() & (secrets or set()))
             if secret:
                 hidden.append(_text_mask(effect))
             for j, rect in find_echoes(after, effect, screens[i + 1 :]):
@@ -431,8 +456,42 @@ def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None
     return effect
 
 
+def _exposed(action: Action, before: np.ndarray, after: np.ndarray) -> list[Rect]:
+    """Once a secret has been typed, where the screen changed as an action other than
+    typing took effect (a status line, a dialog, a page): it may show the secret again, in
+    any font, which the pixels cannot tell. Typing known text shows that text."""
+    if action.kind is ActionKind.TYPE:
+        return []
+    return [grow_to_text_run(after, r).grow(2) for r in changed_regions(before, after)]
+
+
+def _paintable(regions: list[Rect], patch: Patch | None) -> list[Rect]:
+    """`regions` without the core of the step's target, which its checks must see."""
+    if patch is None:
+        return regions
+    half = PATCH_SIZE // 4
+    core = Rect(patch.x - half, patch.y - half, 2 * half, 2 * half)
+    out: list[Rect] = []
+    for r in regions:
+        out.extend(_minus(r, core) if r.intersects(core) else [r])
+    return out
+
+
+def _minus(r: Rect, hole: Rect) -> list[Rect]:
+    """`r` minus `hole`, as up to four rectangles (above, below, left, right)."""
+    top, bottom = max(r.y, hole.y), min(r.bottom, hole.bottom)
+    parts = [
+        Rect(r.x, r.y, r.w, hole.y - r.y),
+        Rect(r.x, hole.bottom, r.w, r.bottom - hole.bottom),
+        Rect(r.x, top, hole.x - r.x, bottom - top),
+        Rect(hole.right, top, r.right - hole.right, bottom - top),
+    ]
+    return [p for p in parts if p.w > 0 and p.h > 0]
+
+
 def blank_png(data: bytes, regions: list[Rect]) -> bytes:
-    """A thumbnail with `regions` (screen pixels) painted over."""
+    """A thumbnail with `regions` (screen pixels) painted over: exactly the downscaled
+    pixels `fingerprint.blank` blanks for the same regions."""
     if not regions:
         return data
     from PIL import Image, ImageDraw
@@ -441,12 +500,17 @@ def blank_png(data: bytes, regions: list[Rect]) -> bytes:
         img = image.convert("RGB")
     draw = ImageDraw.Draw(img)
     for r in regions:
-        # Exactly the cells `blank` blanks (PIL includes the rectangle's last row and column).
-        box = [r.x // SCALE, r.y // SCALE, -(-r.right // SCALE) - 1, -(-r.bottom // SCALE) - 1]
-        draw.rectangle(box, fill=(64, 64, 64))
+        x0, y0 = max(r.x // SCALE, 0), max(r.y // SCALE, 0)
+        x1, y1 = -(-r.right // SCALE), -(-r.bottom // SCALE)
+        if x1 > x0 and y1 > y0:  # PIL's rectangle includes its far corner
+            draw.rectangle([x0, y0, x1 - 1, y1 - 1], fill=PAINT)
     buf = io.BytesIO()
     img.save(buf, format="PNG")
     return buf.getvalue()
+
+
+PAINT = (64, 64, 64)
+"""The colour secrets are painted over with in thumbnails."""
 
 
 def _text_mask(rect: Rect) -> Rect:

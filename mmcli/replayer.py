@@ -23,13 +23,15 @@ from PIL import Image
 
 from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
-from mmcli.errors import Aborted, DisplayError, StoreError, UsageError
+from mmcli.errors import Aborted, DisplayError, MMError, NotSaved, StoreError, UsageError
 from mmcli.fingerprint import Frame, Rect, same_picture
+from mmcli.integrate import FinishedRun, Into, integrate
+from mmcli.inuse import in_use
 from mmcli.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.record import check_recordable, run_recorded, used_names
-from mmcli.recorder import blank_png, build_steps, focus_point, settle, volatile_masks
+from mmcli.record import check_recordable, run_recorded
+from mmcli.recorder import blank_png, focus_point, settle
 from mmcli.relocate import Offset, find_offset, moved, moved_point, shifted
 from mmcli.store import Store, new_token
 
@@ -44,6 +46,8 @@ up on the step (a divergence)."""
 ACT_THRESHOLD = 24
 """Colour levels by which a target pixel may differ from the checked screen at the moment
 of acting (anti-aliasing noise), no more."""
+AGENT_TIMEOUT = 600.0
+"""Default limit for a fallback agent: a hung agent must not hold the display forever."""
 WAIT_NOTICE = 1.0
 """After this many seconds of waiting for a step's screen, say so."""
 Progress = Callable[[str], None]
@@ -55,6 +59,8 @@ class Outcome(StrEnum):
     RECORDED = "recorded"
     DIVERGED = "diverged"
     AGENT_FAILED = "agent-failed"
+    NOT_SAVED = "done-not-saved"
+    """The agent did the task, but what it did could not be saved: do not retry."""
     WOULD_REPLAY = "would-replay"
     ABORTED = "aborted"
 
@@ -63,6 +69,7 @@ class Outcome(StrEnum):
         return {
             Outcome.DIVERGED: 3,
             Outcome.AGENT_FAILED: 4,
+            Outcome.NOT_SAVED: 5,
             Outcome.ABORTED: 130,
         }.get(self, 0)
 
@@ -96,7 +103,8 @@ class ReplayOptions:
     dry_run: bool = False
     agent: Sequence[str] | None = None
     """Command that takes over on divergence; None = no agent."""
-    agent_timeout: float | None = None
+    agent_timeout: float | None = AGENT_TIMEOUT
+    """Seconds before a fallback agent is stopped (exit 4); None: no limit."""
     ignore: Sequence[Rect] = ()
     relocate: bool = False
     """Act on the task where it moved to, when it is found intact at another position."""
@@ -113,6 +121,8 @@ class ReplayReport:
     agent_returncode: int | None = None
     seconds: float = 0.0
     path: list[int] = field(default_factory=list)
+    detail: str = ""
+    """Why the agent is said to have failed, or why what it did was not saved."""
 
     @property
     def exit_code(self) -> int:
@@ -130,6 +140,7 @@ class ReplayReport:
             "agent_returncode": self.agent_returncode,
             "seconds": round(self.seconds, 3),
             "divergence": None if d is None else d.as_json(),
+            "detail": self.detail,
         }
 
 
@@ -575,42 +586,54 @@ class Replayer:
             env,
             start_focus=focus,
             timeout=self.options.agent_timeout,
+            values=self.values,
             progress=self.progress,
         )
         report.agent_returncode = run.returncode
         report.agent_steps = len(recorder.captures)
+        if run.timed_out:
+            report.outcome = Outcome.AGENT_FAILED
+            report.detail = f"the agent timed out after {self.options.agent_timeout:g}s"
+            return
         if not run.ok:
             report.outcome = Outcome.AGENT_FAILED
             return
-        check_recordable(recorder)
+        try:
+            check_recordable(recorder)
+        except MMError as e:  # the agent did the task in a way that cannot be replayed
+            report.outcome = Outcome.NOT_SAVED
+            report.detail = str(e)
+            return
+        if not recorder.captures:
+            # Nothing done, nothing learned: whether the task is done is unknown.
+            report.outcome = Outcome.AGENT_FAILED
+            report.detail = "the agent exited 0 without performing any action"
+            return
         report.outcome = Outcome.HEALED
-        if recorder.captures:
-            self._save_branch(recorder, children, node)
-
-    def _save_branch(self, recorder: Any, children: list[Step], node: int | None) -> None:
-        name = self.recording.name
-        with self.store.lock(name):
-            fresh = self.store.load(name)
-            masks = list(children[0].fingerprint.masks) if children else list(fresh.ignore)
-            masks.extend(r for r in volatile_masks(recorder.volatile) if r not in masks)
-            built = build_steps(
-                recorder.captures,
-                recorder.final,
-                self.values.all,
-                fresh.next_id(),
-                node,
-                masks,
-                secrets=set(self.values.secrets),
+        finished = FinishedRun.of(recorder, self.values, self.options.agent)
+        try:
+            integrate(
+                self.store,
+                self.recording.name,
+                finished,
+                Into.BRANCH,
+                at=node,
+                secret_typed=self._secret_typed(node),
+                progress=self.progress,
             )
-            steps = built.steps
-            fresh.steps.extend(steps)
-            if built.area is not None:
-                fresh.area = built.area if fresh.area is None else fresh.area.union(built.area)
-            used = used_names(fresh.steps)
-            fresh.params = sorted(used)
-            fresh.secrets = sorted(set(fresh.secrets) | (used & set(self.values.secrets)))
-            self.store.save(fresh, built.thumbnails)
-        self.progress(f"saved a branch of {len(steps)} steps")
+        except (MMError, OSError) as e:
+            report.outcome = Outcome.NOT_SAVED
+            report.detail = f"the branch could not be saved: {e}"
+
+    def _secret_typed(self, node: int | None) -> bool:
+        """Whether a step on the path to `node` typed a secret (the screen may show it)."""
+        secrets = set(self.recording.secrets)
+        while node is not None and secrets:
+            step = self.recording.step(node)
+            if step.action.params_used() & secrets:
+                return True
+            node = step.parent
+        return False
 
     def _journal(self, report: ReplayReport) -> None:
         """Append the run to the history. The task has been done (or not) by now: a history
@@ -654,16 +677,25 @@ def replay(
         if progress:
             progress(f"{name!r} is not recorded yet: recording the agent")
         started = time.monotonic()
-        result = record(
-            store,
-            backend,
-            name,
-            options.agent,
-            values,
-            ignore=options.ignore,
-            agent_timeout=options.agent_timeout,
-            progress=progress,
-        )
+        try:
+            result = record(
+                store,
+                backend,
+                name,
+                options.agent,
+                values,
+                ignore=options.ignore,
+                agent_timeout=options.agent_timeout,
+                progress=progress,
+            )
+        except NotSaved as e:
+            return ReplayReport(
+                name,
+                Outcome.NOT_SAVED,
+                seconds=time.monotonic() - started,
+                agent_returncode=0,
+                detail=f"the recording could not be saved: {e}",
+            )
         outcome = Outcome.RECORDED if result.saved else Outcome.AGENT_FAILED
         return ReplayReport(
             name,
@@ -671,6 +703,8 @@ def replay(
             agent_steps=result.steps,
             agent_returncode=result.returncode,
             seconds=time.monotonic() - started,
+            detail=result.reason if outcome is not Outcome.RECORDED else "",
         )
-    recording = store.load(name)
-    return Replayer(store, backend, recording, values, options, progress).run()
+    with in_use(store, name):
+        recording = store.load(name)
+        return Replayer(store, backend, recording, values, options, progress).run()

@@ -126,6 +126,7 @@ class Parts:
 
 @contextlib.contextmanager
 def instrumented(parts: Parts) -> Iterator[None]:
+    from mmcli import integrate as integrate_module
     from mmcli import record as record_module
     from mmcli import recorder as recorder_module
     from mmcli.store import Store
@@ -138,7 +139,7 @@ def instrumented(parts: Parts) -> Iterator[None]:
         (recorder_module, "_png", "thumbnail PNG (worker thread)"),
         (recorder_module.Recorder, "capture_final", "final screen after exit"),
         (record_module, "run_agent", "agent process (spawn to exit)"),
-        (record_module, "build_steps", "build steps (fingerprints)"),
+        (integrate_module, "build_steps", "build steps (fingerprints)"),
         (Store, "save", "save (TOML + thumbnails, fsync)"),
     ]
     with contextlib.ExitStack() as stack:

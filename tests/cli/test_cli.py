@@ -268,7 +268,7 @@ def test_show_says_how_much_of_the_task_area_each_step_leaves_unchecked() -> Non
     from dataclasses import replace
 
     from mmcli.fingerprint import Rect
-    from mmcli.record import weak_steps
+    from mmcli.integrate import weak_steps
 
     recording = sample_recording("weak")  # task area 300 x 260 at (60, 160)
     masked = replace(

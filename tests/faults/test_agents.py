@@ -191,3 +191,33 @@ def test_agent_that_is_not_there_is_a_one_line_error(xdisplay: str, isolated_sto
     assert result.returncode == 1
     assert "agent command not found: '/nonexistent/agent'" in one_line_error(result.stderr)
     assert snapshot(isolated_store) == before
+
+
+def test_fallback_agent_that_does_nothing_has_not_healed_exit_4(
+    xdisplay: str, isolated_store: Path
+) -> None:
+    before = save_sample(isolated_store)
+    result = mm(*REPLAY_SAMPLE, "--agent", "true", timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "agent failed (exit 0): the agent exited 0 without performing any action" in (
+        result.stderr.replace("\n", " ")
+    )
+    assert snapshot(isolated_store) == before
+
+
+def test_heal_done_but_not_saved_is_exit_5_and_prune_leaves_a_running_replay_alone(
+    xdisplay: str, isolated_store: Path
+) -> None:
+    """The agent heals, `mm prune --yes` run meanwhile skips the recording in use; then
+    the recording's file vanishes before the branch is saved: the task was done, exit 5."""
+    save_sample(isolated_store)
+    toml = isolated_store / "sample.toml"
+    script = (
+        f"{act('move', '300', '300')} && "
+        f"{shlex.join([*MM, 'prune', '--yes', '--older-than', '1m'])} && "
+        f"test -f {shlex.quote(str(toml))} && rm {shlex.quote(str(toml))}"
+    )
+    result = mm(*REPLAY_SAMPLE, "--agent", f"sh -c {shlex.quote(script)}", timeout=90)
+    assert "skipped sample: a replay is using it" in result.stderr
+    assert result.returncode == 5, result.stderr
+    assert "done, not saved" in result.stderr and "do not retry" in result.stderr

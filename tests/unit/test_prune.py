@@ -113,3 +113,18 @@ def test_plan_items_are_dated_in_utc(isolated_store: Path) -> None:
     store = _store_with("x")
     later = datetime(2027, 1, 1, tzinfo=UTC)
     assert make_plan(store, Criteria(older_than=timedelta(days=1)), now=later).deletions
+
+
+def test_a_recording_a_replay_is_using_is_not_pruned(isolated_store: Path) -> None:
+    from mmcli.inuse import in_use
+
+    store = _store_with("busy", "idle")
+    plan = make_plan(store, Criteria(older_than=timedelta(days=1)), now=NOW)
+    assert {d.name for d in plan.recordings} == {"busy", "idle"}
+    said: list[str] = []
+    with in_use(store, "busy", wait=0):
+        deleted = execute(store, plan, said.append)
+    assert [d.name for d in deleted] == ["idle"]
+    assert store.exists("busy") and not store.exists("idle")
+    assert "skipped busy: a replay is using it" in said
+    assert [d.name for d in execute(store, plan)] == ["busy"]  # free again once it ends

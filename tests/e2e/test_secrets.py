@@ -1,0 +1,112 @@
+"""A secret typed in pieces or key by key into the real form, which shows it again after
+Submit in another font: never in the recording, the thumbnails (by pixels), the HTML
+report or the output; and the recording replays from memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageColor
+
+from examples.loan_form import BACKGROUND
+from mmcli.fingerprint import SCALE
+from mmcli.recorder import PAINT
+from mmcli.store import Store
+
+from .conftest import LoanApp, agent_command, mm
+
+SECRET = "zq7vw4-kx9p@j8.io"
+
+
+def status_box(app: LoanApp) -> tuple[int, int, int, int]:
+    """The status line's inside, in thumbnail pixels."""
+    layout = json.loads(app.layout.read_text())
+    status = next(w for w in layout["windows"][0]["widgets"] if w["id"] == "status")
+    x, y, w, h = status["x"] + 3, status["y"] + 3, status["w"] - 6, status["h"] - 6
+    return (x // SCALE, y // SCALE, (x + w) // SCALE, (y + h) // SCALE)
+
+
+def text_ink(image: Image.Image, box: tuple[int, int, int, int]) -> int:
+    """Pixels in `box` that are neither the app's background nor the paint."""
+    x0, y0, x1, y1 = box
+    pixels = np.asarray(image.convert("RGB"))[y0:y1, x0:x1].astype(int)
+    bg = np.array(ImageColor.getrgb(BACKGROUND))
+    far_from = lambda colour: np.abs(pixels - colour).max(axis=-1) > 24  # noqa: E731
+    return int((far_from(bg) & far_from(np.array(PAINT))).sum())
+
+
+@pytest.mark.parametrize("typing", ["pieces", "keys"])
+def test_a_secret_typed_in_pieces_and_shown_again_leaks_nowhere(
+    typing: str,
+    loan_app: LoanApp,
+    isolated_store: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MM_SECRET_EMAIL", SECRET)
+    loan_app.start("--echo", "email")
+    agent = agent_command(loan_app, email=SECRET, typing=typing)
+    recorded = mm("record", "loan", "--secret", "email", "--observe", "0", "--", *agent)
+    assert recorded.returncode == 0, recorded.stderr
+    assert loan_app.records()[-1]["email"] == SECRET, recorded.stderr
+
+    # The status line showed the secret (large bold Courier) while OK was clicked; the
+    # thumbnail of that step has no text left there.
+    box = status_box(loan_app)
+    rec = Store(isolated_store).load("loan")
+    thumbs = Store(isolated_store).thumbs_dir("loan")
+    last = Image.open(thumbs / str(rec.steps[-1].thumbnail))
+    assert text_ink(last, box) == 0, "the echoed secret is visible in the last thumbnail"
+    first = Image.open(thumbs / str(rec.steps[0].thumbnail))
+    assert text_ink(first, box) > 0  # "Ready" is drawn there: the check can see text
+
+    html = tmp_path / "loan.html"
+    shown = mm("show", "loan", "--html", str(html))
+    assert shown.returncode == 0, shown.stderr
+
+    loan_app.out.unlink()
+    loan_app.start("--echo", "email")
+    replayed = mm("replay", "loan", "--secret", "email", "--no-agent", "--json")
+    assert replayed.returncode == 0, replayed.stderr  # from memory, thumbnails painted
+    assert json.loads(replayed.stdout)["outcome"] == "from-memory", replayed.stderr
+    assert loan_app.records()[-1]["email"] == SECRET
+
+    outputs = [recorded.stdout, recorded.stderr, replayed.stdout, replayed.stderr, shown.stderr]
+    pieces = {SECRET[i : i + 4] for i in range(len(SECRET) - 3)}
+    assert [p for p in pieces if any(p in o for o in outputs)] == []
+    files = [p for p in isolated_store.rglob("*") if p.is_file()] + [html]
+    text = b"".join(p.read_bytes() for p in files)
+    assert [p for p in pieces if p.encode() in text] == []
+
+
+def test_a_heal_with_a_secret_prints_it_nowhere_and_replays_from_memory_after(
+    loan_app: LoanApp, isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MM_SECRET_EMAIL", SECRET)
+    loan_app.start()
+    agent = agent_command(loan_app, email=SECRET, typing="pieces")
+    recorded = mm("record", "loan", "--secret", "email", "--observe", "0", "--", *agent)
+    assert recorded.returncode == 0, recorded.stderr
+
+    loan_app.start("--popup-at-start")  # diverges at the first step: the agent heals
+    healed = mm("replay", "loan", "--secret", "email", "--timeout", "2", "--json")
+    assert healed.returncode == 0, healed.stderr
+    assert json.loads(healed.stdout)["outcome"] == "healed"
+    assert "recorded step" in healed.stderr
+    rec = Store(isolated_store).load("loan")
+    assert rec.params == ["email"] and rec.secrets == ["email"]
+    assert "{{email}}" in rec.command
+
+    loan_app.start("--popup-at-start")
+    again = mm("replay", "loan", "--secret", "email", "--no-agent", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["outcome"] == "from-memory"
+    assert [r["email"] for r in loan_app.records()] == [SECRET] * 3
+
+    pieces = {SECRET[i : i + 4] for i in range(len(SECRET) - 3)}
+    outputs = "".join(r.stdout + r.stderr for r in (recorded, healed, again))
+    stored = b"".join(p.read_bytes() for p in isolated_store.rglob("*") if p.is_file())
+    assert [p for p in pieces if p in outputs or p.encode() in stored] == []

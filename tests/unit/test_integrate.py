@@ -1,0 +1,247 @@
+"""Adding a finished run to a recording, from synthetic captures: params, secrets typed in
+pieces or key by key, masks, thumbnails painted where a secret shows, and branches."""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import Future
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageColor, ImageDraw, ImageFont
+
+from mmcli.backends import FakeBackend
+from mmcli.fingerprint import SCALE, Frame, patch_of
+from mmcli.integrate import FinishedRun, Into, integrate
+from mmcli.model import Action, ActionKind, Recording
+from mmcli.params import Values
+from mmcli.recorder import PAINT, Capture, _png
+from mmcli.replayer import Replayer, ReplayOptions
+from mmcli.secrets import SecretLeak, describe
+from mmcli.store import Store
+
+SECRET = "4711-XYZ"
+FIELD = (300, 200)
+SAVE = (200, 400)
+OK = (600, 500)
+FIELD_TEXT_BOX = (205, 190, 330, 210)
+STATUS_BOX = (420, 300, 780, 360)
+
+
+def screen(field: str = "", status: str = "") -> Image.Image:
+    """An 800x600 app: a text field, a Save button, and a status line in a large font that
+    shows the saved value (an echo the typed text's pixels cannot find)."""
+    img = Image.new("RGB", (800, 600), "#d9d9d9")
+    d = ImageDraw.Draw(img)
+    d.rectangle([200, 185, 500, 215], fill="white", outline="black")
+    d.text((206, 194), field, fill="black", font=ImageFont.load_default(size=14))
+    d.rectangle([160, 385, 240, 415], fill="#bbbbbb", outline="black")
+    d.text((180, 394), "Save", fill="black")
+    d.rectangle([560, 485, 640, 515], fill="#bbbbbb", outline="black")
+    d.text((590, 494), "OK", fill="black")
+    if status:
+        d.text((430, 310), status, fill="navy", font=ImageFont.load_default(size=30))
+    return img
+
+
+def capture(action: Action, img: Image.Image, target: tuple[int, int] | None) -> Capture:
+    frame = Frame.from_image(img)
+    thumb: Future[bytes] = Future()
+    thumb.set_result(_png(frame.thumbnail))
+    return Capture(
+        action=action,
+        small=frame.small,
+        patch=patch_of(frame, *target) if target else None,
+        pointer=target or (10, 10),
+        size=(frame.width, frame.height),
+        at=datetime.now(UTC),
+        thumbnail=thumb,
+    )
+
+
+def click(at: tuple[int, int]) -> Action:
+    return Action(ActionKind.CLICK, x=at[0], y=at[1])
+
+
+def secret_run(typing: list[Action]) -> tuple[FinishedRun, list[Image.Image]]:
+    """click the field, type the secret (as `typing`), click Save, click OK on a screen
+    that shows the secret again in the status line; and the screen of each step."""
+    screens = [screen()]
+    captures = [capture(click(FIELD), screen(), FIELD)]
+    typed = ""
+    screens.append(screen())  # joined into one step, before the first piece
+    for action in typing:
+        captures.append(capture(action, screen(typed), FIELD))
+        typed += action.text or "".join(action.keys)
+    assert typed == SECRET
+    captures.append(capture(click(SAVE), screen(SECRET), SAVE))
+    screens.append(screen(SECRET))
+    shown = screen(SECRET, f"Saved PIN {SECRET}")
+    captures.append(capture(click(OK), shown, OK))
+    screens.append(shown)
+    final = Frame.from_image(screen()).small
+    run = FinishedRun(captures, final, [], Values({}, {"pin": SECRET}), ["agent", "--go"])
+    return run, screens
+
+
+PIECES = [Action(ActionKind.TYPE, text="4711"), Action(ActionKind.TYPE, text="-XYZ")]
+KEYS = [Action(ActionKind.PRESS, keys=(c,)) for c in SECRET]
+LIST = [Action(ActionKind.PRESS, keys=tuple("4711")), Action(ActionKind.TYPE, text="-XYZ")]
+
+
+@pytest.mark.parametrize("typing", [PIECES, KEYS, LIST], ids=["pieces", "keys", "key-list"])
+def test_a_secret_typed_in_pieces_becomes_one_placeholder(
+    typing: list[Action], isolated_store: Path
+) -> None:
+    run, _ = secret_run(typing)
+    done = integrate(Store(), "pin", run, Into.NEW)
+    assert done.saved and done.steps == 4
+    text = (isolated_store / "pin.toml").read_text()
+    for piece in ("4711", "-XYZ", "711-", "11-X", "1-XY"):
+        assert piece not in text
+    rec = Store().load("pin")
+    assert [s.action.describe() for s in rec.steps][1] == "type '{{pin}}'"
+    assert rec.params == ["pin"] and rec.secrets == ["pin"]
+
+
+def test_a_secret_split_by_a_click_is_refused_and_nothing_is_written(
+    isolated_store: Path,
+) -> None:
+    run, _ = secret_run(PIECES)
+    run.captures.insert(2, capture(click(FIELD), screen("4711"), FIELD))
+    with pytest.raises(SecretLeak) as e:
+        integrate(Store(), "pin", run, Into.NEW)
+    assert "'pin'" in str(e.value) and "4711" not in str(e.value)
+    assert not isolated_store.exists() or not list(isolated_store.rglob("*.toml"))
+
+
+def _thumb(name: str, step: int) -> np.ndarray:
+    rec = Store().load(name)
+    path = Store().thumbs_dir(name) / str(rec.steps[step].thumbnail)
+    with Image.open(path) as img:
+        return np.asarray(img.convert("RGB"))
+
+
+def _box(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    x0, y0, x1, y1 = (v // SCALE for v in box)
+    return image[y0:y1, x0:x1]
+
+
+def _ink(pixels: np.ndarray, background: str) -> np.ndarray:
+    """Where `pixels` are neither the background nor the paint: text left visible."""
+    bg = ImageColor.getrgb(background)
+    return (pixels != bg).any(axis=-1) & (pixels != PAINT).any(axis=-1)
+
+
+def _original(img: Image.Image) -> np.ndarray:
+    with Image.open(io.BytesIO(_png(Frame.from_image(img).thumbnail))) as t:
+        return np.asarray(t.convert("RGB"))
+
+
+def test_thumbnails_show_the_secret_nowhere_the_field_nor_the_echo(isolated_store: Path) -> None:
+    run, screens = secret_run(PIECES)
+    integrate(Store(), "pin", run, Into.NEW)
+    # The step after typing (click Save): the field's text is paint, not the secret.
+    save = _thumb("pin", 2)
+    original = _original(screens[2])
+    field = _box(save, FIELD_TEXT_BOX)
+    assert _ink(_box(original, FIELD_TEXT_BOX), "white").any()  # the rendering was there
+    assert not _ink(field, "white").any(), "pixels of the typed secret are in the thumbnail"
+    # The step after Save (click OK): the status line, in another font, is painted too.
+    ok = _thumb("pin", 3)
+    status = _box(ok, STATUS_BOX)
+    assert _ink(_box(_original(screens[3]), STATUS_BOX), "#d9d9d9").any()
+    assert not _ink(status, "#d9d9d9").any(), "the status line's text is in the thumbnail"
+    assert not _ink(_box(ok, FIELD_TEXT_BOX), "white").any()
+
+
+def test_a_recording_with_a_secret_matches_its_own_screens_on_replay(
+    isolated_store: Path,
+) -> None:
+    """Painted regions are masks of their steps: the painted thumbnail, used as the
+    reference of the `regions` matcher, matches the live screen that shows the secret."""
+    run, screens = secret_run(PIECES)
+    integrate(Store(), "pin", run, Into.NEW)
+    rec = Store().load("pin")
+    values = Values({}, {"pin": SECRET})
+    replayer = Replayer(Store(), FakeBackend(screens[0]), rec, values, ReplayOptions())
+    for step, live in zip(rec.steps, screens, strict=True):
+        verdict = replayer._verdict(step, Frame.from_image(live))
+        assert verdict.ok, (step.id, verdict.summary())
+
+
+def test_a_branch_keeps_params_only_the_command_uses(isolated_store: Path) -> None:
+    run, _ = secret_run(PIECES)
+    values = Values({}, {"pin": SECRET, "pw": "hunter22"})
+    run.values, run.command = values, ["agent", "--pw", "hunter22"]
+    integrate(Store(), "pin", run, Into.NEW)
+    rec = Store().load("pin")
+    assert rec.command == ["agent", "--pw", "{{pw}}"]
+    assert rec.params == ["pin", "pw"]
+    # A heal at step 2 whose agent only clicks: the command still needs the secret.
+    heal = FinishedRun(
+        [capture(click(OK), screen(SECRET), OK)],
+        Frame.from_image(screen()).small,
+        [],
+        values,
+        ["agent", "--pw", "hunter22"],
+    )
+    done = integrate(Store(), "pin", heal, Into.BRANCH, at=rec.steps[1].id, secret_typed=True)
+    assert done.saved and done.steps == 1
+    healed = Store().load("pin")
+    assert healed.params == ["pin", "pw"] and healed.secrets == ["pin", "pw"]
+    assert healed.command == ["agent", "--pw", "{{pw}}"]
+    branch = healed.steps[-1]
+    assert branch.parent == rec.steps[1].id
+    # A secret typed before the heal: the branch's thumbnail paints the field as well.
+    field = _box(_thumb("pin", len(healed.steps) - 1), FIELD_TEXT_BOX)
+    assert not _ink(field, "white").any()
+
+
+def test_add_merges_and_says_where(isolated_store: Path) -> None:
+    first, _ = secret_run(PIECES)
+    integrate(Store(), "pin", first, Into.NEW)
+    again, _ = secret_run(KEYS)
+    said: list[str] = []
+    done = integrate(Store(), "pin", again, Into.ADD, progress=said.append)
+    assert not done.saved and done.shared == 4  # the same task, the same steps
+    assert "already holds" in done.reason
+    other, _ = secret_run(PIECES)
+    other.captures[-1] = capture(click(SAVE), screen(SECRET, "x"), SAVE)
+    done = integrate(Store(), "pin", other, Into.ADD, progress=said.append)
+    assert done.saved and done.merged and done.shared == 3
+    assert any("merged into 'pin'" in s for s in said)
+    assert isinstance(Store().load("pin"), Recording)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        Action(ActionKind.TYPE, text="4711"),
+        Action(ActionKind.TYPE, text="-XYZ"),
+        Action(ActionKind.PRESS, keys=("7",)),
+        Action(ActionKind.PRESS, keys=tuple("4711")),
+        Action(ActionKind.HOTKEY, keys=tuple("-XYZ")),
+        Action(ActionKind.TYPE, text=SECRET),
+    ],
+)
+def test_progress_never_shows_a_piece_of_a_secret(action: Action) -> None:
+    shown = describe(action, {"pin": SECRET}, {"pin": SECRET})
+    assert not any(c in shown for c in "4711XYZ" if c not in "press type")
+
+
+def test_progress_shows_other_typing() -> None:
+    values = {"pin": SECRET}
+    assert describe(Action(ActionKind.TYPE, text="John"), values, values) == "type 'John'"
+    hotkey = Action(ActionKind.HOTKEY, keys=("ctrl", "s"))
+    assert describe(hotkey, values, values) == "hotkey ctrl+s"
+
+
+def test_a_secret_in_a_hotkey_is_refused(isolated_store: Path) -> None:
+    run, _ = secret_run(PIECES)
+    run.captures[2] = replace(run.captures[2], action=Action(ActionKind.HOTKEY, keys=tuple("-XYZ")))
+    with pytest.raises(SecretLeak):
+        integrate(Store(), "pin", run, Into.NEW)

@@ -1,0 +1,56 @@
+"""Secrets given on the command line or in a params file: where their values may show."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from mmcli.backends import FakeBackend
+from mmcli.batch import run_batch
+from mmcli.params import Values
+from mmcli.replayer import ReplayOptions
+from mmcli.store import Store
+from tests.helpers import form_screen
+from tests.unit.test_heal import SECRET, secret_form
+
+
+def test_a_params_file_column_named_like_a_secret_is_shown_nowhere() -> None:
+    secret_form()  # records {{pin}} as a secret
+    said: list[str] = []
+    rows = [{"pin": SECRET, "note": "first"}, {"pin": "9999-ABC", "note": "second"}]
+    results = run_batch(
+        Store(),
+        FakeBackend(form_screen(popup=True)),
+        "form",
+        rows,
+        Values(),
+        ReplayOptions(timeout=0.2),
+        progress=said.append,
+    )
+    assert [r.params for r in results] == [{"note": "first"}, {"note": "second"}]
+    out = "\n".join(said) + json.dumps([r.as_json() for r in results])
+    assert SECRET not in out and "9999" not in out
+    assert "first" in out
+
+
+def test_a_params_file_column_given_as_secret_stays_secret() -> None:
+    values = Values({"a": "1"}, {"pin": "x"}).merged({"pin": SECRET, "b": "2"})
+    assert values.params == {"a": "1", "b": "2"}
+    assert values.secrets == {"pin": SECRET}
+    assert Values().merged({"pin": SECRET}, {"pin"}).params == {}
+
+
+def test_a_secret_value_on_the_command_line_is_warned_about() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", "replay", "x", "--secret", f"pin={SECRET}"],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "200"},
+        timeout=60,
+    )
+    assert "other users can see it (ps)" in result.stderr
+    assert "MM_SECRET_PIN" in result.stderr
+    assert SECRET not in result.stderr + result.stdout
