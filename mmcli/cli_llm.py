@@ -81,6 +81,7 @@ def replay_llm(
         f"from the model, saved as a branch{where}",
         "diverged": f"[red]diverged[/]: {result.refused} model calls refused{where}",
         "agent-failed": f"[red]agent failed[/] (exit {result.agent_returncode}){where}",
+        "done-not-saved": f"[yellow]done, not saved[/] (do not retry the task){where}",
     }
     say(messages.get(result.outcome, result.outcome))
     raise typer.Exit(result.exit_code)

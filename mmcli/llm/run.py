@@ -172,8 +172,12 @@ def replay_llm(
     elif session.new:
         result.outcome = "healed"
         rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
-        save(store, rec, session.new)
-        result.saved = len(session.new)
+        try:
+            save(store, rec, session.new)
+            result.saved = len(session.new)
+        except MMError as e:  # the task was done: a retry would do it twice
+            result.outcome, result.exit_code = "done-not-saved", int(ExitCode.NOT_SAVED)
+            result.reasons.insert(0, f"the task was done, but the branch was not saved: {e}")
     _journal(store, name, result, time.monotonic() - started)
     return result
 

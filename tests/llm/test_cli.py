@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -127,3 +128,25 @@ def test_record_add_merges_a_run_into_the_tree(
     assert [e["depth"] for e in shown["exchanges"]] == [0, 0]
     again = runner.invoke(app, ["record", "t", "--llm", "--", "true"], env=ENV)
     assert again.exit_code == 1 and "--add" in again.stderr
+
+
+def test_a_heal_that_cannot_be_saved_is_exit_5(
+    isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model did the task: a scheduler that retried on exit 1 would do it twice."""
+    from mmcli.errors import StoreError
+
+    with FakeModel() as model:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
+        first = ["record", "t", "--llm", "--", sys.executable, "-c", ONE_CALL, "first task"]
+        assert runner.invoke(app, first, env=ENV).exit_code == 0
+
+        def full_disk(*args: object, **kwargs: object) -> None:
+            raise StoreError("no space left on device")
+
+        monkeypatch.setattr("mmcli.llm.run.save", full_disk)
+        other = f"{sys.executable} -c {shlex.quote(ONE_CALL)} 'second task'"
+        result = runner.invoke(app, ["replay", "t", "--agent", other], env=ENV)
+        assert model.calls == 2
+    assert result.exit_code == 5, result.stderr
+    assert "done, not saved" in result.stderr and "no space left" in result.stderr
