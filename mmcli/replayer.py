@@ -94,6 +94,8 @@ class ReplayOptions:
     ignore: Sequence[Rect] = ()
     relocate: bool = False
     """Act on the task where it moved to, when it is found intact at another position."""
+    record_input: bool = False
+    """Record the agent's input that no channel reports from the display's input events."""
 
 
 @dataclass
@@ -475,6 +477,7 @@ class Replayer:
             start_focus=focus,
             timeout=self.options.agent_timeout,
             progress=self.progress,
+            record_input=self.options.record_input,
         )
         report.agent_returncode = run.returncode
         report.agent_steps = len(recorder.captures)
@@ -562,6 +565,7 @@ def replay(
             ignore=options.ignore,
             agent_timeout=options.agent_timeout,
             progress=progress,
+            record_input=options.record_input,
         )
         outcome = Outcome.RECORDED if result.saved else Outcome.AGENT_FAILED
         return ReplayReport(

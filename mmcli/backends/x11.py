@@ -94,3 +94,32 @@ class X11Backend(Backend):
 
     def close(self) -> None:
         self._mss.close()
+
+    def open_grabber(self) -> Any:
+        return _MSSGrabber()
+
+    def input_source(self) -> Any:
+        from mmcli.input_watch import XRecordSource
+
+        try:
+            return XRecordSource()
+        except Exception as e:  # no RECORD extension, or the connection was refused
+            display = os.environ.get("DISPLAY")
+            raise DisplayError(f"cannot watch the input of {display}: {e}") from None
+
+
+class _MSSGrabber:
+    """An mss instance of its own, for a thread other than the backend's."""
+
+    def __init__(self) -> None:
+        import mss
+
+        self._mss = mss.MSS() if hasattr(mss, "MSS") else mss.mss()
+        self._monitor = self._mss.monitors[1]
+
+    def grab(self) -> Frame:
+        shot = self._mss.grab(self._monitor)
+        return Frame(shot.raw, shot.width, shot.height)
+
+    def close(self) -> None:
+        self._mss.close()
