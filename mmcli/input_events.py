@@ -52,6 +52,9 @@ class EventKind(StrEnum):
     KEY = "key"
     KEY_UP = "key-up"
     MOTION = "motion"
+    SENT = "sent"
+    """A key or button event a client sent to a window with XSendEvent (pynput's
+    `type()`, `xdotool type --window`): not device input, and not replayable as such."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +79,8 @@ class InputEvent:
     @property
     def needs_account(self) -> bool:
         """Presses are what an action is made of; releases, motion and modifiers are not."""
-        if self.kind is EventKind.PRESS:
-            return True
+        if self.kind in (EventKind.PRESS, EventKind.SENT):
+            return not (self.kind is EventKind.SENT and self.is_modifier)
         return self.kind is EventKind.KEY and not self.is_modifier
 
     def describe(self) -> str:
@@ -90,6 +93,9 @@ class InputEvent:
             return f"a click at ({self.x}, {self.y}) (button {self.button})"
         if self.kind is EventKind.KEY:
             return f"a key press ({self.key or 'unnamed key'})"
+        if self.kind is EventKind.SENT:
+            what = f"button {self.button}" if self.button else f"key {self.key or 'unnamed'}"
+            return f"a {what} sent to a window with XSendEvent"
         return f"{self.kind} at ({self.x}, {self.y})"
 
 
@@ -152,11 +158,15 @@ class Ledger:
         if not event.needs_account:
             return True
         self.credits = [c for c in self.credits if c.count > 0 and now - c.last <= self.hold]
-        button = event.button if event.kind is EventKind.PRESS else 0
+        button = event.button if event.kind is not EventKind.KEY else 0
         for credit in self.credits:
             if credit.button != button:
                 continue
-            far = credit.point is not None and math.dist(credit.point, (event.x, event.y)) > NEAR
+            far = (
+                credit.point is not None
+                and event.kind is not EventKind.SENT  # sent events carry no position
+                and math.dist(credit.point, (event.x, event.y)) > NEAR
+            )
             if button and far:
                 continue
             credit.count -= 1
@@ -225,6 +235,12 @@ class ActionBuilder:
             return False
         if event.kind is EventKind.RELEASE:
             self._release(event)
+            return False
+        if event.kind is EventKind.SENT and not accounted:
+            # Apps may ignore sent events (Tk does): replaying them as real input would
+            # not repeat what happened.
+            self.unrecordable.append(event.describe())
+            self._mine = self._typing = False
             return False
         if accounted:
             self._mine = self._typing = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from mmcli.fingerprint import Frame, patch_of, same_picture
 from mmcli.input_events import ActionBuilder, EventKind, InputEvent, Ledger
 from mmcli.model import POINTED, Action, ActionKind
 
+SEND_EVENT = 25
+"""The core X request that sends an event to a window (XSendEvent)."""
 KEEP_EVERY = 0.08
 """How often (s) the screen keeper grabs the screen while recording from input."""
 START_TIMEOUT = 5.0
@@ -151,7 +154,7 @@ class XRecordSource:
             [record.AllClients],
             [
                 {
-                    "core_requests": (0, 0),
+                    "core_requests": (SEND_EVENT, SEND_EVENT),
                     "core_replies": (0, 0),
                     "ext_requests": (0, 0, 0, 0),
                     "ext_replies": (0, 0, 0, 0),
@@ -183,7 +186,14 @@ class XRecordSource:
         if reply.category == record.StartOfData:
             self._ready.set()
             return
-        if reply.category != record.FromServer or reply.client_swapped or not reply.data:
+        if reply.client_swapped or not reply.data:
+            return
+        if reply.category == record.FromClient:
+            sent = self._sent(reply.data)
+            if sent is not None:
+                self._on_event(sent)
+            return
+        if reply.category != record.FromServer:
             return
         data = reply.data
         while len(data) >= 32:
@@ -193,6 +203,24 @@ class XRecordSource:
             converted = self._convert(event)
             if converted is not None:
                 self._on_event(converted)
+
+    def _sent(self, request: bytes) -> InputEvent | None:
+        """A key or button press inside a SendEvent request (opcode, propagate, length,
+        destination, mask, then the 32-byte event)."""
+        from Xlib import X
+
+        if len(request) < 44 or request[0] != SEND_EVENT:
+            return None
+        kind, detail = request[12] & 0x7F, request[13]
+        now = time.monotonic()
+        if kind == X.ButtonPress:
+            return InputEvent(EventKind.SENT, 0, 0, now, button=detail)
+        if kind != X.KeyPress:
+            return None
+        row = self._keymap.get(detail, [0, 0])
+        keysym0 = row[0] if row else 0
+        name, _ = key_names(keysym0, 0, False, _keysym_names().get(keysym0, ""))
+        return InputEvent(EventKind.SENT, 0, 0, now, key=name)
 
     def _convert(self, event: Any) -> InputEvent | None:
         from Xlib import X
@@ -249,8 +277,8 @@ class ScreenKeeper:
     def __init__(self, open_grabber: Callable[[], Grabber], every: float = KEEP_EVERY) -> None:
         self._open = open_grabber
         self._every = every
-        self._settled: Frame | None = None
-        self._previous: Frame | None = None
+        self._settled: tuple[Frame, float] | None = None
+        self._previous: tuple[Frame, float] | None = None
         self._closing = threading.Event()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="mm-keeper", daemon=True)
@@ -263,19 +291,20 @@ class ScreenKeeper:
         grabber = self._open()
         try:
             while not self._closing.is_set():
-                frame = grabber.grab()
-                if self._previous is not None and same_picture(self._previous, frame):
+                grabbed = (grabber.grab(), time.monotonic())
+                if self._previous is not None and same_picture(self._previous[0], grabbed[0]):
                     self._settled = self._previous
                 elif self._settled is None:
-                    self._settled = frame
-                self._previous = frame
+                    self._settled = grabbed
+                self._previous = grabbed
                 self._ready.set()
                 self._closing.wait(self._every)
         finally:
             grabber.close()
             self._ready.set()
 
-    def before(self) -> Frame | None:
+    def before(self) -> tuple[Frame, float] | None:
+        """The last settled screen and when it was grabbed (monotonic)."""
         return self._settled or self._previous
 
     def stop(self) -> None:
@@ -314,6 +343,7 @@ class InputWatch:
         build: bool = False,
         demo: bool = False,
         on_activity: Callable[[], None] | None = None,
+        pointer: tuple[int, int] = (0, 0),
     ) -> None:
         self.source = source
         self.build = build or demo
@@ -325,6 +355,7 @@ class InputWatch:
         self.stopped = threading.Event()
         self._lock = threading.Lock()
         self._focus: tuple[int, int] | None = None
+        self._moves: deque[tuple[float, tuple[int, int]]] = deque([(0.0, pointer)], maxlen=1024)
         self._on_activity = on_activity or (lambda: None)
         self._keeper = ScreenKeeper(open_grabber) if self.build and open_grabber else None
         self._thumbs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mm-ithumb")
@@ -349,7 +380,9 @@ class InputWatch:
 
     def handle(self, event: InputEvent) -> None:
         with self._lock:
-            accounted = True if self.demo else self.ledger.account(event, event.at)
+            if event.kind is not EventKind.SENT:
+                self._moves.append((event.at, (event.x, event.y)))
+            accounted = False if self.demo else self.ledger.account(event, event.at)
             if not accounted and not self.build:
                 self.unaccounted.append(event)
             if not self.build:
@@ -362,16 +395,20 @@ class InputWatch:
                 self.stopped.set()
 
     def _snapshot(self, action: Action, event: InputEvent) -> Observed | None:
-        frame = self._keeper.before() if self._keeper is not None else None
+        before = self._keeper.before() if self._keeper is not None else None
         if action.kind is ActionKind.CLICK:
             self._focus = action.point
-        if frame is None:
+        if before is None:
             return None
+        frame, grabbed = before
         target = action.point if action.kind in POINTED else self._focus
+        # Where the pointer was when that screen was grabbed: replay puts it there before
+        # comparing, so hover effects compare like with like.
+        pointer = next((p for t, p in reversed(self._moves) if t <= grabbed), (event.x, event.y))
         return Observed(
             frame.small,
             patch_of(frame, *target) if target else None,
-            (event.x, event.y),
+            pointer,
             (frame.width, frame.height),
             datetime.now(UTC),
             self._thumbs.submit(_png_of, frame),

@@ -96,7 +96,12 @@ def open_watch(
                 raise DisplayError("this display's input cannot be watched")
             return None
         watch = InputWatch(
-            source, backend.open_grabber, build=build, demo=demo, on_activity=recorder.note_activity
+            source,
+            backend.open_grabber,
+            build=build,
+            demo=demo,
+            on_activity=recorder.note_activity,
+            pointer=backend.pointer(),
         )
         watch.start()
     except (DisplayError, RuntimeError) as e:
