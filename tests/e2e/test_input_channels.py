@@ -5,15 +5,17 @@ be, refused loudly where it cannot. Real Xvfb, the real example app, real XTEST 
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import threading
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import WANTED, LoanApp, mm
+from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
 
 pytestmark = pytest.mark.e2e
 
@@ -141,10 +143,15 @@ def test_a_demonstration_is_recorded_until_the_stop_chord_and_replays(
     sys.stderr.write("".join(said))
     assert demo.returncode == 0, "".join(said)
     assert [fields(r) for r in loan_app.records()] == [WANTED]
-    toml = (isolated_store / "loan.toml").read_text()
-    assert "{{name}}" in toml
-    assert "end" not in toml.lower().replace("append", "")  # the stop chord is not a step
-    assert "command = []" in toml
+    doc = tomllib.loads((isolated_store / "loan.toml").read_text())
+    actions = [step["action"] for step in doc["steps"]]
+    assert [a["kind"] for a in actions] == ["click", "type"] * 3 + ["click", "click"]
+    assert [a.get("text") for a in actions if a["kind"] == "type"] == [
+        "{{name}}",
+        WANTED["email"],
+        WANTED["amount"],
+    ]  # the stop chord is not a step; the param's value became its placeholder
+    assert doc.get("command", []) == []
 
     loan_app.out.unlink()
     loan_app.start()
@@ -157,3 +164,21 @@ def test_demo_with_an_agent_command_is_a_usage_error(isolated_store: Path) -> No
     result = mm("record", "loan", "--demo", "--", "echo", "hi")
     assert result.returncode == 2
     assert "--demo" in result.stderr
+
+
+def test_a_heal_through_pynput_is_not_reported_healed(
+    loan_app: LoanApp, isolated_store: Path
+) -> None:
+    loan_app.start()
+    recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(loan_app))
+    assert recorded.returncode == 0, recorded.stderr
+    before = (isolated_store / "loan.toml").read_text()
+    loan_app.out.unlink()
+
+    loan_app.start("--popup-at-start")
+    agent = shlex.join(input_agent(loan_app, "pynput"))
+    healed = mm("replay", "loan", "--timeout", "2", "--agent", agent, "--json")
+    assert healed.returncode == 1, healed.stderr
+    assert "acted through a channel mm does not record" in healed.stderr
+    assert '"outcome": "healed"' not in healed.stdout
+    assert (isolated_store / "loan.toml").read_text() == before  # nothing learned, nothing saved
