@@ -251,6 +251,9 @@ class XRecordSource:
                 self._shift.discard(event.detail)
         return InputEvent(kind, event.root_x, event.root_y, now, key=name, char=char)
 
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self) -> None:
         if self._context is not None:
             # Input the agent sent just before it exited may still be queued in the
@@ -351,6 +354,7 @@ class InputWatch:
         self.ledger = Ledger()
         self.builder = ActionBuilder(stop_chord=demo)
         self.unaccounted: list[InputEvent] = []
+        self.errors: list[str] = []
         self.observed: list[Observed | None] = []
         self.stopped = threading.Event()
         self._lock = threading.Lock()
@@ -379,6 +383,19 @@ class InputWatch:
                 self._focus = action.point
 
     def handle(self, event: InputEvent) -> None:
+        try:
+            self._handle(event)
+        except Exception as e:  # in the X thread: note it, the run must not pass unseen
+            self.errors.append(f"{type(e).__name__}: {e}")
+
+    def alive(self) -> bool:
+        """False once the source can deliver no more events (the display went away)."""
+        return bool(getattr(self.source, "alive", lambda: True)())
+
+    def _handle(self, event: InputEvent) -> None:
+        # Any input, motion included, means the screen changes now because of it, not
+        # on its own (hover effects of a person's pointer are not volatile regions).
+        self._on_activity()
         with self._lock:
             if event.kind is not EventKind.SENT:
                 self._moves.append((event.at, (event.x, event.y)))
@@ -387,8 +404,6 @@ class InputWatch:
                 self.unaccounted.append(event)
             if not self.build:
                 return
-            if event.needs_account:
-                self._on_activity()
             if self.builder.feed(event, accounted=accounted):
                 self.observed.append(self._snapshot(self.builder.actions[-1].action, event))
             if self.builder.stopped:

@@ -141,6 +141,8 @@ def check_recordable(recorder: Recorder, who: str = "the agent") -> None:
     watch = recorder.watch
     if watch is None:
         return
+    if watch.errors:
+        raise MMError(f"watching the display's input failed: {watch.errors[0]}; nothing was saved")
     if watch.unaccounted:
         seen = summarize([e.describe() for e in watch.unaccounted])
         raise MMError(
@@ -310,6 +312,8 @@ def wait_for_stop(watch: InputWatch, timeout: float | None) -> None:
         while not watch.stopped.wait(0.1):
             if interrupt.signum is not None:
                 raise Aborted("interrupted; the demonstration was not saved")
+            if not watch.alive():
+                raise MMError("lost the display's input; the demonstration was not saved")
             if timeout is not None and time.monotonic() - started > timeout:
                 raise MMError(
                     f"no stop chord ({STOP_CHORD}) within {timeout:g}s; nothing was saved"
