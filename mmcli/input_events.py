@@ -37,7 +37,7 @@ CHORD_ORDER = ("ctrl", "alt", "shift", "win")
 
 NEAR = 8
 """A reported click accounts for an observed press this close (px) to its point."""
-HOLD = 5.0
+HOLD = 30.0
 """A reported action's input is expected within this many seconds of its report (or of
 the last input it accounted for); after that what is left of it no longer counts."""
 DOUBLE_CLICK = 0.5
