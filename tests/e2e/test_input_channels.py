@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,33 @@ def input_agent(app: LoanApp, mode: str) -> list[str]:
     return [sys.executable, str(AGENT), mode, str(app.layout)]
 
 
+@pytest.fixture(params=["bare", "openbox"])
+def desktop(request: pytest.FixtureRequest, xdisplay: str) -> Iterator[str]:
+    """The display as it is (no window manager), or with openbox managing windows."""
+    if request.param == "bare":
+        yield "bare"
+        return
+    if shutil.which("openbox") is None:
+        pytest.skip("openbox not installed")
+    wm = subprocess.Popen(["openbox", "--sm-disable"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while "_NET_SUPPORTING_WM_CHECK(WINDOW)" not in _root_props():
+            if wm.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("openbox did not start")
+            time.sleep(0.1)
+        yield "openbox"
+    finally:
+        wm.terminate()
+        wm.wait(timeout=10)
+        # A later start must not take a stale property for a running window manager.
+        subprocess.run(["xprop", "-root", "-remove", "_NET_SUPPORTING_WM_CHECK"], check=False)
+
+
+def _root_props() -> str:
+    return subprocess.run(["xprop", "-root"], capture_output=True, text=True).stdout
+
+
 def test_an_agent_acting_through_pynput_fails_loudly_and_nothing_is_saved(
     loan_app: LoanApp, isolated_store: Path
 ) -> None:
@@ -45,7 +74,7 @@ def test_an_agent_acting_through_pynput_fails_loudly_and_nothing_is_saved(
 
 
 def test_pynput_agent_is_recorded_from_the_display_input_and_replays(
-    loan_app: LoanApp, isolated_store: Path
+    loan_app: LoanApp, isolated_store: Path, desktop: str
 ) -> None:
     loan_app.start()
     result = mm(
@@ -98,7 +127,7 @@ def xdotool(*args: str) -> None:
 
 
 def test_a_demonstration_is_recorded_until_the_stop_chord_and_replays(
-    loan_app: LoanApp, isolated_store: Path
+    loan_app: LoanApp, isolated_store: Path, desktop: str
 ) -> None:
     loan_app.start()
     at = {label: loan_app.center(label) for label in ("Name", "Email", "Amount", "Auto", "Submit")}
