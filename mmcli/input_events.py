@@ -83,6 +83,14 @@ class InputEvent:
             return not (self.kind is EventKind.SENT and self.is_modifier)
         return self.kind is EventKind.KEY and not self.is_modifier
 
+    @property
+    def key_name(self) -> str:
+        """The key's name for messages; characters are not named (they may spell a
+        secret, key by key)."""
+        if not self.key:
+            return "unnamed key"
+        return "a character" if len(self.key) == 1 else self.key
+
     def describe(self) -> str:
         if self.kind is EventKind.PRESS:
             if self.button in (SCROLL_UP, SCROLL_DOWN):
@@ -92,9 +100,9 @@ class InputEvent:
                 return f"a horizontal scroll at ({self.x}, {self.y})"
             return f"a click at ({self.x}, {self.y}) (button {self.button})"
         if self.kind is EventKind.KEY:
-            return f"a key press ({self.key or 'unnamed key'})"
+            return f"a key press ({self.key_name})"
         if self.kind is EventKind.SENT:
-            what = f"button {self.button}" if self.button else f"key {self.key or 'unnamed'}"
+            what = f"button {self.button}" if self.button else f"key press ({self.key_name})"
             return f"a {what} sent to a window with XSendEvent"
         return f"{self.kind} at ({self.x}, {self.y})"
 
@@ -364,8 +372,12 @@ def _modifier(key: str) -> str:
 
 
 def summarize(descriptions: list[str], limit: int = 3) -> str:
-    """'a click at (1, 2) (button 1), a key press (a) and 4 more'."""
-    shown = descriptions[:limit]
-    more = len(descriptions) - len(shown)
+    """'a click at (1, 2) (button 1), a key press (a character) (x5) and 4 more': the
+    first few kinds of input, in order, each with how often it came."""
+    counts: dict[str, int] = {}
+    for d in descriptions:
+        counts[d] = counts.get(d, 0) + 1
+    shown = [d if n == 1 else f"{d} (x{n})" for d, n in list(counts.items())[:limit]]
+    more = sum(list(counts.values())[limit:])
     text = ", ".join(shown)
     return f"{text} and {more} more" if more else text

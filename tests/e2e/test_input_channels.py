@@ -105,7 +105,7 @@ def test_pynput_agent_is_recorded_from_the_display_input_and_replays(
     ("mode", "seen"),
     [
         ("hscroll", "a horizontal scroll at"),
-        ("pynput-type", "a key j sent to a window with XSendEvent"),
+        ("pynput-type", "a key press (a character) sent to a window with XSendEvent"),
     ],
 )
 def test_input_mm_cannot_record_fails_even_when_recording_from_input(
