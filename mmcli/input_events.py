@@ -89,7 +89,7 @@ class InputEvent:
         secret, key by key)."""
         if not self.key:
             return "unnamed key"
-        return "a character" if len(self.key) == 1 else self.key
+        return "a character" if len(self.key) == 1 or self.char else self.key
 
     def describe(self) -> str:
         if self.kind is EventKind.PRESS:
