@@ -99,7 +99,7 @@ class X11Backend(Backend):
         return _MSSGrabber()
 
     def input_source(self) -> Any:
-        from mmcli.input_watch import XRecordSource
+        from mmcli.backends.xrecord import XRecordSource
 
         try:
             return XRecordSource()

@@ -3,6 +3,7 @@ on synthetic event lists (no display)."""
 
 from __future__ import annotations
 
+from mmcli.backends.xrecord import key_names
 from mmcli.input_events import (
     ActionBuilder,
     EventKind,
@@ -11,7 +12,7 @@ from mmcli.input_events import (
     expected_presses,
     summarize,
 )
-from mmcli.input_watch import InputWatch, key_names
+from mmcli.input_watch import InputWatch
 from mmcli.model import Action, ActionKind
 
 K, KU, P, R = EventKind.KEY, EventKind.KEY_UP, EventKind.PRESS, EventKind.RELEASE
