@@ -19,16 +19,26 @@ import time
 from pathlib import Path
 
 THINK = 0.5
+HOVER = 0.3
 SHIFTED = {"@": "2", "!": "1", "_": "-", ":": ";"}
+
+
+def center(widget: dict[str, int]) -> tuple[int, int]:
+    return (widget["x"] + widget["w"] // 2, widget["y"] + widget["h"] // 2)
 
 
 def centers(layout: Path) -> dict[str, tuple[int, int]]:
     data = json.loads(layout.read_text())
-    out = {}
-    for w in data["windows"][0]["widgets"]:
-        if w["role"] != "label":
-            out[w["label"]] = (w["x"] + w["w"] // 2, w["y"] + w["h"] // 2)
-    return out
+    return {w["label"]: center(w) for w in data["windows"][0]["widgets"] if w["role"] != "label"}
+
+
+def dialog_button(layout: Path) -> tuple[int, int] | None:
+    """The button of a modal dialog in front of the form, if one is open."""
+    for window in json.loads(layout.read_text())["windows"][1:]:
+        buttons = [w for w in window["widgets"] if w["role"] == "button"]
+        if window.get("modal") and buttons:
+            return center(buttons[0])
+    return None
 
 
 def main() -> int:
@@ -42,8 +52,11 @@ def main() -> int:
     at = centers(layout)
 
     def click(label: str) -> None:
-        mouse.position = at[label]
-        time.sleep(0.05)
+        point(at[label])
+
+    def point(where: tuple[int, int]) -> None:
+        mouse.position = where
+        time.sleep(HOVER)  # a careful agent (or a person) rests on the target a moment
         mouse.click(Button.left)
         time.sleep(THINK)
 
@@ -59,6 +72,9 @@ def main() -> int:
         time.sleep(THINK)
 
     if mode == "pynput":
+        button = dialog_button(layout)
+        if button is not None:  # a popup in the way: close it first
+            point(button)
         for label, text in (
             ("Name", "John Smith"),
             ("Email", "john@example.com"),

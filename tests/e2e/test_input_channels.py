@@ -193,6 +193,9 @@ def test_demo_with_an_agent_command_is_a_usage_error(isolated_store: Path) -> No
     result = mm("record", "loan", "--demo", "--", "echo", "hi")
     assert result.returncode == 2
     assert "--demo" in result.stderr
+    result = mm("record", "loan", "--demo", "--record-input")
+    assert result.returncode == 2
+    assert "not --demo" in result.stderr
 
 
 def test_a_heal_through_pynput_is_not_reported_healed(
@@ -211,3 +214,27 @@ def test_a_heal_through_pynput_is_not_reported_healed(
     assert "acted through a channel mm does not record" in healed.stderr
     assert '"outcome": "healed"' not in healed.stdout
     assert (isolated_store / "loan.toml").read_text() == before  # nothing learned, nothing saved
+
+
+def test_a_heal_through_pynput_is_recorded_with_record_input(
+    loan_app: LoanApp, isolated_store: Path
+) -> None:
+    loan_app.start()
+    recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(loan_app))
+    assert recorded.returncode == 0, recorded.stderr
+    loan_app.out.unlink()
+
+    loan_app.start("--popup-at-start")
+    agent = shlex.join(input_agent(loan_app, "pynput"))
+    healed = mm("replay", "loan", "--timeout", "2", "--agent", agent, "--record-input", "--json")
+    assert healed.returncode == 0, healed.stderr
+    assert '"outcome": "healed"' in healed.stdout
+    assert "from the display's input" in healed.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    again = mm("replay", "loan", "--no-agent", "--json")
+    assert again.returncode == 0, again.stderr
+    assert '"outcome": "from-memory"' in again.stdout
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
