@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 THINK = 0.5
-HOVER = 0.3
+HOVER = 0.5
 SHIFTED = {"@": "2", "!": "1", "_": "-", ":": ";"}
 
 
