@@ -4,6 +4,7 @@ on synthetic event lists (no display)."""
 from __future__ import annotations
 
 from mmcli.backends.xrecord import key_names
+from mmcli.fingerprint import Frame
 from mmcli.input_events import (
     ActionBuilder,
     EventKind,
@@ -264,3 +265,39 @@ def test_the_watch_notes_only_what_no_channel_reported() -> None:
         "a click at (724, 353) (button 1), a key press (a character) (x2), a key press (enter)"
     )
     assert summarize(seen, limit=1) == "a click at (724, 353) (button 1) and 3 more"
+
+
+class StillScreen:
+    """A grabber of one unchanging screen."""
+
+    def __init__(self) -> None:
+        from PIL import Image
+
+        self.frame = Frame.from_image(Image.new("RGB", (320, 240), "white"))
+
+    def grab(self) -> Frame:
+        return self.frame
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_observed_click_is_checked_with_the_pointer_where_its_screen_was_grabbed() -> None:
+    watch = InputWatch(ListSource(), StillScreen, build=True, pointer=(5, 5))
+    assert watch._keeper is not None
+    frame = StillScreen().frame
+    # The screen settled at t=10 with the pointer still at (5, 5); the agent moved onto
+    # the target at t=11 and clicked at once: replay must compare with the pointer at (5, 5).
+    watch._keeper._settled = (frame, 10.0)
+    for e in [InputEvent(EventKind.MOTION, 30, 20, 11.0), *click(30, 20, at=11.05)]:
+        watch.handle(e)
+    # Then it rested on the next target until the screen settled (t=12.5) before clicking.
+    watch.handle(InputEvent(EventKind.MOTION, 90, 60, 12.0))
+    watch._keeper._settled = (frame, 12.5)
+    for e in click(90, 60, at=13.0):
+        watch.handle(e)
+    watch.close()
+    (first, seen1), (second, seen2) = watch.actions()
+    assert (first.point, second.point) == ((30, 20), (90, 60))
+    assert seen1 is not None and seen1.pointer == (5, 5)
+    assert seen2 is not None and seen2.pointer == (90, 60)
