@@ -4,11 +4,10 @@ An `EventSource` (on X11, `backends.xrecord`: the RECORD extension) delivers eve
 event reaching the display -- real input and input injected through XTEST (pyautogui,
 xdotool, pynput, nut.js) alike -- in a thread of its own. `InputWatch` accounts for each
 press against the actions the recording channels reported (`Ledger`); what no channel
-reported is either
-noted (the run then fails loudly) or, when recording from the display's input, turned
-into actions (`ActionBuilder`) with the screen from just before it: a `ScreenKeeper`
-grabs the screen in the background and keeps the last settled picture, since the
-screen before an unannounced event cannot be captured after the fact.
+reported is either noted (the run then fails loudly) or, when recording from the
+display's input, turned into actions (`ActionBuilder`) with the screen from just before
+it: a `ScreenKeeper` grabs the screen in the background and keeps the last settled
+picture, since the screen before an unannounced event cannot be captured after the fact.
 """
 
 from __future__ import annotations
