@@ -178,7 +178,7 @@ def record(
 ) -> RecordResult:
     check_target(store, name, add=add, overwrite=overwrite)
     if not command:
-        raise MMError("no agent command given (put it after `--`)")
+        raise MMError("no agent command given (put it after `--`, or record a person with --demo)")
     env = {"MM_RECORDING": name, **values.env()}
     run, recorder = run_recorded(
         backend,
