@@ -219,6 +219,10 @@ def record(
     validate_name(name)
     if demo and command:
         raise UsageError("--demo records a person: give no agent command with it")
+    if not demo and not command:
+        raise UsageError(
+            "no agent command given (put it after `--`, or record a person with --demo)"
+        )
     if demo and (record_input or agent_timeout is not None):
         raise UsageError("--record-input and --agent-timeout are for an agent, not --demo")
     values = parse_values(param or [], secret or [])

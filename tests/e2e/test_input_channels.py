@@ -196,6 +196,9 @@ def test_demo_with_an_agent_command_is_a_usage_error(isolated_store: Path) -> No
     result = mm("record", "loan", "--demo", "--record-input")
     assert result.returncode == 2
     assert "not --demo" in result.stderr
+    result = mm("record", "loan")
+    assert result.returncode == 2
+    assert "--demo" in result.stderr
 
 
 def test_a_heal_through_pynput_is_not_reported_healed(
