@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mmcli.fingerprint import Frame
 from mmcli.model import Action
+
+if TYPE_CHECKING:
+    from mmcli.input_watch import EventSource, Grabber
 
 FAILSAFE_MARGIN = 0
 """How far (px) from a corner the pointer may be and still count as 'in the corner'."""
@@ -34,12 +37,12 @@ class Backend(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
-    def open_grabber(self) -> Any:
+    def open_grabber(self) -> Grabber:
         """Something with `grab()` and `close()` for another thread to grab the screen
         with (the backend's own grabber may not be shared between threads)."""
         return _SharedGrabber(self)
 
-    def input_source(self) -> Any:
+    def input_source(self) -> EventSource | None:
         """A source of the display's device events (`input_watch.EventSource`), or None
         where input cannot be watched. Raises `DisplayError` when it should be possible
         but fails."""

@@ -8,13 +8,16 @@ and raises `Aborted`, which the CLI maps to exit 130).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mmcli.backends.base import Backend
 from mmcli.display import ensure_xauthority
 from mmcli.errors import DisplayError
 from mmcli.fingerprint import Frame
 from mmcli.model import Action, ActionKind
+
+if TYPE_CHECKING:
+    from mmcli.input_watch import EventSource, Grabber
 
 DRAG_SECONDS = 0.2
 """Apps need pointer motion between press and release to see a drag."""
@@ -95,10 +98,10 @@ class X11Backend(Backend):
     def close(self) -> None:
         self._mss.close()
 
-    def open_grabber(self) -> Any:
+    def open_grabber(self) -> Grabber:
         return _MSSGrabber()
 
-    def input_source(self) -> Any:
+    def input_source(self) -> EventSource | None:
         from mmcli.backends.xrecord import XRecordSource
 
         try:
