@@ -171,13 +171,24 @@ def _regions(items: list[str] | None) -> list[Any]:
 
 # ---- record / replay ------------------------------------------------------------------------
 
+RecordInputOption = Annotated[
+    bool,
+    typer.Option(
+        "--record-input",
+        help="Record the agent's input that reaches the display through no channel mm "
+        "records (pynput, nut.js, XTEST) from the input events themselves, instead of "
+        "failing.",
+    ),
+]
+
 
 @app.command(cls=MMCommand)
 def record(
     name: Annotated[str, typer.Argument(help="Recording name: letters, digits, '.', '_', '-'.")],
     command: Annotated[
-        list[str], typer.Argument(metavar="-- CMD [ARG]...", help="The agent command.")
-    ],
+        list[str] | None,
+        typer.Argument(metavar="-- CMD [ARG]...", help="The agent command (not with --demo)."),
+    ] = None,
     param: ParamOption = None,
     secret: SecretOption = None,
     overwrite: Annotated[
@@ -213,6 +224,15 @@ def record(
         ),
     ] = False,
     upstream: UpstreamOption = None,
+    record_input: RecordInputOption = False,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo",
+            help="Record a person doing the task on the display (no CMD), until Ctrl+Alt+End "
+            "or Pause, which is not recorded.",
+        ),
+    ] = False,
 ) -> None:
     """Run CMD as the agent and record its actions; saved only when CMD exits 0.
 
@@ -220,36 +240,63 @@ def record(
     MM_SECRET_<K> in the environment.
 
     Example: mm record loan -- python examples/loan_agent.py --layout /tmp/l.json --name John
+
+    Example: mm record loan --demo --param name=John
     """
     if llm:
-        if ignore_region:
-            raise UsageError("--ignore-region is for screen recordings, not --llm")
+        if ignore_region or demo or record_input:
+            raise UsageError(
+                "--ignore-region, --demo and --record-input are for screen recordings, not --llm"
+            )
         from mmcli.cli_llm import record_llm
 
-        record_llm(name, command, param, secret, overwrite, add, upstream, agent_timeout)
+        record_llm(name, command or [], param, secret, overwrite, add, upstream, agent_timeout)
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
     from mmcli.record import record as record_task
+    from mmcli.record import record_demo
     from mmcli.store import validate_name
 
     validate_name(name)
     values = _values(param, secret)
+    if demo and command:
+        raise UsageError("--demo records a person: give no agent command with it")
+    if not demo and not command:
+        raise UsageError(
+            "no agent command given (put it after `--`, or record a person with --demo)"
+        )
+    if demo and (record_input or agent_timeout is not None):
+        raise UsageError("--record-input and --agent-timeout are for an agent, not --demo")
     ignore = _regions(ignore_region)
     store = _store()
     with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
-        result = record_task(
-            store,
-            backend,
-            name,
-            command,
-            values,
-            overwrite=overwrite,
-            add=add,
-            ignore=ignore,
-            agent_timeout=agent_timeout,
-            observe=observe,
-            progress=progress,
-        )
+        if demo:
+            result = record_demo(
+                store,
+                backend,
+                name,
+                values,
+                overwrite=overwrite,
+                add=add,
+                ignore=ignore,
+                observe=observe,
+                progress=progress,
+            )
+        else:
+            result = record_task(
+                store,
+                backend,
+                name,
+                command or [],
+                values,
+                overwrite=overwrite,
+                add=add,
+                ignore=ignore,
+                agent_timeout=agent_timeout,
+                observe=observe,
+                progress=progress,
+                record_input=record_input,
+            )
     if result.merged:
         pass  # the core said where the branch went
     elif result.saved:
@@ -316,6 +363,7 @@ def replay(
         ),
     ] = None,
     upstream: UpstreamOption = None,
+    record_input: RecordInputOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Replay a recording, checking the screen before every action.
@@ -366,6 +414,7 @@ def replay(
         agent_timeout=agent_timeout if agent_timeout > 0 else None,
         ignore=_regions(ignore_region),
         relocate=relocate,
+        record_input=record_input,
     )
     if params_file is not None:
         _replay_batch(store, name, values, options, params_file, before_each, json_out)

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from mmcli.cli import _store, console, progress, say
+from mmcli.cli import _store, _values, console, progress, say
 from mmcli.errors import UsageError
 
 
@@ -26,9 +26,8 @@ def record_llm(
     agent_timeout: float | None,
 ) -> None:
     from mmcli.llm.run import record_llm as record
-    from mmcli.params import parse_values
 
-    values = parse_values(param or [], secret or [])
+    values = _values(param, secret)
     result = record(
         _store(),
         name,

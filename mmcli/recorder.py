@@ -48,6 +48,7 @@ from mmcli.fingerprint import (
     same_picture,
     small_slice,
 )
+from mmcli.input_watch import InputWatch, Observed
 from mmcli.matcher import CARET_MAX, caret_thin, on_focus_line
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
 from mmcli.secrets import join_keystrokes, joined
@@ -171,10 +172,13 @@ class Recorder:
     volatile: list[Rect] = field(default_factory=list)
     learn: bool = True
     """Sample the screen between actions to learn regions that change on their own."""
+    watch: InputWatch | None = None
+    """The display's input, watched: told of each reported action before it happens."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._last_capture = time.monotonic()
+        self._activity = 0
         self._focus = self.start_focus
         self._thumbs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mm-thumb")
         self._dir = tempfile.mkdtemp(prefix="mm-rec-")
@@ -186,6 +190,8 @@ class Recorder:
     # ---- capturing ---------------------------------------------------------------------
 
     def capture(self, action: Action) -> None:
+        if self.watch is not None:  # before anything: the input follows the answer
+            self.watch.report(action)
         with self._lock:
             approach(self.backend, action)
             frame = settle(self.backend)
@@ -202,9 +208,26 @@ class Recorder:
                 thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             )
             self.captures.append(capture)
-            self._last_capture = time.monotonic()
+            self.note_activity()
         if self.on_action is not None:
             self.on_action(len(self.captures) - 1, action)
+
+    def note_activity(self) -> None:
+        """An action happened (reported, or seen on the display): the changes around now
+        are its doing, not the screen changing on its own."""
+        self._last_capture = time.monotonic()
+        self._activity += 1
+
+    def add_observed(self, observed: list[tuple[Action, Observed | None]]) -> int:
+        """Add the actions built from the display's input, in time order with the
+        reported ones; return how many were added (those without a screen are not)."""
+        added = [
+            Capture(a, o.frame_small, o.patch, o.pointer, o.size, o.at, o.thumbnail)
+            for a, o in observed
+            if o is not None
+        ]
+        self.captures = sorted([*self.captures, *added], key=lambda c: c.at)
+        return len(added)
 
     def observe(self, seconds: float) -> None:
         """Watch the idle screen before the agent starts: what changes now changes alone."""
@@ -236,9 +259,9 @@ class Recorder:
                     previous = None
                     continue
                 current = self.backend.grab()
-                if previous is not None and seen == len(self.captures):
+                if previous is not None and seen == self._activity:
                     self._note_volatile(previous, current)
-                previous, seen = current, len(self.captures)
+                previous, seen = current, self._activity
 
     def capture_final(self) -> None:
         """The screen after the last action: what that action changed."""

@@ -108,6 +108,8 @@ class ReplayOptions:
     ignore: Sequence[Rect] = ()
     relocate: bool = False
     """Act on the task where it moved to, when it is found intact at another position."""
+    record_input: bool = False
+    """Record the agent's input that no channel reports from the display's input events."""
 
 
 @dataclass
@@ -588,6 +590,7 @@ class Replayer:
             timeout=self.options.agent_timeout,
             values=self.values,
             progress=self.progress,
+            record_input=self.options.record_input,
         )
         report.agent_returncode = run.returncode
         report.agent_steps = len(recorder.captures)
@@ -687,6 +690,7 @@ def replay(
                 ignore=options.ignore,
                 agent_timeout=options.agent_timeout,
                 progress=progress,
+                record_input=options.record_input,
             )
         except NotSaved as e:
             return ReplayReport(

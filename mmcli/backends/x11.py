@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from mmcli.display import ensure_xauthority
 from mmcli.errors import DisplayError
 from mmcli.fingerprint import Frame, Rect
 from mmcli.model import Action, ActionKind
+
+if TYPE_CHECKING:
+    from mmcli.input_watch import EventSource, Grabber
 
 DRAG_SECONDS = 0.2
 """Apps need pointer motion between press and release to see a drag."""
@@ -226,3 +229,32 @@ def _client_below(display: Any, window: Any, depth: int = 3) -> Any:
         if level < depth:
             pending.extend((child, level + 1) for child in current.query_tree().children)
     return None
+
+    def open_grabber(self) -> Grabber:
+        return _MSSGrabber()
+
+    def input_source(self) -> EventSource | None:
+        from mmcli.backends.xrecord import XRecordSource
+
+        try:
+            return XRecordSource()
+        except Exception as e:  # no RECORD extension, or the connection was refused
+            display = os.environ.get("DISPLAY")
+            raise DisplayError(f"cannot watch the input of {display}: {e}") from None
+
+
+class _MSSGrabber:
+    """An mss instance of its own, for a thread other than the backend's."""
+
+    def __init__(self) -> None:
+        import mss
+
+        self._mss = mss.MSS() if hasattr(mss, "MSS") else mss.mss()
+        self._monitor = self._mss.monitors[1]
+
+    def grab(self) -> Frame:
+        shot = self._mss.grab(self._monitor)
+        return Frame(shot.raw, shot.width, shot.height)
+
+    def close(self) -> None:
+        self._mss.close()

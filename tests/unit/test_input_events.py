@@ -1,0 +1,303 @@
+"""Input events -> actions, and the accounting of observed presses against reported actions,
+on synthetic event lists (no display)."""
+
+from __future__ import annotations
+
+from mmcli.backends.xrecord import key_names
+from mmcli.fingerprint import Frame
+from mmcli.input_events import (
+    ActionBuilder,
+    EventKind,
+    InputEvent,
+    Ledger,
+    expected_presses,
+    summarize,
+)
+from mmcli.input_watch import InputWatch
+from mmcli.model import Action, ActionKind
+
+K, KU, P, R = EventKind.KEY, EventKind.KEY_UP, EventKind.PRESS, EventKind.RELEASE
+
+
+def key(name: str, char: str = "", at: float = 0.0) -> list[InputEvent]:
+    """Press and release of one key."""
+    return [InputEvent(K, 0, 0, at, key=name, char=char), InputEvent(KU, 0, 0, at, key=name)]
+
+
+def typed(text: str, at: float = 0.0) -> list[InputEvent]:
+    out: list[InputEvent] = []
+    for c in text:
+        if c.isupper():
+            out += [InputEvent(K, 0, 0, at, key="shift")]
+            out += key(c.lower(), c, at)
+            out += [InputEvent(KU, 0, 0, at, key="shift")]
+        else:
+            out += key(c, c, at)
+    return out
+
+
+def click(x: int, y: int, at: float = 0.0, button: int = 1) -> list[InputEvent]:
+    return [InputEvent(P, x, y, at, button=button), InputEvent(R, x, y, at, button=button)]
+
+
+def build(events: list[InputEvent], stop: bool = False) -> tuple[list[Action], ActionBuilder]:
+    builder = ActionBuilder(stop_chord=stop)
+    for e in events:
+        builder.feed(e)
+    return builder.finish(), builder
+
+
+# ---- building actions ------------------------------------------------------------------------
+
+
+def test_clicks_and_typed_text_merge_into_type_actions() -> None:
+    actions, _ = build([*click(10, 20), *typed("John Smith"), *click(10, 60), *typed("j@x.com")])
+    assert actions == [
+        Action(ActionKind.CLICK, x=10, y=20),
+        Action(ActionKind.TYPE, text="John Smith"),
+        Action(ActionKind.CLICK, x=10, y=60),
+        Action(ActionKind.TYPE, text="j@x.com"),
+    ]
+
+
+def test_feed_says_when_an_action_starts() -> None:
+    builder = ActionBuilder()
+    starts = [builder.feed(e) for e in [*click(1, 1), *typed("ab")]]
+    assert starts == [True, False, True, False, False, False]
+
+
+def test_double_click_is_one_click_action_with_two_clicks() -> None:
+    actions, _ = build([*click(50, 50, at=1.0), *click(51, 50, at=1.2)])
+    assert actions == [Action(ActionKind.CLICK, x=50, y=50, clicks=2)]
+
+
+def test_two_clicks_far_apart_in_time_or_place_stay_two() -> None:
+    slow, _ = build([*click(50, 50, at=1.0), *click(50, 50, at=2.0)])
+    apart, _ = build([*click(50, 50, at=1.0), *click(90, 50, at=1.1)])
+    assert len(slow) == 2 and len(apart) == 2
+
+
+def test_press_moved_before_release_is_a_drag() -> None:
+    events = [
+        InputEvent(P, 10, 10, button=1),
+        InputEvent(EventKind.MOTION, 60, 40),
+        InputEvent(R, 100, 80, button=1),
+    ]
+    actions, _ = build(events)
+    assert actions == [Action(ActionKind.DRAG, x=10, y=10, x2=100, y2=80)]
+
+
+def test_special_keys_are_presses_and_repeats_merge() -> None:
+    actions, _ = build([*typed("ab"), *key("backspace"), *key("backspace"), *key("enter")])
+    assert actions == [
+        Action(ActionKind.TYPE, text="ab"),
+        Action(ActionKind.PRESS, keys=("backspace",), clicks=2),
+        Action(ActionKind.PRESS, keys=("enter",)),
+    ]
+
+
+def test_modifiers_and_a_key_make_a_hotkey() -> None:
+    ctrl_a = [InputEvent(K, 0, 0, key="ctrl"), *key("a", "a"), InputEvent(KU, 0, 0, key="ctrl")]
+    shift_tab = [InputEvent(K, 0, 0, key="shift"), *key("tab"), InputEvent(KU, 0, 0, key="shift")]
+    ctrl_shift_t = [
+        InputEvent(K, 0, 0, key="ctrl"),
+        InputEvent(K, 0, 0, key="shift"),
+        *key("t", "T"),
+        InputEvent(KU, 0, 0, key="shift"),
+        InputEvent(KU, 0, 0, key="ctrl"),
+    ]
+    actions, _ = build([*ctrl_a, *shift_tab, *ctrl_shift_t, *typed("Hi")])
+    assert actions == [
+        Action(ActionKind.HOTKEY, keys=("ctrl", "a")),
+        Action(ActionKind.HOTKEY, keys=("shift", "tab")),
+        Action(ActionKind.HOTKEY, keys=("ctrl", "shift", "t")),
+        Action(ActionKind.TYPE, text="Hi"),
+    ]
+
+
+def test_wheel_presses_merge_into_one_scroll() -> None:
+    wheel = [InputEvent(P, 5, 5, button=5), InputEvent(R, 5, 5, button=5)] * 3
+    actions, _ = build(wheel)
+    assert actions == [Action(ActionKind.SCROLL, x=5, y=5, amount=-3)]
+
+
+def test_the_stop_chord_ends_the_demonstration_and_is_never_recorded() -> None:
+    chord = [
+        InputEvent(K, 0, 0, key="ctrl"),
+        InputEvent(K, 0, 0, key="alt"),
+        *key("end"),
+        InputEvent(KU, 0, 0, key="alt"),
+        InputEvent(KU, 0, 0, key="ctrl"),
+    ]
+    actions, builder = build([*click(1, 2), *typed("x"), *chord, *typed("after")], stop=True)
+    assert builder.stopped
+    assert actions == [Action(ActionKind.CLICK, x=1, y=2), Action(ActionKind.TYPE, text="x")]
+    paused, builder = build([*typed("x"), *key("pause")], stop=True)
+    assert builder.stopped and paused == [Action(ActionKind.TYPE, text="x")]
+
+
+def test_end_without_the_chord_is_an_ordinary_key() -> None:
+    actions, builder = build(key("end"), stop=True)
+    assert not builder.stopped and actions == [Action(ActionKind.PRESS, keys=("end",))]
+
+
+def test_input_that_cannot_be_replayed_is_named() -> None:
+    hscroll = [InputEvent(P, 3, 4, button=6), InputEvent(R, 3, 4, button=6)]
+    ctrl_click = [InputEvent(K, 0, 0, key="ctrl"), *click(7, 8), InputEvent(KU, 0, 0, key="ctrl")]
+    held = [InputEvent(P, 9, 9, button=1)]
+    sent = [InputEvent(EventKind.SENT, 0, 0, key="j")]
+    _, builder = build([*hscroll, *ctrl_click, *sent, *held])
+    assert builder.unrecordable == [
+        "a horizontal scroll at (3, 4)",
+        "a click at (7, 8) (button 1) with ctrl held",
+        "a key press (a character) sent to a window with XSendEvent",
+        "a mouse button held down at (9, 9)",
+    ]
+
+
+def test_reported_presses_are_not_built_and_end_a_run_of_typing() -> None:
+    builder = ActionBuilder()
+    events = typed("ab")
+    for e in events[:2]:
+        builder.feed(e)
+    builder.feed(InputEvent(K, 0, 0, key="c", char="c"), accounted=True)
+    for e in events[2:]:
+        builder.feed(e)
+    assert builder.finish() == [
+        Action(ActionKind.TYPE, text="a"),
+        Action(ActionKind.TYPE, text="b"),
+    ]
+
+
+def test_key_names_from_keysyms() -> None:
+    assert key_names(ord("a"), ord("A"), True, "a") == ("a", "A")
+    assert key_names(ord("2"), ord("@"), True, "2") == ("2", "@")
+    assert key_names(0xFF0D, 0, False, "Return") == ("enter", "")
+    assert key_names(0x20, 0x20, False, "space") == ("space", " ")
+    assert key_names(0xFFE1, 0, False, "Shift_L") == ("shift", "")
+    assert key_names(0xFFC2, 0, False, "F5") == ("f5", "")
+
+
+# ---- accounting --------------------------------------------------------------------------------
+
+
+def test_expected_presses_per_action() -> None:
+    assert expected_presses(Action(ActionKind.CLICK, x=1, y=1, clicks=2)) == (1, 2)
+    assert expected_presses(Action(ActionKind.CLICK, x=1, y=1, button="right")) == (3, 1)
+    assert expected_presses(Action(ActionKind.TYPE, text="abc")) == (0, 3)
+    assert expected_presses(Action(ActionKind.HOTKEY, keys=("ctrl", "shift", "t"))) == (0, 1)
+    assert expected_presses(Action(ActionKind.PRESS, keys=("enter",), clicks=3)) == (0, 3)
+    assert expected_presses(Action(ActionKind.SCROLL, amount=-2)) == (5, 2)
+    assert expected_presses(Action(ActionKind.MOVE, x=1, y=1)) == (0, 0)
+
+
+def presses(events: list[InputEvent]) -> list[InputEvent]:
+    return [e for e in events if e.needs_account]
+
+
+def test_reported_actions_account_for_their_presses_count_by_count() -> None:
+    ledger = Ledger()
+    ledger.report(Action(ActionKind.CLICK, x=10, y=10, clicks=2), now=0.0)
+    ledger.report(Action(ActionKind.TYPE, text="aB"), now=0.1)
+    ledger.report(Action(ActionKind.HOTKEY, keys=("ctrl", "a")), now=0.2)
+    seen = [
+        *click(10, 10),
+        *click(11, 10),
+        *typed("aB"),
+        InputEvent(K, 0, 0, key="ctrl"),
+        *key("a", "a"),
+    ]
+    assert all(ledger.account(e, now=0.3) for e in seen)
+    # Everything reported is used up: one more of anything is unaccounted for.
+    assert not ledger.account(InputEvent(P, 10, 10, button=1), now=0.4)
+    assert not ledger.account(InputEvent(K, 0, 0, key="x", char="x"), now=0.4)
+
+
+def test_a_click_elsewhere_or_with_another_button_is_not_accounted_for() -> None:
+    ledger = Ledger()
+    ledger.report(Action(ActionKind.CLICK, x=100, y=100), now=0.0)
+    assert not ledger.account(InputEvent(P, 300, 100, button=1), now=0.1)
+    assert not ledger.account(InputEvent(P, 100, 100, button=3), now=0.1)
+    assert ledger.account(InputEvent(P, 102, 99, button=1), now=0.1)
+
+
+def test_what_is_left_of_a_report_expires() -> None:
+    ledger = Ledger(hold=5.0)
+    ledger.report(Action(ActionKind.TYPE, text="abc"), now=0.0)
+    assert ledger.account(InputEvent(K, 0, 0, key="a", char="a"), now=4.0)
+    assert ledger.account(InputEvent(K, 0, 0, key="b", char="b"), now=8.5)  # 4.5 s after "a"
+    assert not ledger.account(InputEvent(K, 0, 0, key="c", char="c"), now=20.0)
+
+
+def test_motion_releases_and_modifiers_need_no_account() -> None:
+    ledger = Ledger()
+    for e in [
+        InputEvent(EventKind.MOTION, 5, 5),
+        InputEvent(R, 5, 5, button=1),
+        InputEvent(K, 0, 0, key="shift"),
+    ]:
+        assert ledger.account(e, now=0.0)
+
+
+class ListSource:
+    def start(self, on_event: object) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def test_the_watch_notes_only_what_no_channel_reported() -> None:
+    watch = InputWatch(ListSource())
+    watch.report(Action(ActionKind.CLICK, x=10, y=10))
+    watch.report(Action(ActionKind.TYPE, text="hi"))
+    for e in [*click(10, 10), *typed("hi"), *click(724, 353), *typed("xy"), *key("enter")]:
+        watch.handle(e)
+    watch.close()
+    seen = [e.describe() for e in watch.unaccounted]
+    assert seen == [
+        "a click at (724, 353) (button 1)",
+        "a key press (a character)",  # never which: it may be a secret's
+        "a key press (a character)",
+        "a key press (enter)",
+    ]
+    assert summarize(seen) == (
+        "a click at (724, 353) (button 1), a key press (a character) (x2), a key press (enter)"
+    )
+    assert summarize(seen, limit=1) == "a click at (724, 353) (button 1) and 3 more"
+
+
+class StillScreen:
+    """A grabber of one unchanging screen."""
+
+    def __init__(self) -> None:
+        from PIL import Image
+
+        self.frame = Frame.from_image(Image.new("RGB", (320, 240), "white"))
+
+    def grab(self) -> Frame:
+        return self.frame
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_observed_click_is_checked_with_the_pointer_where_its_screen_was_grabbed() -> None:
+    watch = InputWatch(ListSource(), StillScreen, build=True, pointer=(5, 5))
+    assert watch._keeper is not None
+    frame = StillScreen().frame
+    # The screen settled at t=10 with the pointer still at (5, 5); the agent moved onto
+    # the target at t=11 and clicked at once: replay must compare with the pointer at (5, 5).
+    watch._keeper._settled = (frame, 10.0)
+    for e in [InputEvent(EventKind.MOTION, 30, 20, 11.0), *click(30, 20, at=11.05)]:
+        watch.handle(e)
+    # Then it rested on the next target until the screen settled (t=12.5) before clicking.
+    watch.handle(InputEvent(EventKind.MOTION, 90, 60, 12.0))
+    watch._keeper._settled = (frame, 12.5)
+    for e in click(90, 60, at=13.0):
+        watch.handle(e)
+    watch.close()
+    (first, seen1), (second, seen2) = watch.actions()
+    assert (first.point, second.point) == ((30, 20), (90, 60))
+    assert seen1 is not None and seen1.pointer == (5, 5)
+    assert seen2 is not None and seen2.pointer == (90, 60)
