@@ -255,9 +255,9 @@ class Replayer:
         """The recorded downscaled screen of `step`, from its thumbnail (None if gone)."""
         if step.id not in self._references:
             image = None
-            if step.thumbnail:
-                path = self.store.thumbs_dir(self.recording.name) / step.thumbnail
-                with contextlib.suppress(OSError, ValueError), Image.open(path) as img:
+            data = self.store.read_thumbnail(self.recording.name, step.thumbnail or "")
+            if data is not None:
+                with contextlib.suppress(OSError, ValueError), Image.open(io.BytesIO(data)) as img:
                     image = Frame.small_from_thumbnail(img)
             self._references[step.id] = image
         return self._references[step.id]
@@ -387,8 +387,9 @@ class Replayer:
                 report.outcome = Outcome.WOULD_REPLAY
                 report.steps_replayed = depth
                 return
-            self._check_abort()
-            self.backend.perform(moved(step.action.render(self.values.all), self.offset))
+            for piece in moved(step.action.render(self.values.all), self.offset).pieces():
+                self._check_abort()  # Ctrl-C stops a long action between two pieces
+                self.backend.perform(piece)
             total = depth + 1 + len(self._chain_below(step))
             self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
             focus = focus_point(moved(step.action, self.offset), focus)
