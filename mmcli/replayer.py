@@ -449,7 +449,7 @@ class Replayer:
         name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth}.png"
         try:
             self.store.write_thumbnail(self.recording.name, name, data)
-        except OSError:
+        except (OSError, StoreError):  # a full disk, or a link where the folder should be
             return None
         return name
 
