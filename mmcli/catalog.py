@@ -11,10 +11,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mmcli import storefs
 from mmcli.codec import is_plain_file_name
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.model import Recording, Step
 from mmcli.store import NAME_PATTERN, SUFFIX, Store, atomic_write
+from mmcli.storefs import UnsafePath
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,9 @@ def _summary(name: str, entry: dict[str, Any]) -> Summary:
 
 def _read_index(store: Store) -> dict[str, Any]:
     try:
-        data = json.loads(store.index_path().read_bytes())
-    except (OSError, ValueError):
-        return {}  # no index yet, or a damaged one: it is only a cache
+        data = json.loads(storefs.read_bytes(store.root, [".mm"], "index.json"))
+    except (OSError, ValueError, UnsafePath):
+        return {}  # no index yet, a damaged one, or a link: it is only a cache
     if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
         return {}
     entries = data.get("entries")
@@ -245,9 +247,11 @@ def _read_index(store: Store) -> dict[str, Any]:
 
 def _write_index(store: Store, entries: dict[str, Any]) -> None:
     data = json.dumps({"version": INDEX_VERSION, "entries": entries}, separators=(",", ":"))
-    with contextlib.suppress(OSError):  # a read-only store still lists, just slower
-        store.index_path().parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(store.index_path(), data.encode("utf-8"))
+    # A read-only store still lists, just slower; a linked .mm/ is not written through.
+    with contextlib.suppress(OSError, UnsafePath):
+        store.root.mkdir(parents=True, exist_ok=True)
+        with storefs.folder(store.root, [".mm"], create=True):
+            atomic_write(store.index_path(), data.encode("utf-8"))
 
 
 @dataclass(frozen=True)

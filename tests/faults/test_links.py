@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,18 @@ def test_the_store_itself_may_be_a_link(tmp_path: Path) -> None:
     assert store.load("x").name == "x"
     store.append_history("x", {"outcome": "from-memory"})
     assert store.read_thumbnail("x", "t-0000.png") == b"png"
+
+
+def test_listing_refuses_a_linked_bookkeeping_folder(
+    isolated_store: Path, outside: Path
+) -> None:
+    Store().save(sample_recording("x"))
+    shutil.rmtree(isolated_store / ".mm")
+    (isolated_store / ".mm").symlink_to(outside, target_is_directory=True)
+    result = runner.invoke(app, ["ls", "--json"], env=ENV)
+    assert result.exit_code == 1, result.output
+    assert one_line(result) == (
+        f"mm: error: {isolated_store / '.mm'}: is a symbolic link; "
+        "mm never follows links in the store"
+    )
+    untouched(outside)
