@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmcli import codec, storefs
+from mmcli import codec, storefs, validate
 from mmcli.errors import (
     InvalidName,
     LockBusy,
@@ -245,6 +245,10 @@ class Store:
             raise RecordingExists(
                 f"recording {name!r} already exists in {self.root}; use --overwrite to replace it"
             )
+        try:  # what replay would refuse to load is not written in the first place
+            validate.check_recording(recording)
+        except ValueError as e:
+            raise StoreError(f"{path}: not saved: {e}") from None
         text = codec.dumps(recording)
         tdir = self.thumbs_dir(name)
         fresh_dir = not self.check_thumbs_dir(name)  # a link there is refused, untouched
