@@ -24,7 +24,9 @@ MAX_DOCUMENT = 64 << 20
 """Bytes of one recording file (a 10,000-step recording is about 35 MiB)."""
 MAX_KEY_PARTS = 64
 """Parts of one dotted TOML key (`a.b.c` has 3). Python's TOML reader takes time
-quadratic in this number (a 100,000-part key in a 200 KB file takes minutes)."""
+quadratic in this number: for a key of n parts it builds and looks up each of its n
+prefixes (`tomllib._parser.key_value_rule`), so a 100,000-part key in a 200 KB file takes
+minutes. Real recordings have keys of one part."""
 MAX_STEPS = 20_000
 MAX_SCREEN = 16_384
 """Largest screen side in pixels (X11 allows 32,767; no real screen comes near)."""
