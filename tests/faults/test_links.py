@@ -202,9 +202,7 @@ def test_the_store_itself_may_be_a_link(tmp_path: Path) -> None:
     assert store.read_thumbnail("x", "t-0000.png") == b"png"
 
 
-def test_listing_refuses_a_linked_bookkeeping_folder(
-    isolated_store: Path, outside: Path
-) -> None:
+def test_listing_refuses_a_linked_bookkeeping_folder(isolated_store: Path, outside: Path) -> None:
     Store().save(sample_recording("x"))
     shutil.rmtree(isolated_store / ".mm")
     (isolated_store / ".mm").symlink_to(outside, target_is_directory=True)
