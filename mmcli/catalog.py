@@ -11,9 +11,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mmcli import storefs
+from mmcli.codec import is_plain_file_name
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.model import Recording, Step
 from mmcli.store import NAME_PATTERN, SUFFIX, Store, atomic_write
+from mmcli.storefs import UnsafePath
 
 
 @dataclass(frozen=True)
@@ -238,9 +241,9 @@ def _summary(name: str, entry: dict[str, Any]) -> Summary:
 
 def _read_index(store: Store) -> dict[str, Any]:
     try:
-        data = json.loads(store.index_path().read_bytes())
-    except (OSError, ValueError):
-        return {}  # no index yet, or a damaged one: it is only a cache
+        data = json.loads(storefs.read_bytes(store.root, [".mm"], "index.json"))
+    except (OSError, ValueError, UnsafePath):
+        return {}  # no index yet, a damaged one, or a link: it is only a cache
     if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
         return {}
     entries = data.get("entries")
@@ -249,9 +252,11 @@ def _read_index(store: Store) -> dict[str, Any]:
 
 def _write_index(store: Store, entries: dict[str, Any]) -> None:
     data = json.dumps({"version": INDEX_VERSION, "entries": entries}, separators=(",", ":"))
-    with contextlib.suppress(OSError):  # a read-only store still lists, just slower
-        store.index_path().parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(store.index_path(), data.encode("utf-8"))
+    # A read-only store still lists, just slower; a linked .mm/ is not written through.
+    with contextlib.suppress(OSError, UnsafePath):
+        store.root.mkdir(parents=True, exist_ok=True)
+        with storefs.folder(store.root, [".mm"], create=True):
+            atomic_write(store.index_path(), data.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -267,18 +272,21 @@ class TreeLine:
 def tree(recording: Recording) -> Iterator[TreeLine]:
     """The steps in display order: each path depth-first, branches after the trunk."""
 
-    def walk(parent: int | None, depth: int, indent: int) -> Iterator[TreeLine]:
-        kids = recording.children(parent)
-        if not kids:
-            return
-        first, *others = kids
-        yield TreeLine(depth, indent, first, False)
-        yield from walk(first.id, depth + 1, indent)
-        for other in others:
-            yield TreeLine(depth, indent + 1, other, True)
-            yield from walk(other.id, depth + 1, indent + 1)
+    # Iterative, with the children indexed once: a 10,000-step path is no deeper a
+    # recursion than a 3-step one, and no slower than linear.
+    children: dict[int | None, list[Step]] = {}
+    for step in recording.steps:
+        children.setdefault(step.parent, []).append(step)
 
-    yield from walk(None, 0, 0)
+    def lines(parent: int | None, depth: int, indent: int) -> list[TreeLine]:
+        kids = children.get(parent, [])
+        return [TreeLine(depth, indent + (i > 0), kid, i > 0) for i, kid in enumerate(kids)]
+
+    todo = lines(None, 0, 0)[::-1]
+    while todo:
+        line = todo.pop()
+        yield line
+        todo.extend(lines(line.step.id, line.depth + 1, line.indent)[::-1])
 
 
 def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str, Any]]:
@@ -291,7 +299,8 @@ def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str
             continue
         files = {}
         for key in ("thumbnail", "recorded"):
-            if isinstance(d.get(key), str):
+            # A name in the recording's folder; a path (../../etc/passwd) is never followed.
+            if is_plain_file_name(d.get(key)):
                 files[key] = str(store.thumbs_dir(name) / d[key])
         found.append(
             {

@@ -15,6 +15,7 @@ from typing import Any
 
 import tomli_w
 
+from mmcli import validate
 from mmcli.errors import RecordingCorrupt, WrongKind
 from mmcli.fingerprint import Fingerprint, Grid, Patch, Rect
 from mmcli.model import BUTTONS, FORMAT_VERSION, Action, ActionKind, Recording, Step
@@ -27,6 +28,8 @@ FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 COORDINATE = 1 << 15
 """Screen coordinates are 16-bit signed on X11; anything beyond is not a real position."""
 
+MAX_DOCUMENT = validate.MAX_DOCUMENT
+
 UPGRADES: dict[int, Callable[[Document], Document]] = {}
 """`UPGRADES[n]` turns a version-n document into a version-(n+1) one."""
 
@@ -36,6 +39,12 @@ def dumps(recording: Recording) -> str:
 
 
 def loads(text: str, source: str = "<recording>") -> Recording:
+    """The recording `text` holds, validated in full (see validate.py), or
+    `RecordingCorrupt` naming `source` and the problem in one line."""
+    try:
+        validate.check_text(text)
+    except ValueError as e:
+        raise RecordingCorrupt(f"{source}: {e}") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -45,7 +54,9 @@ def loads(text: str, source: str = "<recording>") -> Recording:
     except UnicodeError as e:  # pragma: no cover - str input is already decoded
         raise RecordingCorrupt(f"{source}: not valid text ({e})") from None
     try:
-        return _recording(_upgrade(doc, source))
+        recording = _recording(_upgrade(doc, source))
+        validate.check_recording(recording)
+        return recording
     except RecordingCorrupt:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
@@ -327,10 +338,16 @@ def _hex(value: Any, where: str) -> str:
     return text
 
 
+def is_plain_file_name(text: object) -> bool:
+    """A file name in a recording's folder, never a path out of it (no '/', no leading
+    '.'): what any file name read from the store (a recording, the history) must be."""
+    return isinstance(text, str) and len(text) <= 255 and FILE_NAME.fullmatch(text) is not None
+
+
 def _file_name(value: Any, where: str) -> str:
     """A thumbnail's file name: in the recording's folder, never a path out of it."""
     text = _str(value, where)
-    if not FILE_NAME.fullmatch(text) or len(text) > 255:
+    if not is_plain_file_name(text):
         raise ValueError(f"{where} must be a plain file name")
     return text
 

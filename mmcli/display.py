@@ -6,13 +6,14 @@ import contextlib
 import os
 import re
 import shutil
+import socket
+import stat
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from mmcli.errors import DisplayError, LockBusy
-from mmcli.locking import acquire
+from mmcli.errors import DisplayError, LockBusy, MMError
+from mmcli.locking import acquire, runtime_dir
 
 LOCK_WAIT = 60.0
 
@@ -43,17 +44,51 @@ def ensure_xauthority() -> None:
     with contextlib.suppress(OSError):
         if current.stat().st_size > 0:
             return
-    path = Path(tempfile.gettempdir()) / f"mm-xauthority-{os.getuid()}"
+    try:
+        path = runtime_dir() / "xauthority"  # the user's own folder: nothing planted there
+    except MMError as e:
+        raise DisplayError(str(e)) from None
     if not path.exists() or path.stat().st_size == 0:
-        tmp = path.with_suffix(f".{os.getpid()}")
-        tmp.write_bytes(_dummy_xauthority())
-        os.replace(tmp, path)
+        from mmcli.store import atomic_write
+
+        atomic_write(path, _dummy_xauthority())
     os.environ["XAUTHORITY"] = str(path)
 
 
+LOCAL_HOSTS = {"", "unix", "localhost", "127.0.0.1", "::1", "[::1]"}
+"""Host parts of a DISPLAY that name this machine's X server (`localhost:3` goes over TCP
+to the same server that `:3` reaches through its socket)."""
+DISPLAY_PATTERN = re.compile(r"(?P<host>.*?)(?P<unix>/unix)?:(?P<number>[0-9]+)(?:\.[0-9]+)?")
+
+
+def display_key(display: str) -> str:
+    """What identifies the X server `display` names, however it is spelled: `:3`, `:3.0`,
+    `unix:3`, `localhost:3` and `<this host>:3` are all `local-3`; another host's display
+    is `host-N`. The screen number is dropped: one server, one pointer and keyboard."""
+    found = DISPLAY_PATTERN.fullmatch(display.strip())
+    if found is None:
+        return "other-" + (re.sub(r"[^A-Za-z0-9_.-]", "_", display) or "none")
+    host = found["host"].lower()
+    number = int(found["number"])
+    if host in LOCAL_HOSTS or host == socket.gethostname().lower() or host.startswith("/"):
+        return f"local-{number}"
+    return f"host-{re.sub(r'[^a-z0-9_.-]', '_', host)}-{number}"
+
+
 def _lock_path(display: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", display) or "none"
-    return Path(tempfile.gettempdir()) / f"mm-display-{safe}.lock"
+    """The display's lock, in the user's own runtime folder (see `runtime_dir`)."""
+    return runtime_dir() / f"display-{display_key(display)}.lock"
+
+
+def _open_lock(path: Path) -> int:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise DisplayError(f"{path}: cannot open the display lock ({e.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DisplayError(f"{path}: the display lock is not a plain file")
+    return fd
 
 
 @contextlib.contextmanager
@@ -64,13 +99,15 @@ def display_lock(
 ) -> Iterator[None]:
     """Hold the exclusive right to drive `display` (default: $DISPLAY).
 
-    A second `mm record`/`mm replay` on the same display waits up to `wait` seconds, then
-    fails naming the process that holds it. The lock is an flock: it dies with its process,
-    so a killed `mm` never leaves a stale lock behind.
+    A second `mm record`/`mm replay` on the same display (however it is spelled, see
+    `display_key`) waits up to `wait` seconds, then fails naming the process that holds
+    it. The lock is an flock: it dies with its process, so a killed `mm` never leaves a
+    stale lock behind. It lives in the user's own runtime folder, opened without following
+    links, so no other user can plant a link there or block the display.
     """
     display = display if display is not None else os.environ.get("DISPLAY", "")
     path = _lock_path(display)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    fd = _open_lock(path)
     try:
         if not acquire(fd, 0) and on_wait is not None and wait > 0:
             on_wait(f"display {display} is in use by another mm{_read_holder(path)}; "
@@ -89,8 +126,10 @@ def display_lock(
 
 def _read_holder(path: Path) -> str:
     """The holder as ' (pid N)', or empty while it has not written its pid yet."""
-    with contextlib.suppress(OSError):
-        text = path.read_text().strip()
+    with contextlib.suppress(OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(32).decode("ascii").strip()
         if text.isdigit():
             return f" (pid {int(text)})"
     return ""

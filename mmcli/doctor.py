@@ -72,13 +72,15 @@ def _unless_busy(check: Callable[[], Finding]) -> Finding:
     """Moving the pointer under a running replay would spoil it: only with the display
     lock, which another `mm record`/`mm replay` holds while it runs."""
     from mmcli.display import display_lock
-    from mmcli.errors import LockBusy
+    from mmcli.errors import LockBusy, MMError
 
     try:
         with display_lock(wait=0):
             return check()
     except LockBusy as e:
         return Finding("input", Status.SKIP, f"not tried: {e}")
+    except MMError as e:  # the lock's folder or file is not safe to use
+        return Finding("input", Status.FAIL, f"not tried: {e}", "remove what is named")
 
 
 def check_store(store: Store) -> Finding:

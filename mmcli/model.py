@@ -36,6 +36,11 @@ BUTTONS = ("left", "middle", "right")
 POINTED = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.MOVE, ActionKind.DRAG}
 """Actions that carry their own screen position; the others act where the focus is."""
 
+PIECE_TEXT = 100
+"""Characters typed between two checks for Ctrl-C (see `Action.pieces`)."""
+PIECE_COUNT = 20
+"""Key repeats or wheel steps performed between two checks for Ctrl-C."""
+
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9_]+)\}\}")
 
 
@@ -75,6 +80,28 @@ class Action:
         if self.kind is not ActionKind.TYPE or "{{" not in self.text:
             return self
         return replace(self, text=render_text(self.text, values))
+
+    def pieces(self) -> list[Action]:
+        """The action as short pieces that together do the same: long typing, many key
+        repeats and long scrolls are performed piece by piece, so Ctrl-C (or the fail-safe
+        corner) stops them between two pieces. Clicks stay whole (a double-click is one
+        gesture)."""
+        if self.kind is ActionKind.TYPE and len(self.text) > PIECE_TEXT:
+            text = self.text
+            return [
+                replace(self, text=text[i : i + PIECE_TEXT])
+                for i in range(0, len(text), PIECE_TEXT)
+            ]
+        if self.kind is ActionKind.PRESS and self.clicks > PIECE_COUNT:
+            full, rest = divmod(self.clicks, PIECE_COUNT)
+            counts = [PIECE_COUNT] * full + ([rest] if rest else [])
+            return [replace(self, clicks=n) for n in counts]
+        if self.kind is ActionKind.SCROLL and abs(self.amount) > PIECE_COUNT:
+            sign = 1 if self.amount > 0 else -1
+            full, rest = divmod(abs(self.amount), PIECE_COUNT)
+            counts = [PIECE_COUNT] * full + ([rest] if rest else [])
+            return [replace(self, amount=sign * n) for n in counts]
+        return [self]
 
     def describe(self) -> str:
         """A short human description; placeholders stay as they are (never secret values)."""

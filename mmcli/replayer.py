@@ -312,9 +312,9 @@ class Replayer:
         """The recorded downscaled screen of `step`, from its thumbnail (None if gone)."""
         if step.id not in self._references:
             image = None
-            if step.thumbnail:
-                path = self.store.thumbs_dir(self.recording.name) / step.thumbnail
-                with contextlib.suppress(OSError, ValueError), Image.open(path) as img:
+            data = self.store.read_thumbnail(self.recording.name, step.thumbnail or "")
+            if data is not None:
+                with contextlib.suppress(OSError, ValueError), Image.open(io.BytesIO(data)) as img:
                     image = Frame.small_from_thumbnail(img)
             self._references[step.id] = image
         return self._references[step.id]
@@ -456,8 +456,8 @@ class Replayer:
                 report.steps_replayed = depth
                 return
             self._check_abort()
-            action = moved(step.action.render(self.values.all), self.offset)
-            if not self.backend.perform_checked(action, self._unchanged(match, step)):
+            first, *rest = moved(step.action.render(self.values.all), self.offset).pieces()
+            if not self.backend.perform_checked(first, self._unchanged(match, step)):
                 # The screen changed between the check and the action: check again.
                 changed += 1
                 self.progress(f"step {depth + 1}: the screen changed as replay was about to act")
@@ -468,6 +468,9 @@ class Replayer:
                     return
                 continue
             changed = 0
+            for piece in rest:
+                self._check_abort()  # Ctrl-C stops a long action between two pieces
+                self.backend.perform(piece)
             total = depth + 1 + len(self._chain_below(step))
             self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
             focus = focus_point(moved(step.action, self.offset), focus)
@@ -562,7 +565,7 @@ class Replayer:
         name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth}.png"
         try:
             self.store.write_thumbnail(self.recording.name, name, data)
-        except OSError:
+        except (OSError, StoreError):  # a full disk, or a link where the folder should be
             return None
         return name
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from mmcli.catalog import TreeLine, tree
 from mmcli.model import Recording, Step
+from mmcli.storefs import read_plain
 
 STYLE = """
 body { font: 14px system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fafafa; }
@@ -57,7 +58,7 @@ def render(
     for line in tree(recording):
         parts.append(_step_html(recording, line, thumbs_dir, last_point))
     for d in divergences:
-        parts.append(_divergence_html(recording, d))
+        parts.append(_divergence_html(recording, d, thumbs_dir))
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -69,7 +70,7 @@ def _step_html(
     point = _point(step, last_point.get(step.parent) if step.parent is not None else None)
     if point is not None:
         last_point[step.id] = point
-    shot = _shot(thumbs_dir / step.thumbnail if step.thumbnail else None, step, point)
+    shot = _shot(_read(thumbs_dir, step.thumbnail), step, point)
     branch = " branch" if line.branch_start else ""
     label = "branch starts here: " if line.branch_start else ""
     where = f" at ({point[0]}, {point[1]})" if point and step.action.point is None else ""
@@ -87,19 +88,18 @@ def _point(step: Step, previous: tuple[int, int] | None) -> tuple[int, int] | No
     return step.fingerprint.pointer or previous
 
 
-def _shot(path: Path | None, step: Step, point: tuple[int, int] | None) -> str:
-    data = _read(path)
+def _shot(data: bytes | None, step: Step, point: tuple[int, int] | None) -> str:
     if data is None:
         return "<div class='shot'><div class='no-shot'>no thumbnail</div></div>"
     marker = ""
-    if point is not None:
-        fp = step.fingerprint
+    fp = step.fingerprint
+    if point is not None and fp.width > 0 and fp.height > 0:
         left, top = 100 * point[0] / fp.width, 100 * point[1] / fp.height
         marker = f"<div class='marker' style='left:{left:.2f}%;top:{top:.2f}%'></div>"
     return f"<div class='shot'><img class='thumb' alt='' src='{_data_uri(data)}'>{marker}</div>"
 
 
-def _divergence_html(recording: Recording, d: dict[str, Any]) -> str:
+def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Path) -> str:
     step = d.get("step")
     title = (
         f"{_e(d.get('at') or '')}: {_e(d.get('outcome') or '')} at step "
@@ -107,7 +107,8 @@ def _divergence_html(recording: Recording, d: dict[str, Any]) -> str:
     )
     images = []
     for key, caption in (("live", "live screen"), ("recorded", "recorded")):
-        data = _read(Path(d[key])) if d.get(key) else None
+        # Only ever a file of the recording's folder, by its plain name (see `_read`).
+        data = _read(thumbs_dir, Path(d[key]).name) if isinstance(d.get(key), str) else None
         img = f"<img class='thumb' alt='' src='{_data_uri(data)}'>" if data else "(missing)"
         images.append(f"<div><div>{caption}</div><div class='shot'>{img}</div></div>")
     return (
@@ -116,13 +117,9 @@ def _divergence_html(recording: Recording, d: dict[str, Any]) -> str:
     )
 
 
-def _read(path: Path | None) -> bytes | None:
-    if path is None:
-        return None
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+def _read(thumbs_dir: Path, file_name: str | None) -> bytes | None:
+    """A thumbnail of the recording's folder: a plain file name, never through a link."""
+    return read_plain(thumbs_dir, file_name) if file_name else None
 
 
 def _data_uri(png: bytes) -> str:

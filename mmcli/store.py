@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmcli import codec
+from mmcli import codec, storefs, validate
 from mmcli.errors import (
     InvalidName,
     LockBusy,
@@ -38,6 +38,7 @@ from mmcli.errors import (
 )
 from mmcli.locking import acquire
 from mmcli.model import Recording
+from mmcli.storefs import UnsafePath
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 MAX_NAME = 100
@@ -112,28 +113,48 @@ class Store:
         return self.root.joinpath(".mm", *parts)
 
     def exists(self, name: str) -> bool:
-        return self.path(name).is_file()
+        """Whether NAME.toml is there (a link counts: loading it is refused, by name)."""
+        return os.path.lexists(self.path(name))
 
     def names(self) -> list[str]:
         if not self.root.is_dir():
             return []
         found = []
-        for p in self.root.iterdir():
-            stem = p.name[: -len(SUFFIX)]
-            if p.name.endswith(SUFFIX) and is_valid_name(stem) and p.is_file():
-                found.append(stem)
+        with os.scandir(self.root) as it:
+            for e in it:
+                stem = e.name[: -len(SUFFIX)]
+                if (
+                    e.name.endswith(SUFFIX)
+                    and is_valid_name(stem)
+                    and (e.is_file(follow_symlinks=False) or e.is_symlink())
+                ):
+                    found.append(stem)
         return sorted(found)
+
+    def check_thumbs_dir(self, name: str) -> bool:
+        """True when NAME/ is a real folder, False when absent; `UnsafePath` (one line
+        naming it) when it is a link or not a folder: nothing is done through it."""
+        return storefs.check_folder(self.root, [validate_name(name)])
+
+    def read_thumbnail(self, name: str, file_name: str) -> bytes | None:
+        """A thumbnail's bytes, or None when it is missing, unreadable, not a plain file
+        name, or reached through a link."""
+        return storefs.read_plain(self.thumbs_dir(name), file_name)
 
     # ---- reading -----------------------------------------------------------------------
 
     def load(self, name: str) -> Recording:
         path = self.path(name)
         try:
-            data = path.read_bytes()
+            data = storefs.read_bytes(self.root, [], path.name, limit=codec.MAX_DOCUMENT)
         except FileNotFoundError:
             raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
+        if len(data) > codec.MAX_DOCUMENT:
+            raise RecordingCorrupt(
+                f"{path}: larger than {codec.MAX_DOCUMENT >> 20} MiB; not an mm recording"
+            )
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -166,21 +187,23 @@ class Store:
         else "cli" (without parsing it)."""
         path = self.path(name)
         try:
-            with open(path, "rb") as f:
-                head = f.read(4096).decode("utf-8", "replace")
+            head = storefs.read_bytes(self.root, [], path.name, limit=4096)[:4096]
+            head_text = head.decode("utf-8", "replace")
         except FileNotFoundError:
             raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-        top = head.split("\n[", 1)[0]
+        top = head_text.split("\n[", 1)[0]
         found = KIND_LINE.search(top)
         return found.group(1) if found else "cli"
 
     def thumbs_size(self, name: str) -> int:
-        d = self.thumbs_dir(name)
-        if not d.is_dir():
+        """Bytes of NAME/'s thumbnails (0 when it is absent, or a link: not counted)."""
+        try:
+            with storefs.folder(self.root, [validate_name(name)]) as dfd:
+                return sum(e.stat(follow_symlinks=False).st_size for e in storefs.files(dfd))
+        except (OSError, UnsafePath):
             return 0
-        return sum(p.stat().st_size for p in d.iterdir() if p.is_file())
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -190,8 +213,9 @@ class Store:
         validate_name(name)
         path = self._meta("locks", name + ".lock")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            self.root.mkdir(parents=True, exist_ok=True)
+            with storefs.folder(self.root, [".mm", "locks"], create=True) as dfd:
+                fd = storefs.open_file(dfd, path.name, os.O_RDWR | os.O_CREAT, path)
         except OSError as e:
             raise StoreError(
                 f"{self.root}: cannot lock {name!r} for writing ({os_reason(e)})"
@@ -218,13 +242,17 @@ class Store:
         """
         name = recording.name
         path = self.path(name)
-        if (expect_absent or not overwrite) and path.exists():
+        if (expect_absent or not overwrite) and os.path.lexists(path):
             raise RecordingExists(
                 f"recording {name!r} already exists in {self.root}; use --overwrite to replace it"
             )
+        try:  # what replay would refuse to load is not written in the first place
+            validate.check_recording(recording)
+        except ValueError as e:
+            raise StoreError(f"{path}: not saved: {e}") from None
         text = codec.dumps(recording)
         tdir = self.thumbs_dir(name)
-        fresh_dir = not tdir.is_dir()
+        fresh_dir = not self.check_thumbs_dir(name)  # a link there is refused, untouched
         fresh = [n for n in thumbnails or {} if not (tdir / n).exists()]
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -251,34 +279,43 @@ class Store:
         return path
 
     def _collect_thumbnails(self, recording: Recording) -> None:
-        tdir = self.thumbs_dir(recording.name)
-        if not tdir.is_dir():
-            return
         keep = {s.thumbnail for s in recording.steps if s.thumbnail}
         keep.update(recording.extra.get("thumbnails_kept", []))
-        for p in tdir.iterdir():
-            if p.is_file() and p.name not in keep and not p.name.startswith("live-"):
-                with contextlib.suppress(OSError):
-                    p.unlink()
+        with (
+            contextlib.suppress(OSError, UnsafePath),  # absent, or a link: nothing there
+            storefs.folder(self.root, [recording.name]) as dfd,
+        ):
+            for e in storefs.files(dfd):
+                if e.name not in keep and not e.name.startswith("live-"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(e.name, dir_fd=dfd)
 
     def delete(self, name: str) -> None:
         path = self.path(name)
         with self.lock(name):
+            has_thumbs = self.check_thumbs_dir(name)  # a link is refused before anything goes
             try:
-                path.unlink()
+                path.unlink()  # a link here is itself removed, never what it points to
             except FileNotFoundError:
                 raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
-            tdir = self.thumbs_dir(name)
-            if tdir.is_dir():
-                for p in tdir.iterdir():
-                    with contextlib.suppress(OSError):
-                        p.unlink()
+            if has_thumbs:
+                with (
+                    contextlib.suppress(OSError, UnsafePath),
+                    storefs.folder(self.root, [name]) as dfd,
+                ):
+                    with os.scandir(dfd) as it:
+                        entries = [e.name for e in it if not e.is_dir(follow_symlinks=False)]
+                    for entry in entries:  # files, and links themselves (not their targets)
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry, dir_fd=dfd)
                 with contextlib.suppress(OSError):
-                    tdir.rmdir()
+                    self.thumbs_dir(name).rmdir()
 
     def write_thumbnail(self, name: str, file_name: str, data: bytes) -> Path:
         tdir = self.thumbs_dir(name)
-        tdir.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+        with storefs.folder(self.root, [name], create=True):
+            pass
         atomic_write(tdir / file_name, data)
         return tdir / file_name
 
@@ -295,21 +332,20 @@ class Store:
         path = self.history_path(name)
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
-                os.write(fd, line.encode("utf-8"))
-            finally:
-                os.close(fd)
+            self.root.mkdir(parents=True, exist_ok=True)
+            storefs.append(self.root, [".mm", "history"], path.name, line.encode("utf-8"))
         except OSError as e:
             raise StoreError(f"{path}: cannot append history ({os_reason(e)})") from None
 
     def history(self, name: str) -> list[dict[str, Any]]:
         path = self.history_path(name)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            data = storefs.read_bytes(self.root, [".mm", "history"], path.name)
         except FileNotFoundError:
             return []
+        except OSError as e:
+            raise StoreError(f"{path}: cannot read ({e.strerror})") from None
+        lines = data.decode("utf-8", "replace").splitlines()
         out = []
         for line in lines:
             # A torn last line (crash mid-append) is skipped, not fatal.

@@ -35,8 +35,10 @@ from typing import Any
 
 import tomli_w
 
-from mmcli.errors import RecordingCorrupt
+from mmcli.errors import RecordingCorrupt, StoreError
 from mmcli.store import Store
+from mmcli.storefs import read_bytes
+from mmcli.validate import check_text
 
 KIND = "sdk"
 FORMAT_VERSION = 1
@@ -144,9 +146,12 @@ def _step_doc(s: StepRecord) -> dict[str, Any]:
 def loads(text: str, source: str) -> SDKDocument:
     """Parse a document; anything malformed raises `RecordingCorrupt` naming `source`."""
     try:
+        check_text(text)  # refuses what the TOML reader would hang on
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise RecordingCorrupt(f"{source}: not valid TOML ({e})") from None
+    except ValueError as e:
+        raise RecordingCorrupt(f"{source}: {e}") from None
     if raw.get("kind") != KIND:
         raise RecordingCorrupt(f"{source}: not an SDK document (kind = {raw.get('kind')!r})")
     version = raw.get("format_version")
@@ -220,7 +225,7 @@ def _typed(value: Any, kind: type, where: str) -> Any:
 
 def read(path: Path) -> SDKDocument:
     """Read and parse the document at `path` (`FileNotFoundError` if there is none)."""
-    data = path.read_bytes()
+    data = read_bytes(path.parent, [], path.name)  # never through a link
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -231,9 +236,10 @@ def read(path: Path) -> SDKDocument:
 def is_sdk_document(path: Path) -> bool:
     """True when the TOML file at `path` declares `kind = "sdk"` (cheap; no validation)."""
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f).get("kind") == KIND
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        text = read_bytes(path.parent, [], path.name).decode("utf-8")
+        check_text(text)
+        return tomllib.loads(text).get("kind") == KIND
+    except (OSError, StoreError, tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError):
         return False
 
 

@@ -5,19 +5,22 @@ and the file itself is never touched."""
 from __future__ import annotations
 
 import copy
+import time
 import tomllib
 from datetime import UTC, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import tomli_w
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from mmcli import codec
+from mmcli import codec, validate
 from mmcli.errors import RecordingCorrupt
-from mmcli.model import BUTTONS, FORMAT_VERSION, Recording
+from mmcli.fingerprint import Rect
+from mmcli.model import BUTTONS, FORMAT_VERSION, ActionKind, Recording, Step
 from mmcli.store import Store
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "golden-v1.toml"
@@ -76,8 +79,39 @@ def check_usable(recording: Recording) -> None:
             *((fp.patch.x, fp.patch.y) if fp.patch else ()),
         ]
         assert all(abs(v) < 2**15 for v in points if v is not None)
+        check_within_bounds(recording, step)
     again = codec.loads(codec.dumps(recording), SOURCE)
     assert [(s.id, s.parent) for s in again.steps] == [(s.id, s.parent) for s in recording.steps]
+
+
+def check_within_bounds(recording: Recording, step: Step) -> None:
+    """What the validator guarantees of every step it lets through (docs/safety.md)."""
+    a, fp = step.action, step.fingerprint
+    w, h = fp.width, fp.height
+    assert 1 <= w <= validate.MAX_SCREEN and 1 <= h <= validate.MAX_SCREEN
+    for value, side in ((a.x, w), (a.y, h), (a.x2, w), (a.y2, h)):
+        assert value is None or 0 <= value < side
+    for point in (fp.pointer, (fp.patch.x, fp.patch.y) if fp.patch else None):
+        assert point is None or (0 <= point[0] < w and 0 <= point[1] < h)
+    if a.point is not None:
+        assert fp.patch is not None, "a pointer step without its target check"
+    top = validate.MAX_PRESSES if a.kind is ActionKind.PRESS else validate.MAX_CLICKS
+    assert 1 <= a.clicks <= top
+    assert abs(a.amount) <= validate.MAX_SCROLL
+    assert len(a.text) <= validate.MAX_TEXT
+    assert len(a.keys) <= validate.MAX_KEYS
+    masks = [*fp.masks, *recording.ignore, *recording.volatile]
+    assert exact_share(w, h, masks) <= validate.MAX_MASKED
+    assert len(recording.steps) <= validate.MAX_STEPS
+
+
+def exact_share(width: int, height: int, rects: list[Rect]) -> float:
+    """The share of the screen `rects` cover, pixel-exact (an independent check of the
+    validator's coarse raster, which may only overstate it)."""
+    covered = np.zeros((height, width), dtype=bool)
+    for r in rects:
+        covered[max(r.y, 0) : max(r.bottom, 0), max(r.x, 0) : max(r.right, 0)] = True
+    return float(covered.mean())
 
 
 # ---- values a TOML document can hold ------------------------------------------------------
@@ -300,3 +334,122 @@ def test_hostile_documents_are_refused(text: str, problem: str) -> None:
     with pytest.raises(RecordingCorrupt, match=problem) as err:
         codec.loads(text, SOURCE)
     assert str(err.value).startswith(SOURCE + ": ") and "\n" not in str(err.value)
+
+
+# ---- the whole validator: any action on any screen --------------------------------------------
+
+validator = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+"""A few seconds in all: each example dumps and loads one small document."""
+
+EDGES = [-(2**62), -(2**15), -1, 0, 1, 1079, 1080, 1919, 1920, 2**15 - 1, 2**15, 2**62]
+on_screen = st.integers(0, 1079)
+coordinates = st.one_of(
+    on_screen, on_screen, on_screen, st.integers(-5, 2100), st.sampled_from(EDGES)
+)
+small = st.integers(1, 3)
+counts = st.one_of(
+    small,
+    small,
+    small,
+    st.integers(-2, 25),
+    st.sampled_from([0, 3, 10, 11, 1000, 1001, 10_000, 10_001, 10**9, 2**62, -(2**62), -10_001]),
+)
+small_rects = st.lists(st.integers(0, 1000), min_size=2, max_size=2).flatmap(
+    lambda xy: st.lists(st.integers(0, 300), min_size=2, max_size=2).map(lambda wh: xy + wh)
+)
+rects = (
+    small_rects
+    | small_rects
+    | st.lists(st.integers(-50, 2000) | st.sampled_from(EDGES), min_size=4, max_size=4)
+)
+key_names = st.sampled_from(["ctrl", "a", "enter", "x" * 32, "x" * 33, ""]) | st.text(max_size=3)
+sizes = st.lists(st.integers(-1, 20_000) | st.sampled_from(EDGES), min_size=2, max_size=2)
+KEY_FORMS = ["{key} = 1", "[{key}]", "[[{key}]]", "x = {{ {key} = 1 }}", "x = [{{ {key} = 1 }}]"]
+texts = st.text(max_size=20) | st.sampled_from([validate.MAX_TEXT, validate.MAX_TEXT + 1]).map(
+    lambda n: "a" * n
+)
+
+
+FIELDS: dict[str, tuple[Any, Any]] = {
+    # name: (a value a real recording could hold, anything at all)
+    "kind": (st.sampled_from([k.value for k in ActionKind]), st.text(max_size=8)),
+    "points": (
+        st.lists(on_screen, min_size=4, max_size=4),
+        st.lists(st.none() | coordinates, min_size=4, max_size=4),
+    ),
+    "clicks": (small, counts),
+    "amount": (st.integers(-20, 20), counts),
+    "text": (st.text(max_size=20), texts),
+    "keys": (
+        st.lists(st.sampled_from(["ctrl", "a", "enter"]), min_size=1, max_size=3),
+        st.lists(key_names, max_size=12),
+    ),
+    "size": (st.none(), sizes),
+    "target": (st.none(), st.just("drop") | st.lists(coordinates, min_size=2, max_size=2)),
+    "pointer": (st.none(), st.lists(coordinates, min_size=2, max_size=2)),
+    "masks": (st.lists(small_rects, max_size=2), st.lists(rects, max_size=6)),
+    "ignore": (st.lists(small_rects, max_size=2), st.lists(rects, max_size=3)),
+}
+
+
+@validator
+@given(
+    st.integers(0, STEP_COUNT - 1), st.sets(st.sampled_from(sorted(FIELDS)), max_size=2), st.data()
+)
+def test_any_action_on_any_screen_is_refused_or_within_bounds(
+    step: int, wild: set[str], data: st.DataObject
+) -> None:
+    """Each step edited to plausible values, but for up to two fields given anything."""
+    v = {name: data.draw(FIELDS[name][name in wild], label=name) for name in FIELDS}
+    doc = copy.deepcopy(DOC)
+    action: dict[str, Any] = {"kind": v["kind"], "text": v["text"], "keys": v["keys"]}
+    for name, value in zip(("x", "y", "x2", "y2"), v["points"], strict=True):
+        if value is not None:
+            action[name] = value
+    action["clicks"] = v["clicks"]
+    action["amount"] = v["amount"]
+    doc["steps"][step]["action"] = action
+    if "patch" not in doc["steps"][step]["screen"]:  # a step recorded without a target
+        doc["steps"][step]["screen"] = copy.deepcopy(DOC["steps"][0]["screen"])
+    screen = doc["steps"][step]["screen"]
+    if v["size"] is not None:
+        screen["size"] = v["size"]
+    if v["target"] == "drop":
+        screen.pop("target", None)
+        screen.pop("patch", None)
+    elif v["target"] is not None:
+        screen["target"] = v["target"]
+    if v["pointer"] is not None:
+        screen["pointer"] = v["pointer"]
+    screen["masks"] = v["masks"]
+    doc["ignore"] = v["ignore"]
+    event("accepted" if load(dump(doc)) is not None else "refused")
+
+
+@validator
+@given(
+    st.integers(1, 3 * validate.MAX_KEY_PARTS),
+    st.sampled_from(
+        ["{key} = 1", "[{key}]", "[[{key}]]", "x = {{ {key} = 1 }}", "x = [{{ {key} = 1 }}]"]
+    ),
+    st.sampled_from(["a", '"a"', "'a.b'", " a ", "0", "a-b_c"]),
+)
+def test_dotted_keys_are_read_or_refused_at_once(parts: int, form: str, part: str) -> None:
+    text = form.format(key=".".join([part] * parts)) + "\n"
+    started = time.monotonic()
+    with pytest.raises(RecordingCorrupt) as err:
+        codec.loads(text, SOURCE)
+    assert time.monotonic() - started < 1.0
+    refused = "dotted key of more than" in str(err.value)
+    assert refused == (parts > validate.MAX_KEY_PARTS), str(err.value)
+
+
+def test_a_huge_dotted_key_is_refused_before_the_toml_reader() -> None:
+    started = time.monotonic()
+    with pytest.raises(RecordingCorrupt, match="dotted key of more than 64 parts"):
+        codec.loads("a" + ".a" * 100_000 + " = 1\n", SOURCE)
+    assert time.monotonic() - started < 1.0

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import errno
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from mmcli.errors import (
     RecordingNotFound,
     StoreError,
 )
+from mmcli.model import Action, ActionKind
 from mmcli.store import Store, default_store_path, validate_name
 from tests.helpers import sample_recording
 
@@ -133,3 +135,11 @@ def test_delete_removes_file_and_thumbnails(isolated_store: Path) -> None:
     store.delete("sample")
     assert not (isolated_store / "sample.toml").exists()
     assert not (isolated_store / "sample").exists()
+
+
+def test_a_recording_replay_would_refuse_is_not_saved(isolated_store: Path) -> None:
+    rec = sample_recording()
+    rec.steps[0] = replace(rec.steps[0], action=Action(ActionKind.CLICK, x=-1, y=5))
+    with pytest.raises(StoreError, match=r"sample.toml: not saved: .*off the recorded screen"):
+        Store().save(rec)
+    assert not (isolated_store / "sample.toml").exists()
