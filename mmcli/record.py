@@ -46,18 +46,25 @@ def run_recorded(
     Progress shows typed param and secret values as their placeholders.
     """
 
-    def on_action(index: int, action: Action) -> None:
+    def on_action(index: int, action: Action, note: str) -> None:
         if progress is not None:
             if action.kind is ActionKind.TYPE:
                 action = replace(action, text=parametrize(action.text, values or {}))
-            progress(f"recorded step {index}: {action.describe()}")
+            progress(f"recorded step {index}: {action.describe()}" + (f" ({note})" if note else ""))
 
-    with Recorder(backend, start_focus=start_focus, on_action=on_action) as recorder:
+    def on_warning(message: str) -> None:
+        if progress is not None:
+            progress(f"warning: {message}")
+
+    with Recorder(
+        backend, start_focus=start_focus, on_action=on_action, on_warning=on_warning
+    ) as recorder:
         if observe > 0:
             if progress is not None:
                 progress(f"watching the screen for {observe:g}s to learn what changes alone")
             recorder.observe(observe)
         run = run_agent(command, {**recorder.env(), **env}, timeout=timeout)
+        recorder.finish()
         if run.ok and recorder.captures:
             recorder.capture_final()
     return run, recorder
@@ -68,7 +75,7 @@ def check_recordable(recorder: Recorder) -> None:
         used = ", ".join(sorted(set(recorder.unsupported)))
         raise MMError(
             f"the agent used {used}, which mm cannot record; nothing was saved "
-            "(use click/write/press/hotkey/scroll/moveTo/dragTo, or `mm act`)"
+            "(see docs/channels.md for what each channel can record)"
         )
 
 
