@@ -8,6 +8,7 @@ and raises `Aborted`, which the CLI maps to exit 130).
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from mmcli.backends.base import Backend
@@ -30,6 +31,68 @@ def import_pyautogui() -> Any:
     except Exception as e:  # pyautogui raises several types when X is unreachable
         raise DisplayError(f"cannot use display {os.environ['DISPLAY']}: {e}") from None
     return pyautogui
+
+
+REMAP_SETTLE = 0.02
+"""Seconds an app gets to take in a keyboard mapping change before the key comes."""
+
+
+def keysym_of(char: str) -> int:
+    """The X keysym that types `char`: Latin-1 keysyms are the code points, others are
+    0x01000000 + the code point."""
+    code = ord(char)
+    return code if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF else 0x01000000 | code
+
+
+def type_unicode(text: str) -> None:
+    """Type characters pyautogui cannot (it drops non-ASCII, e.g. pasted text): bind each
+    one to a spare keycode, at every shift level (else an app reads 'É' as 'é'), press
+    it through XTEST, and unbind the keycode afterwards."""
+    from Xlib import X
+    from Xlib.display import Display
+    from Xlib.ext import xtest
+
+    d = Display()
+    try:
+        first = d.display.info.min_keycode
+        mapping = d.get_keyboard_mapping(first, d.display.info.max_keycode - first + 1)
+        spare = next((first + i for i, syms in enumerate(mapping) if not any(syms)), None)
+        if spare is None:
+            raise DisplayError("no free keycode to type non-ASCII text with")
+        width = len(mapping[0])
+        try:
+            for char in text:
+                d.change_keyboard_mapping(spare, [(keysym_of(char),) * width])
+                d.sync()
+                time.sleep(REMAP_SETTLE)
+                xtest.fake_input(d, X.KeyPress, spare)
+                xtest.fake_input(d, X.KeyRelease, spare)
+                d.sync()
+        finally:
+            d.change_keyboard_mapping(spare, [(0,) * width])
+            d.sync()
+    finally:
+        d.close()
+
+
+def type_text(gui: Any, text: str) -> None:
+    """ASCII runs through pyautogui, other characters through `type_unicode`."""
+    run = ""
+    for char in text:
+        if char.isascii() == (run.isascii() if run else char.isascii()):
+            run += char
+            continue
+        _type_run(gui, run)
+        run = char
+    if run:
+        _type_run(gui, run)
+
+
+def _type_run(gui: Any, run: str) -> None:
+    if run.isascii():
+        gui.write(run, interval=0.0, _pause=False)
+    else:
+        type_unicode(run)
 
 
 class X11Backend(Backend):
@@ -75,7 +138,7 @@ class X11Backend(Backend):
                 _pause=False,
             )
         elif k is ActionKind.TYPE:
-            g.write(action.text, interval=0.0, _pause=False)
+            type_text(g, action.text)
         elif k is ActionKind.PRESS:
             g.press(list(action.keys), presses=action.clicks, _pause=False)
         elif k is ActionKind.HOTKEY:
