@@ -417,7 +417,8 @@ def main(argv: list[str], own_dir: str) -> int:
                 link = link or Link(path)
                 link.send(message)
         except (OSError, RuntimeError, ValueError) as e:
-            print(f"mm: error: xdotool {' '.join(argv)}: {e}", file=sys.stderr)
+            # Not the whole line: typed text may hold a secret.
+            print(f"mm: error: xdotool {argv[0]}: {e}", file=sys.stderr)
             return 1
         if not args:
             continue

@@ -4,8 +4,11 @@ clipboard, a button press and release made a drag, `mm act` performed by the rec
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,3 +136,28 @@ def test_the_agent_gets_a_recording_xdotool_first_on_path(rec: Recorder) -> None
     shim = f"{first}/xdotool"
     with open(shim) as f:
         assert "_mm_xdotool" in f.read()
+
+
+def test_the_recording_xdotool_reports_then_runs_the_real_one_with_its_output_and_code(
+    rec: Recorder, tmp_path: Path
+) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    log = tmp_path / "ran"
+    (real / "xdotool").write_text(f'#!/bin/sh\necho "$@" >> {log}\necho "X=1"\nexit 3\n')
+    (real / "xdotool").chmod(0o755)
+    env = {**os.environ, **rec.env()}
+    env["PATH"] = env["PATH"].split(":")[0] + f":{real}:/usr/bin:/bin"
+    done = subprocess.run(
+        ["xdotool", "mousemove", "--sync", "5", "6", "click", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout) == (3, "X=1\n"), done.stderr
+    assert log.read_text() == "mousemove --sync 5 6 click 1\n"
+    assert [c.action for c in rec.captures] == [Action(ActionKind.CLICK, x=5, y=6)]
+
+    done = subprocess.run(["xdotool", "getmouselocation"], env=env, capture_output=True)
+    assert done.returncode == 3 and len(rec.captures) == 1  # passed through, unrecorded
