@@ -124,6 +124,8 @@ def _options(
         if not word.startswith("-") or word == "-" or _is_number(word):
             break
         name, eq, value = word.partition("=")
+        if not name.startswith("--") and len(name) > 2:
+            name = "-" + name  # getopt_long_only: `-delay` is `--delay`
         if name in flags and not eq:
             found[name] = ""
             i += 1
