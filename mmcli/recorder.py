@@ -418,9 +418,9 @@ class Recorder:
             op = message.get("op")
             if op in ("act", "perform"):
                 action = action_from_json(message["action"])
-                if self.held is not None and action.kind is ActionKind.MOVE:
-                    return {"ok": True}  # the pointer moving while a button is held: a drag
-                self.capture(action)
+                # The pointer moving while a button is held is part of the drag.
+                if self.held is None or action.kind is not ActionKind.MOVE:
+                    self.capture(action)
                 if op == "perform":  # `mm act`: acts through the recorder's own backend
                     with self._lock:
                         self.backend.perform(self._at_pointer(action))

@@ -33,8 +33,9 @@ def import_pyautogui() -> Any:
     return pyautogui
 
 
-REMAP_SETTLE = 0.02
-"""Seconds an app gets to take in a keyboard mapping change before the key comes."""
+REMAP_SETTLE = 0.15
+"""Seconds an app gets to take in a keyboard mapping change: before the keys come (else it
+reads them with its old map), and after them before the mapping is undone."""
 
 
 def keysym_of(char: str) -> int:
@@ -45,34 +46,50 @@ def keysym_of(char: str) -> int:
 
 
 def type_unicode(text: str) -> None:
-    """Type characters pyautogui cannot (it drops non-ASCII, e.g. pasted text): bind each
-    one to a spare keycode, at every shift level (else an app reads 'É' as 'é'), press
-    it through XTEST, and unbind the keycode afterwards."""
-    from Xlib import X
+    """Type characters pyautogui cannot (it drops non-ASCII, e.g. pasted text): bind them
+    to spare keycodes, each at every shift level (else an app reads 'É' as 'é'), press
+    them through XTEST, and unbind the keycodes afterwards. One mapping change for many
+    characters: an app rereads its whole keymap at each change."""
     from Xlib.display import Display
-    from Xlib.ext import xtest
 
     d = Display()
     try:
         first = d.display.info.min_keycode
         mapping = d.get_keyboard_mapping(first, d.display.info.max_keycode - first + 1)
-        spare = next((first + i for i, syms in enumerate(mapping) if not any(syms)), None)
-        if spare is None:
+        spare = [first + i for i, syms in enumerate(mapping) if not any(syms)]
+        if not spare:
             raise DisplayError("no free keycode to type non-ASCII text with")
         width = len(mapping[0])
-        try:
-            for char in text:
-                d.change_keyboard_mapping(spare, [(keysym_of(char),) * width])
-                d.sync()
-                time.sleep(REMAP_SETTLE)
-                xtest.fake_input(d, X.KeyPress, spare)
-                xtest.fake_input(d, X.KeyRelease, spare)
-                d.sync()
-        finally:
-            d.change_keyboard_mapping(spare, [(0,) * width])
-            d.sync()
+        segment: list[str] = []
+        for char in text:  # as many different characters at a time as there are keycodes
+            if char not in segment and len(set(segment)) == len(spare):
+                _type_segment(d, segment, spare, width)
+                segment = []
+            segment.append(char)
+        _type_segment(d, segment, spare, width)
     finally:
         d.close()
+
+
+def _type_segment(d: Any, chars: list[str], spare: list[int], width: int) -> None:
+    from Xlib import X
+    from Xlib.ext import xtest
+
+    codes = dict(zip(dict.fromkeys(chars), spare, strict=False))
+    try:
+        for char, code in codes.items():
+            d.change_keyboard_mapping(code, [(keysym_of(char),) * width])
+        d.sync()
+        time.sleep(REMAP_SETTLE)
+        for char in chars:
+            xtest.fake_input(d, X.KeyPress, codes[char])
+            xtest.fake_input(d, X.KeyRelease, codes[char])
+            d.sync()
+        time.sleep(REMAP_SETTLE)
+    finally:
+        for code in codes.values():
+            d.change_keyboard_mapping(code, [(0,) * width])
+        d.sync()
 
 
 def type_text(gui: Any, text: str) -> None:
