@@ -249,7 +249,8 @@ def _parse_type(args: list[str], i: int, chain: _Chain) -> tuple[Op, int]:
     if chain.pressed:
         raise Unsupported("type while a button is held (mousedown)")
     text = "".join(args[j:])
-    return Op(args[i:], [_act({"kind": "type", "text": text})], recorded=True), len(args)
+    messages = [_act({"kind": "type", "text": text})] if text else []
+    return Op(args[i:], messages, recorded=True), len(args)
 
 
 def _parse_key(args: list[str], i: int, chain: _Chain) -> tuple[list[Op], int]:
@@ -409,7 +410,7 @@ def main(argv: list[str], own_dir: str) -> int:
               file=sys.stderr)  # fmt: skip
         return 127
     path = os.environ.get(SOCKET_ENV)
-    if not path:
+    if not path or not argv:
         os.execv(real, [real, *argv])
     plan = batches(parse(argv))
     link: Link | None = None

@@ -83,6 +83,7 @@ def test_type_with_options_and_double_dash() -> None:
     assert actions("type -- --not-an-option") == [{"kind": "type", "text": "--not-an-option"}]
     assert actions("type --clearmodifiers hello") == [{"kind": "type", "text": "hello"}]
     assert actions("type -delay 5 hi there") == [{"kind": "type", "text": "hithere"}]
+    assert plan("type ''") == [([], ["type", ""])]  # nothing typed, nothing recorded
     assert plan("type --delay 12 -- 'a b'")[0][1] == ["type", "--delay", "12", "--", "a b"]
 
 
