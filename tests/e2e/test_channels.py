@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,28 @@ xdotool type -- "zoe@x.org"
 xdotool key Tab sleep 0.4 key Tab sleep 0.4 key Return
 """
 )
+
+PYPERCLIP_LIKE_AGENT = """import os, subprocess, sys, time
+import pyautogui
+
+where = subprocess.run(
+    ["xdotool", "search", "--sync", "--name", "^Signup$", "getwindowgeometry", "--shell"],
+    capture_output=True, text=True, check=True,
+).stdout
+geometry = dict(line.split("=", 1) for line in where.split())
+x, y = int(geometry["X"]), int(geometry["Y"])
+pyautogui.PAUSE = 0.1
+pyautogui.click(x + 151, y + 33)
+# what pyperclip.copy does on X11
+subprocess.run(["xclip", "-selection", "clipboard"], input=os.environ["MM_PARAM_NAME"].encode(),
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+pyautogui.hotkey("ctrl", "v")
+pyautogui.click(x + 151, y + 73)
+pyautogui.write("zoe@x.org")
+for key in ("tab", "tab", "enter"):
+    time.sleep(0.4)
+    pyautogui.press(key)
+"""
 
 
 @pytest.fixture(scope="module")
@@ -139,10 +162,15 @@ def test_xdotool_agent_heals_a_moved_window_and_the_branch_replays_without_it(
         assert form.submitted() == "Alan Kay|ada@x.org"
 
 
+@pytest.mark.parametrize("channel", ["xdotool", "pyautogui"])
 def test_pasted_text_is_recorded_as_typed_text_with_its_param_and_replayed(
-    on_desktop: Desktop, isolated_store: Path, tmp_path: Path
+    on_desktop: Desktop, isolated_store: Path, tmp_path: Path, channel: str
 ) -> None:
-    command = agent(tmp_path, PASTING_AGENT)
+    if channel == "xdotool":
+        command = agent(tmp_path, PASTING_AGENT)
+    else:
+        (tmp_path / "agent.py").write_text(PYPERCLIP_LIKE_AGENT)
+        command = [sys.executable, str(tmp_path / "agent.py")]
     with zenity_form(on_desktop, "Signup", FIELDS) as form:
         result = mm("record", "paste", "--observe", "0", "--param", "name=Zoë Ada",
                     "--", *command)  # fmt: skip
