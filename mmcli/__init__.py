@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` is not imported at run time: `mm act` must start fast
+    from typing import Any
 
 __version__ = "0.1.0"
 

@@ -1,3 +1,3 @@
-from mmcli.cli import main
+from mmcli.fastact import main
 
 main()

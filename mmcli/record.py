@@ -55,11 +55,18 @@ def run_recorded(
     events themselves.
     """
 
-    def on_action(index: int, action: Action) -> None:
+    def on_action(index: int, action: Action, note: str) -> None:
         if progress is not None:
-            progress(f"recorded step {index}: {describe(action, values.all, values.secrets)}")
+            shown = describe(action, values.all, values.secrets)
+            progress(f"recorded step {index}: {shown}" + (f" ({note})" if note else ""))
 
-    with Recorder(backend, start_focus=start_focus, on_action=on_action) as recorder:
+    def on_warning(message: str) -> None:
+        if progress is not None:
+            progress(f"warning: {message}")
+
+    with Recorder(
+        backend, start_focus=start_focus, on_action=on_action, on_warning=on_warning
+    ) as recorder:
         watch = open_watch(backend, recorder, build=record_input, progress=progress)
         try:
             if observe > 0:
@@ -70,6 +77,7 @@ def run_recorded(
         finally:
             if watch is not None:
                 watch.stop()
+        recorder.finish()
         if watch is not None and record_input and run.ok:
             _add_observed(recorder, watch, values, progress)
         if run.ok and recorder.captures:
@@ -133,7 +141,7 @@ def check_recordable(recorder: Recorder, who: str = "the agent") -> None:
         used = ", ".join(sorted(set(recorder.unsupported)))
         raise MMError(
             f"{who} used {used}, which mm cannot record; nothing was saved "
-            "(use click/write/press/hotkey/scroll/moveTo/dragTo, or `mm act`)"
+            "(see docs/channels.md for what each channel can record)"
         )
     watch = recorder.watch
     if watch is None:

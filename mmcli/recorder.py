@@ -17,7 +17,9 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mmcli.backends.base import Backend
+from mmcli.clipboard import is_paste, read_clipboard
 from mmcli.fingerprint import (
     PATCH_SIZE,
     SCALE,
@@ -63,6 +66,15 @@ QUIET_AFTER_ACTION = 1.0
 """Changes within this many seconds of an action are the action's doing, not volatility."""
 APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
+AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
+"""Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
+XDOTOOL_SHIM = """#!{python} -IS
+import sys
+sys.path.insert(0, {hook!r})
+import _mm_xdotool
+sys.exit(_mm_xdotool.main(sys.argv[1:], {bin!r}))
+"""
+"""The `xdotool` first on a recorded agent's PATH (see hook/_mm_xdotool.py)."""
 
 
 def settle(
@@ -112,6 +124,8 @@ class Capture:
     size: tuple[int, int]
     at: datetime
     thumbnail: Future[bytes] | None = None
+    note: str = ""
+    """Said with the step's progress line (e.g. that its text was pasted)."""
 
 
 def action_from_json(data: Mapping[str, Any]) -> Action:
@@ -167,7 +181,10 @@ class Recorder:
     start_focus: tuple[int, int] | None = None
     captures: list[Capture] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
-    on_action: Callable[[int, Action], None] | None = None
+    on_action: Callable[[int, Action, str], None] | None = None
+    """Called with each step's index, action and a note, once the step is complete (typed
+    text when the next action shows that no more text follows)."""
+    on_warning: Callable[[str], None] | None = None
     final: np.ndarray | None = None
     volatile: list[Rect] = field(default_factory=list)
     learn: bool = True
@@ -186,31 +203,129 @@ class Recorder:
         self._server: socket.socket | None = None
         self._threads: list[threading.Thread] = []
         self._closing = False
+        self._unannounced: int | None = None
+        self.held: Capture | None = None
+        """A mouse button pressed (xdotool mousedown) and not released yet: the screen
+        before the press, to become a drag (or a click) at the release."""
 
     # ---- capturing ---------------------------------------------------------------------
 
     def capture(self, action: Action) -> None:
-        if self.watch is not None:  # before anything: the input follows the answer
-            self.watch.report(action)
         with self._lock:
-            approach(self.backend, action)
-            frame = settle(self.backend)
-            target = focus_point(action, self._focus)
-            if action.kind is ActionKind.CLICK:
-                self._focus = action.point
-            capture = Capture(
-                action=action,
-                small=frame.small,
-                patch=patch_of(frame, *target) if target else None,
-                pointer=self.backend.pointer(),
-                size=(frame.width, frame.height),
-                at=datetime.now(UTC),
-                thumbnail=self._thumbs.submit(_png, frame.thumbnail),
-            )
+            action = self._at_pointer(action)
+            if self.watch is not None:  # before the answer: the input follows it
+                self.watch.report(action)
+            if self.held is not None:
+                self.unsupported.append("input while a mouse button is held (mousedown)")
+            action, note = self._pasted(action)
+            self._append(self._shoot(action, note))
+
+    def _shoot(self, action: Action, note: str = "") -> Capture:
+        """The screen before `action` (the caller holds the lock)."""
+        approach(self.backend, action)
+        frame = settle(self.backend)
+        target = focus_point(action, self._focus)
+        if action.kind is ActionKind.CLICK:
+            self._focus = action.point
+        return Capture(
+            action=action,
+            small=frame.small,
+            patch=patch_of(frame, *target) if target else None,
+            pointer=self.backend.pointer(),
+            size=(frame.width, frame.height),
+            at=datetime.now(UTC),
+            thumbnail=self._thumbs.submit(_png, frame.thumbnail),
+            note=note,
+        )
+
+    def _append(self, capture: Capture) -> None:
+        """Keep a capture; text typed right after text (an agent typing in chunks) joins
+        the previous step, which keeps the screen before the first chunk."""
+        last = self.captures[-1] if self.captures else None
+        action = capture.action
+        if last is not None and last.action.kind is action.kind is ActionKind.TYPE:
+            last.action = replace(last.action, text=last.action.text + action.text)
+            last.note = last.note or capture.note
+            if capture.thumbnail is not None:
+                capture.thumbnail.cancel()
+        else:
+            self._announce_typed()
             self.captures.append(capture)
-            self.note_activity()
+        self.note_activity()
+        if action.kind is ActionKind.TYPE:
+            self._unannounced = len(self.captures) - 1
+        else:
+            self._announce(len(self.captures) - 1)
+
+    def _announce_typed(self) -> None:
+        if self._unannounced is not None:
+            self._announce(self._unannounced)
+            self._unannounced = None
+
+    def _announce(self, index: int) -> None:
+        cap = self.captures[index]
         if self.on_action is not None:
-            self.on_action(len(self.captures) - 1, action)
+            self.on_action(index, cap.action, cap.note)
+
+    def _at_pointer(self, action: Action) -> Action:
+        if action.kind in AT_POINTER and action.point is None:
+            x, y = self.backend.pointer()
+            return replace(action, x=x, y=y)
+        return action
+
+    def _pasted(self, action: Action) -> tuple[Action, str]:
+        """A paste chord becomes the text it pastes (read from the clipboard now)."""
+        if action.kind is not ActionKind.HOTKEY or not is_paste(action.keys):
+            return action, ""
+        text = read_clipboard()
+        if not text:
+            self._warn(
+                f"{'+'.join(action.keys)}: the clipboard is empty or unreadable; recorded "
+                "as a key chord (replay pastes whatever the clipboard holds then)"
+            )
+            return action, ""
+        return Action(ActionKind.TYPE, text=text), "pasted from the clipboard"
+
+    def _warn(self, message: str) -> None:
+        if self.on_warning is not None:
+            self.on_warning(message)
+
+    def press(self, button: str, at: tuple[int, int] | None) -> None:
+        """A mouse button goes down (xdotool mousedown): keep the screen before it."""
+        with self._lock:
+            if self.held is not None:
+                self.unsupported.append("mousedown while a button is already held")
+                return
+            point = at or self.backend.pointer()
+            if self.watch is not None:  # the press the display will see
+                self.watch.report(Action(ActionKind.CLICK, x=point[0], y=point[1], button=button))
+            action = Action(ActionKind.DRAG, x=point[0], y=point[1], x2=point[0],
+                            y2=point[1], button=button)  # fmt: skip
+            self.held = self._shoot(action)
+
+    def release(self, button: str, at: tuple[int, int] | None) -> None:
+        """The held button comes up: a drag from the press to here, or a click in place."""
+        with self._lock:
+            held, self.held = self.held, None
+            if held is None or held.action.button != button:
+                self.unsupported.append(f"mouseup of {button} without its mousedown")
+                return
+            x2, y2 = at or self.backend.pointer()
+            action = held.action
+            if (x2, y2) == action.point:
+                held.action = Action(ActionKind.CLICK, x=action.x, y=action.y, button=button)
+            else:
+                held.action = replace(action, x2=x2, y2=y2)
+            self._append(held)
+
+    def finish(self) -> None:
+        """The agent has exited: announce the last step; a button still held is input
+        that cannot be recorded."""
+        with self._lock:
+            self._announce_typed()
+            if self.held is not None:
+                self.unsupported.append("a mouse button left held (mousedown, no mouseup)")
+                self.held = None
 
     def note_activity(self) -> None:
         """An action happened (reported, or seen on the display): the changes around now
@@ -271,18 +386,32 @@ class Recorder:
     # ---- the socket ----------------------------------------------------------------------
 
     def env(self) -> dict[str, str]:
-        """Environment for the agent: where to report, and the hook on PYTHONPATH."""
+        """Environment for the agent: where to report, the pyautogui hook on PYTHONPATH
+        and the recording `xdotool` first on PATH."""
         path = os.environ.get("PYTHONPATH", "")
         return {
             SOCKET_ENV: self.socket_path,
             "PYTHONPATH": str(HOOK_DIR) + (os.pathsep + path if path else ""),
+            "PATH": self._bin + os.pathsep + os.environ.get("PATH", os.defpath),
         }
+
+    @property
+    def _bin(self) -> str:
+        return os.path.join(self._dir, "bin")
+
+    def _write_shim(self) -> None:
+        os.mkdir(self._bin)
+        shim = os.path.join(self._bin, "xdotool")
+        with open(shim, "w") as f:
+            f.write(XDOTOOL_SHIM.format(python=sys.executable, hook=str(HOOK_DIR), bin=self._bin))
+        os.chmod(shim, 0o755)
 
     def __enter__(self) -> Recorder:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(self.socket_path)
         server.listen(8)
         self._server = server
+        self._write_shim()
         t = threading.Thread(target=self._accept, name="mm-recorder", daemon=True)
         t.start()
         self._threads.append(t)
@@ -300,10 +429,7 @@ class Recorder:
             with contextlib.suppress(OSError):
                 self._server.shutdown(socket.SHUT_RDWR)
             self._server.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.socket_path)
-        with contextlib.suppress(OSError):
-            os.rmdir(self._dir)
+        shutil.rmtree(self._dir, ignore_errors=True)
         self._thumbs.shutdown(wait=True)
 
     def _accept(self) -> None:
@@ -332,8 +458,23 @@ class Recorder:
         try:
             message = json.loads(line)
             op = message.get("op")
-            if op == "act":
-                self.capture(action_from_json(message["action"]))
+            if op in ("act", "perform"):
+                action = action_from_json(message["action"])
+                # The pointer moving while a button is held is part of the drag.
+                if self.held is None or action.kind is not ActionKind.MOVE:
+                    self.capture(action)
+                if op == "perform":  # `mm act`: acts through the recorder's own backend
+                    with self._lock:
+                        self.backend.perform(self._at_pointer(action))
+                return {"ok": True}
+            if op == "button":
+                at = message.get("x"), message.get("y")
+                point = None if None in at else (int(at[0]), int(at[1]))
+                button = str(message.get("button", "left"))
+                if message.get("state") == "down":
+                    self.press(button, point)
+                else:
+                    self.release(button, point)
                 return {"ok": True}
             if op == "unsupported":
                 self.unsupported.append(str(message.get("name")))

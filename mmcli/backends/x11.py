@@ -46,6 +46,85 @@ def import_pyautogui() -> Any:
     return pyautogui
 
 
+REMAP_SETTLE = 0.15
+"""Seconds an app gets to take in a keyboard mapping change: before the keys come (else it
+reads them with its old map), and after them before the mapping is undone."""
+
+
+def keysym_of(char: str) -> int:
+    """The X keysym that types `char`: Latin-1 keysyms are the code points, others are
+    0x01000000 + the code point."""
+    code = ord(char)
+    return code if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF else 0x01000000 | code
+
+
+def type_unicode(text: str) -> None:
+    """Type characters pyautogui cannot (it drops non-ASCII, e.g. pasted text): bind them
+    to spare keycodes, each at every shift level (else an app reads 'É' as 'é'), press
+    them through XTEST, and unbind the keycodes afterwards. One mapping change for many
+    characters: an app rereads its whole keymap at each change."""
+    from Xlib.display import Display
+
+    d = Display()
+    try:
+        first = d.display.info.min_keycode
+        mapping = d.get_keyboard_mapping(first, d.display.info.max_keycode - first + 1)
+        spare = [first + i for i, syms in enumerate(mapping) if not any(syms)]
+        if not spare:
+            raise DisplayError("no free keycode to type non-ASCII text with")
+        width = len(mapping[0])
+        segment: list[str] = []
+        for char in text:  # as many different characters at a time as there are keycodes
+            if char not in segment and len(set(segment)) == len(spare):
+                _type_segment(d, segment, spare, width)
+                segment = []
+            segment.append(char)
+        _type_segment(d, segment, spare, width)
+    finally:
+        d.close()
+
+
+def _type_segment(d: Any, chars: list[str], spare: list[int], width: int) -> None:
+    from Xlib import X
+    from Xlib.ext import xtest
+
+    codes = dict(zip(dict.fromkeys(chars), spare, strict=False))
+    try:
+        for char, code in codes.items():
+            d.change_keyboard_mapping(code, [(keysym_of(char),) * width])
+        d.sync()
+        time.sleep(REMAP_SETTLE)
+        for char in chars:
+            xtest.fake_input(d, X.KeyPress, codes[char])
+            xtest.fake_input(d, X.KeyRelease, codes[char])
+            d.sync()
+        time.sleep(REMAP_SETTLE)
+    finally:
+        for code in codes.values():
+            d.change_keyboard_mapping(code, [(0,) * width])
+        d.sync()
+
+
+def type_text(gui: Any, text: str) -> None:
+    """ASCII runs through pyautogui, other characters through `type_unicode`."""
+    run = ""
+    for char in text:
+        if char.isascii() == (run.isascii() if run else char.isascii()):
+            run += char
+            continue
+        _type_run(gui, run)
+        run = char
+    if run:
+        _type_run(gui, run)
+
+
+def _type_run(gui: Any, run: str) -> None:
+    if run.isascii():
+        gui.write(run, interval=0.0, _pause=False)
+    else:
+        type_unicode(run)
+
+
 class X11Backend(Backend):
     def __init__(self) -> None:
         self._gui = import_pyautogui()
@@ -91,7 +170,10 @@ class X11Backend(Backend):
         through which the input then goes), check, act, release: nothing can map a dialog
         or move a window between the check and the action."""
         display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
-        if display is None or action.kind not in HELD:
+        # Non-ASCII text is typed through a keymap changed for it, which the app must
+        # fetch before the keys arrive: it cannot while every other client is held.
+        remaps = action.kind is ActionKind.TYPE and not action.text.isascii()
+        if display is None or action.kind not in HELD or remaps:
             return super().perform_checked(action, unchanged)
         display.grab_server()
         display.sync()
@@ -157,7 +239,7 @@ class X11Backend(Backend):
                 _pause=False,
             )
         elif k is ActionKind.TYPE:
-            g.write(action.text, interval=0.0, _pause=False)
+            type_text(g, action.text)
         elif k is ActionKind.PRESS:
             g.press(list(action.keys), presses=action.clicks, _pause=False)
         elif k is ActionKind.HOTKEY:

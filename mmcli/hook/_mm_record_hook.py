@@ -8,25 +8,23 @@ the real pyautogui function run. Calls pyautogui makes to itself (`write` callin
 `doubleClick` calling `click`) are not reported twice.
 
 This module must import nothing from mmcli: it runs in the agent's interpreter, which may
-not have mmcli installed.
+not have mmcli installed. It is loaded by every Python process the agent starts (`mm act`
+among them), so it imports what it needs only once pyautogui or the recorder is used.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.abc
-import importlib.machinery
-import inspect
-import json
 import os
-import socket
 import sys
-import threading
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs every Python process the agent starts a few ms
+    import threading
+    from typing import Any
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 
-_local = threading.local()
+_local: threading.local | None = None
 _disabled = False
 
 
@@ -40,12 +38,17 @@ class RecorderLink:
     """One connection to the recorder, shared by the agent's threads."""
 
     def __init__(self, path: str) -> None:
+        import threading
+
         self._path = path
-        self._sock: socket.socket | None = None
+        self._sock: Any = None
         self._file: Any = None
         self._lock = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> dict[str, Any]:
+        import json
+        import socket
+
         with self._lock:
             if self._sock is None:
                 self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -167,12 +170,16 @@ ALIASES = {"move": "moveRel", "drag": "dragRel", "write": "typewrite"}
 UNSUPPORTED = ("mouseDown", "mouseUp", "keyDown", "keyUp", "hold", "hscroll")
 
 
-def _wrap(gui: Any, name: str, fn: Any) -> Any:
+def _wrap(gui: Any, name: str, fn: Any, local: threading.local) -> Any:
+    import functools
+    import inspect
+
     signature = inspect.signature(fn)
     translate = TRANSLATORS.get(name)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _local = local
         if getattr(_local, "depth", 0) or _disabled:
             return fn(*args, **kwargs)
         _local.depth = 1
@@ -205,22 +212,29 @@ def _link_unsupported(name: str) -> None:
 
 def instrument(gui: Any) -> None:
     """Wrap pyautogui's action functions in place (idempotent)."""
+    import threading
+
+    global _local
+    if _local is None:
+        _local = threading.local()
     for name in (*TRANSLATORS, *UNSUPPORTED):
         fn = getattr(gui, name, None)
         if fn is None or getattr(fn, "__mm_wrapped__", False):
             continue
-        setattr(gui, name, _wrap(gui, name, fn))
+        setattr(gui, name, _wrap(gui, name, fn, _local))
     for alias, target in ALIASES.items():
         if hasattr(gui, alias):
             setattr(gui, alias, getattr(gui, target))
 
 
-class _PyAutoGUIFinder(importlib.abc.MetaPathFinder):
-    """Instruments pyautogui right after it is first imported."""
+class _PyAutoGUIFinder:
+    """Instruments pyautogui right after it is first imported (a meta path finder)."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != "pyautogui":
             return None
+        import importlib.machinery
+
         sys.meta_path.remove(self)
         try:
             spec = importlib.machinery.PathFinder.find_spec(fullname, path)

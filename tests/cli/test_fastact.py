@@ -1,0 +1,101 @@
+"""`mm act` under a recorder: parsed and sent before any heavy import."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mmcli.fastact import parse
+
+
+@pytest.mark.parametrize(
+    "args, action",
+    [
+        (["click", "1", "2"], {"kind": "click", "x": 1, "y": 2, "button": "left", "clicks": 1}),
+        (["click", "1", "2", "--button", "right", "--double"],
+         {"kind": "click", "x": 1, "y": 2, "button": "right", "clicks": 2}),
+        (["type", "John Smith"], {"kind": "type", "text": "John Smith"}),
+        (["type", "--", "-x"], {"kind": "type", "text": "-x"}),
+        (["press", "enter"], {"kind": "press", "keys": ["enter"], "clicks": 1}),
+        (["hotkey", "ctrl", "s"], {"kind": "hotkey", "keys": ["ctrl", "s"]}),
+        (["scroll", "-3"], {"kind": "scroll", "amount": -3}),
+        (["scroll", "-3", "--at", "4", "5"], {"kind": "scroll", "amount": -3, "x": 4, "y": 5}),
+        (["move", "10", "10"], {"kind": "move", "x": 10, "y": 10}),
+        (["drag", "1", "2", "3", "4"], {"kind": "drag", "x": 1, "y": 2, "x2": 3, "y2": 4}),
+    ],
+)  # fmt: skip
+def test_plain_actions_are_parsed(args: list[str], action: dict[str, Any]) -> None:
+    assert parse(args) == action
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["click", "1"],
+        ["click", "a", "2"],
+        ["click", "1", "2", "--button", "side"],
+        ["click", "1", "2", "--button"],
+        ["type"],
+        ["type", "--help"],
+        ["scroll", "3", "--at", "4"],
+        ["jump"],
+        [],
+    ],
+)
+def test_anything_else_is_left_to_the_full_cli(args: list[str]) -> None:
+    assert parse(args) is None
+
+
+def test_mm_act_under_a_recorder_sends_one_request_and_loads_no_cli(tmp_path: Path) -> None:
+    path = str(tmp_path / "rec.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(1)
+    got: list[dict[str, Any]] = []
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn, conn.makefile("rwb") as f:
+            got.append(json.loads(f.readline()))
+            f.write(b'{"ok": true}\n')
+            f.flush()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    env = {**os.environ, "MM_RECORD_SOCKET": path}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mmcli", "act", "click", "5", "6"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    t.join(10)
+    server.close()
+    assert done.returncode == 0, done.stderr
+    assert got == [{"op": "perform", "action": {"kind": "click", "x": 5, "y": 6,
+                                                "button": "left", "clicks": 1}}]  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert not imported & {"typer", "rich", "numpy", "mmcli.cli", "PIL", "pyautogui"}
+
+
+def test_mm_act_with_the_recorder_gone_is_a_one_line_error(tmp_path: Path) -> None:
+    env = {**os.environ, "MM_RECORD_SOCKET": str(tmp_path / "none.sock")}
+    done = subprocess.run(
+        [sys.executable, "-m", "mmcli", "act", "press", "enter"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("mm: error: cannot reach the recorder")
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -1,0 +1,163 @@
+"""The recorder's side of the channels: chunks of typed text joined, pastes read from the
+clipboard, a button press and release made a drag, `mm act` performed by the recorder."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mmcli import recorder as recorder_module
+from mmcli.backends.fake import FakeBackend
+from mmcli.model import Action, ActionKind
+from mmcli.recorder import Recorder, build_steps
+from tests.helpers import form_screen
+
+
+@pytest.fixture
+def rec() -> Iterator[Recorder]:
+    backend = FakeBackend(form_screen())
+    with Recorder(backend, learn=False) as r:
+        yield r
+
+
+def send(r: Recorder, *messages: dict[str, Any]) -> list[dict[str, Any]]:
+    replies = []
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(r.socket_path)
+        f = s.makefile("rwb")
+        for m in messages:
+            f.write(json.dumps(m).encode() + b"\n")
+            f.flush()
+            replies.append(json.loads(f.readline()))
+    return replies
+
+
+def act(**action: Any) -> dict[str, Any]:
+    return {"op": "act", "action": action}
+
+
+def kinds(r: Recorder) -> list[str]:
+    return [str(c.action.kind) for c in r.captures]
+
+
+def test_text_typed_in_chunks_is_one_step_and_a_param_in_it_is_found(rec: Recorder) -> None:
+    said: list[tuple[int, str]] = []
+    rec.on_action = lambda i, a, note: said.append((i, a.describe()))
+    send(rec, act(kind="click", x=300, y=185), act(kind="type", text="Ada Lo"))
+    send(rec, act(kind="type", text="velace"), act(kind="type", text=" <ada@x.org>"))
+    send(rec, act(kind="press", keys=["enter"]), act(kind="type", text="next"))
+    rec.finish()
+    assert kinds(rec) == ["click", "type", "press", "type"]
+    assert rec.captures[1].action.text == "Ada Lovelace <ada@x.org>"
+    assert said == [
+        (0, "click at (300, 185)"),
+        (1, "type 'Ada Lovelace <ada@x.org>'"),  # said once, whole: never a secret's piece
+        (2, "press enter"),
+        (3, "type 'next'"),
+    ]
+    built = build_steps(rec.captures, None, {"name": "Ada Lovelace"}, 0, None, [])
+    assert built.steps[1].action.text == "{{name}} <ada@x.org>"
+
+
+def test_click_and_scroll_without_a_point_act_at_the_pointer(rec: Recorder) -> None:
+    rec.backend.move(42, 43)
+    send(rec, act(kind="click", button="right", clicks=1), act(kind="scroll", amount=-3))
+    assert [c.action.point for c in rec.captures] == [(42, 43), (42, 43)]
+    assert rec.captures[0].action.button == "right"
+
+
+def test_press_and_release_elsewhere_is_a_drag_captured_before_the_press(rec: Recorder) -> None:
+    send(rec, {"op": "button", "state": "down", "button": "left", "x": 100, "y": 110})
+    rec.backend.move(200, 210)  # the agent's own mousemove, in another xdotool
+    send(rec, act(kind="move", x=200, y=210), {"op": "button", "state": "up", "button": "left"})
+    rec.finish()
+    assert [c.action for c in rec.captures] == [
+        Action(ActionKind.DRAG, x=100, y=110, x2=200, y2=210, button="left")
+    ]
+    assert not rec.unsupported
+
+
+def test_press_and_release_in_place_is_a_click(rec: Recorder) -> None:
+    send(rec, {"op": "button", "state": "down", "button": "left", "x": 7, "y": 8})
+    send(rec, {"op": "button", "state": "up", "button": "left", "x": 7, "y": 8})
+    assert [c.action for c in rec.captures] == [Action(ActionKind.CLICK, x=7, y=8)]
+
+
+def test_a_button_left_held_or_released_unpressed_is_unsupported(rec: Recorder) -> None:
+    send(rec, {"op": "button", "state": "up", "button": "left"})
+    send(rec, {"op": "button", "state": "down", "button": "left"})
+    rec.finish()
+    assert len(rec.unsupported) == 2 and not rec.captures
+
+
+def test_a_paste_is_recorded_as_the_clipboard_text(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said: list[str] = []
+    rec.on_action = lambda i, a, note: said.append(f"{a.describe()} ({note})")
+    monkeypatch.setattr(recorder_module, "read_clipboard", lambda: "Zoë Ada")
+    send(rec, act(kind="type", text="Name: "), act(kind="hotkey", keys=["ctrl", "v"]))
+    send(rec, act(kind="hotkey", keys=["shift", "insert"]))
+    rec.finish()
+    assert [c.action for c in rec.captures] == [
+        Action(ActionKind.TYPE, text="Name: Zoë AdaZoë Ada")
+    ]
+    assert said == ["type 'Name: Zoë AdaZoë Ada' (pasted from the clipboard)"]
+
+
+def test_a_paste_of_an_empty_clipboard_stays_a_chord_with_a_warning(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warnings: list[str] = []
+    rec.on_warning = warnings.append
+    monkeypatch.setattr(recorder_module, "read_clipboard", lambda: None)
+    send(rec, act(kind="hotkey", keys=["ctrl", "v"]))
+    assert [c.action for c in rec.captures] == [Action(ActionKind.HOTKEY, keys=("ctrl", "v"))]
+    assert "clipboard is empty" in warnings[0]
+
+
+def test_perform_records_then_acts_through_the_recorder_backend(rec: Recorder) -> None:
+    assert send(rec, {"op": "perform", "action": {"kind": "click", "x": 5, "y": 6}}) == [
+        {"ok": True}
+    ]
+    assert kinds(rec) == ["click"]
+    assert rec.backend.performed == [Action(ActionKind.CLICK, x=5, y=6)]  # type: ignore[attr-defined]
+
+
+def test_the_agent_gets_a_recording_xdotool_first_on_path(rec: Recorder) -> None:
+    first = rec.env()["PATH"].split(":")[0]
+    shim = f"{first}/xdotool"
+    with open(shim) as f:
+        assert "_mm_xdotool" in f.read()
+
+
+def test_the_recording_xdotool_reports_then_runs_the_real_one_with_its_output_and_code(
+    rec: Recorder, tmp_path: Path
+) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    log = tmp_path / "ran"
+    (real / "xdotool").write_text(f'#!/bin/sh\necho "$@" >> {log}\necho "X=1"\nexit 3\n')
+    (real / "xdotool").chmod(0o755)
+    env = {**os.environ, **rec.env()}
+    env["PATH"] = env["PATH"].split(":")[0] + f":{real}:/usr/bin:/bin"
+    done = subprocess.run(
+        ["xdotool", "mousemove", "--sync", "5", "6", "click", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout) == (3, "X=1\n"), done.stderr
+    assert log.read_text() == "mousemove --sync 5 6 click 1\n"
+    assert [c.action for c in rec.captures] == [Action(ActionKind.CLICK, x=5, y=6)]
+
+    done = subprocess.run(["xdotool", "getmouselocation"], env=env, capture_output=True)
+    assert done.returncode == 3 and len(rec.captures) == 1  # passed through, unrecorded
