@@ -259,6 +259,18 @@ class X11Backend(Backend):
     def close(self) -> None:
         self._mss.close()
 
+    def open_grabber(self) -> Grabber:
+        return _MSSGrabber()
+
+    def input_source(self) -> EventSource | None:
+        from mmcli.backends.xrecord import XRecordSource
+
+        try:
+            return XRecordSource()
+        except Exception as e:  # no RECORD extension, or the connection was refused
+            display = os.environ.get("DISPLAY")
+            raise DisplayError(f"cannot watch the input of {display}: {e}") from None
+
 
 FOCUS_WAIT = 0.5
 """How long the window manager may take to activate a window."""
@@ -311,18 +323,6 @@ def _client_below(display: Any, window: Any, depth: int = 3) -> Any:
         if level < depth:
             pending.extend((child, level + 1) for child in current.query_tree().children)
     return None
-
-    def open_grabber(self) -> Grabber:
-        return _MSSGrabber()
-
-    def input_source(self) -> EventSource | None:
-        from mmcli.backends.xrecord import XRecordSource
-
-        try:
-            return XRecordSource()
-        except Exception as e:  # no RECORD extension, or the connection was refused
-            display = os.environ.get("DISPLAY")
-            raise DisplayError(f"cannot watch the input of {display}: {e}") from None
 
 
 class _MSSGrabber:
