@@ -13,6 +13,7 @@ from typing import Any
 
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.model import Recording, Step
+from mmcli.skim import skim
 from mmcli.store import NAME_PATTERN, SUFFIX, Store, atomic_write
 
 
@@ -188,10 +189,23 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
                 "created": created.isoformat() if isinstance(created, datetime) else None,
                 "last_used": _iso(info.get("last_used")),
             }
+        skimmed = _skim(store, name)
+        if skimmed is not None:
+            return skimmed
         rec = store.load(name)
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}
     return _describe_recording(rec)
+
+
+def _skim(store: Store, name: str) -> dict[str, Any] | None:
+    """The entry from the document's header and step lines (`mmcli.skim`), or None: read
+    it in full (which also says what is wrong with it)."""
+    try:
+        text = store.path(name).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return skim(text, name)
 
 
 def _iso(value: object) -> str | None:
