@@ -576,7 +576,7 @@ class Replayer:
         # The agent moved on once the app had reacted to its last action; moving the
         # pointer while a dialog is still being mapped under it was seen to lose the
         # dialog (Tk, no window manager). So the screen must be still first.
-        self.backend.settle(POLL, APPROACH_SETTLE_LIMIT)
+        self.backend.wait_still(POLL, APPROACH_SETTLE_LIMIT)
         self.backend.move(*point)
         return True
 

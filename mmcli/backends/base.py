@@ -135,6 +135,13 @@ class Backend(ABC):
                 return Settled(frame, still, at)
             # A change was reported while grabbing: the frame may be half drawn.
 
+    def wait_still(self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT) -> bool:
+        """`settle` without the screen: with change reports, no grab at all."""
+        log = self.changes()
+        if log is None:
+            return self.settle(quiet, limit).still
+        return log.wait_still(quiet, self.input_at, time.monotonic() + limit)
+
     def _settle_sampling(self, quiet: float, deadline: float) -> Settled:
         frame = self.grab()
         while True:

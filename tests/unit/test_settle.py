@@ -74,6 +74,7 @@ def keep_repainting(backend: FakeBackend, seconds: float) -> threading.Thread:
             colours.reverse()
             time.sleep(0.005)
 
+    backend.repaint(screen("green"))  # under way before the caller settles
     thread = threading.Thread(target=run)
     thread.start()
     return thread
@@ -83,11 +84,11 @@ def test_settle_waits_while_the_screen_keeps_changing() -> None:
     backend = quiet_backend()
     painter = keep_repainting(backend, 0.4)
     started = time.monotonic()
-    settled = backend.settle(QUIET, 5.0)
+    settled = backend.settle(0.1, 5.0)  # far above the 5 ms between repaints, under load too
     took = time.monotonic() - started
     painter.join()
     assert settled.still and took >= 0.4
-    assert backend.log is not None and time.monotonic() - backend.log.changed_at >= QUIET
+    assert backend.log is not None and time.monotonic() - backend.log.changed_at >= 0.1
 
 
 def test_settle_gives_up_at_its_limit() -> None:
@@ -132,3 +133,12 @@ def test_wait_change_returns_at_the_next_change() -> None:
     assert log.wait_change(since, started + 5.0)
     assert time.monotonic() - started < 1.0
     assert not log.wait_change(time.monotonic(), time.monotonic() + 0.05)
+
+
+def test_wait_still_needs_no_grab_with_reports() -> None:
+    backend = quiet_backend()
+    backend.repaint()
+    started = time.monotonic()
+    assert backend.wait_still(QUIET, 5.0)
+    assert time.monotonic() - started >= QUIET - 0.005
+    assert backend.grabs == 0
