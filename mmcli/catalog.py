@@ -174,6 +174,9 @@ def _describe_recording(rec: Recording) -> dict[str, Any]:
 
 def _describe(store: Store, name: str) -> dict[str, Any]:
     """What `mm ls` needs from one document, JSON-ready (for the index)."""
+    skimmed = _skim(store, name)
+    if skimmed is not None:
+        return skimmed
     try:
         kind = store.kind(name)
         if kind == "sdk":
@@ -189,9 +192,6 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
                 "created": created.isoformat() if isinstance(created, datetime) else None,
                 "last_used": _iso(info.get("last_used")),
             }
-        skimmed = _skim(store, name)
-        if skimmed is not None:
-            return skimmed
         rec = store.load(name)
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}
@@ -200,7 +200,7 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
 
 def _skim(store: Store, name: str) -> dict[str, Any] | None:
     """The entry from the document's header and step lines (`mmcli.skim`), or None: read
-    it in full (which also says what is wrong with it)."""
+    it in full (which also says what is wrong with it, and what an SDK document holds)."""
     try:
         text = store.path(name).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):

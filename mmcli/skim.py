@@ -32,6 +32,10 @@ _STEP_HEAD = re.compile(
     r"\[\[steps\]\]\nid = (\d+)\n(?:parent = (\d+)\n)?(?:created = [^\n]*\n)?"
     r'(?:thumbnail = "([^"\n]*)"\n)?'
 )
+_FIRST_LINES = re.compile(
+    rf"format_version = \d+\nname = {_STRING}\ncreated = [0-9][0-9:. +\-TZ]*\n"
+)
+_PARAMS = re.compile(rf"\nparams = (?:\[\]|\[\n(?: {{4}}{_STRING},\n)*\])\n")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")
 _SCREEN_KEYS = ("\nsize = [\n", "\ngrid = ", "\nhashes = ", "\ntones = ", "\ndetails = ")
 
@@ -42,9 +46,8 @@ def skim(text: str, name: str) -> dict[str, Any] | None:
     cut = text.find(STEPS)
     if cut < 0 or not text.endswith("\n"):
         return None
-    try:
-        head = tomllib.loads(text[:cut])
-    except tomllib.TOMLDecodeError:
+    head = _header(text[:cut])
+    if head is None:
         return None
     created = head.get("created")
     params = head.get("params")
@@ -58,7 +61,7 @@ def skim(text: str, name: str) -> dict[str, Any] | None:
     ):
         return None
     steps = text.count("\n[[steps]]\n")
-    if text.count("\n[steps.action]\n") != steps or text.count("\n[steps.screen]\n") != steps:
+    if text.count("\n[steps.screen]\n") != steps:
         return None
     # A document cut short (a copy that did not finish) ends in a step cut short: the
     # last step must be whole, every line of it as `mm` writes it.
@@ -94,6 +97,20 @@ def skim(text: str, name: str) -> dict[str, Any] | None:
         "params": list(params),
         "created": created.isoformat(),
     }
+
+
+def _header(text: str) -> dict[str, Any] | None:
+    """The header keys the listing needs: the first three lines and `params`, parsed as
+    TOML where `mm` writes them (the rest of the header is for the full parse); the
+    whole header where they are not so."""
+    first = _FIRST_LINES.match(text)
+    params = _PARAMS.search(text)
+    try:
+        if first is None or params is None or "\nkind = " in text:
+            return tomllib.loads(text)
+        return tomllib.loads(first[0] + params[0][1:])
+    except tomllib.TOMLDecodeError:
+        return None
 
 
 def _balanced(lines: str) -> bool:

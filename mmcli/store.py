@@ -176,10 +176,11 @@ class Store:
         return found.group(1) if found else "cli"
 
     def thumbs_size(self, name: str) -> int:
-        d = self.thumbs_dir(name)
-        if not d.is_dir():
+        try:
+            with os.scandir(self.thumbs_dir(name)) as entries:
+                return sum(e.stat().st_size for e in entries if e.is_file())
+        except (FileNotFoundError, NotADirectoryError):
             return 0
-        return sum(p.stat().st_size for p in d.iterdir() if p.is_file())
 
     # ---- writing -----------------------------------------------------------------------
 
