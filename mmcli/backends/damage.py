@@ -9,6 +9,7 @@ every drawing to the screen, as it happens.
 from __future__ import annotations
 
 import contextlib
+import os
 import select
 import threading
 from typing import Any
@@ -99,6 +100,8 @@ class ScreenWatch:
             self._display.close()
             raise
         self._closing = False
+        self._wake_r, self._wake_w = os.pipe()
+        """`close` writes here to end the reader's wait at once."""
         self.broken = False
         """The connection failed: changes are no longer reported."""
         self._thread = threading.Thread(target=self._read, name="mm-damage", daemon=True)
@@ -108,7 +111,7 @@ class ScreenWatch:
         d = self._display
         try:
             while not self._closing:
-                select.select([d.fileno()], [], [], READ_TIMEOUT)
+                select.select([d.fileno(), self._wake_r], [], [], READ_TIMEOUT)
                 reports = 0
                 while d.pending_events():
                     d.next_event()
@@ -120,7 +123,12 @@ class ScreenWatch:
 
     def close(self) -> None:
         self._closing = True
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
         self._thread.join(READ_TIMEOUT * 5)
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         with contextlib.suppress(Exception):  # the display is gone already
             _Destroy(display=self._display.display, opcode=self._opcode, damage=self._damage)
             self._display.close()
