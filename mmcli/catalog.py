@@ -15,6 +15,7 @@ from mmcli import storefs
 from mmcli.codec import is_plain_file_name
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.model import Recording, Step
+from mmcli.skim import skim
 from mmcli.store import NAME_PATTERN, SUFFIX, Store, atomic_write
 from mmcli.storefs import UnsafePath
 
@@ -177,6 +178,9 @@ def _describe_recording(rec: Recording) -> dict[str, Any]:
 
 def _describe(store: Store, name: str) -> dict[str, Any]:
     """What `mm ls` needs from one document, JSON-ready (for the index)."""
+    skimmed = _skim(store, name)
+    if skimmed is not None:
+        return skimmed
     try:
         kind = store.kind(name)
         if kind == "sdk":
@@ -200,6 +204,16 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}
     return _describe_recording(rec)
+
+
+def _skim(store: Store, name: str) -> dict[str, Any] | None:
+    """The entry from the document's header and step lines (`mmcli.skim`), or None: read
+    it in full (which also says what is wrong with it, and what an SDK document holds)."""
+    try:
+        text = store.path(name).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return skim(text, name)
 
 
 def _iso(value: object) -> str | None:

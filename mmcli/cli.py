@@ -13,15 +13,18 @@ import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 from typer.core import TyperCommand
 
 from mmcli.errors import Aborted, MMError, UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich is imported where output is rendered, and help is plain text (no rich panels):
+# `mm --help` and `mm act` start without it.
 
 
 class MMCommand(TyperCommand):
@@ -45,12 +48,14 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 act_app = typer.Typer(
     help="Perform one input action (recorded when run under mm record).\n\n"
     "Example: mm act click 240 130 && mm act type 'John Smith' && mm act press enter",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(act_app, name="act")
 
@@ -58,10 +63,19 @@ _state: dict[str, Any] = {"store": None, "lock_wait": 60.0}
 
 
 def console() -> Console:
+    from rich.console import Console
+
     out = Console(stderr=True, highlight=False, soft_wrap=False)
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out.width = 160  # logs and pipes: do not squeeze tables into 80 columns
     return out
+
+
+def escape(text: str) -> str:
+    """`text` shown as is in rich markup."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def say(message: str) -> None:
@@ -446,6 +460,8 @@ def _replay_batch(
         results = run_batch(store, backend, name, rows, values, options, before_each, progress)
     if json_out:
         print(json.dumps([r.as_json() for r in results]))
+    from rich.table import Table
+
     table = Table("row", "params", "outcome", "detail")
     for r in results:
         style = "green" if r.ok else "red"
@@ -506,6 +522,8 @@ def ls(json_out: JsonOption = False) -> None:
     if not summaries:
         say(f"no recordings in {_store().root}")
         return
+    from rich.table import Table
+
     table = Table(
         "name",
         "steps",
@@ -721,6 +739,8 @@ def _render_plan(plan: Any, dry_run: bool) -> None:
     if not plan.deletions:
         say("nothing to prune")
         return
+    from rich.table import Table
+
     table = Table("recording", "what", "steps", "size", "why", title="prune plan")
     for d in plan.deletions:
         what = "whole recording" if d.branch is None else f"branch at step id {d.branch}"

@@ -11,14 +11,16 @@ import re
 import tomllib
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomli_w
 
 from mmcli import validate
 from mmcli.errors import RecordingCorrupt, WrongKind
-from mmcli.fingerprint import Fingerprint, Grid, Patch, Rect
 from mmcli.model import BUTTONS, FORMAT_VERSION, Action, ActionKind, Recording, Step
+
+if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
+    from mmcli.fingerprint import Fingerprint, Rect
 
 Document = dict[str, Any]
 
@@ -268,6 +270,8 @@ def _action(doc: Any, where: str) -> Action:
 
 def fingerprint_from_doc(doc: Any, where: str) -> Fingerprint:
     """Parse a `fingerprint_doc` table; `ValueError` names the field (under `where`)."""
+    from mmcli.fingerprint import Fingerprint, Grid, Patch
+
     if not isinstance(doc, dict):
         raise ValueError(f"{where} is not a table")
     width, height = (_int(v, f"{where}.size") for v in _pair(doc["size"], f"{where}.size"))
@@ -312,6 +316,8 @@ def _pair(value: Any, where: str) -> list[Any]:
 
 
 def _rect(value: Any, where: str) -> Rect:
+    from mmcli.fingerprint import Rect
+
     if not isinstance(value, list) or len(value) != 4:
         raise ValueError(f"{where} must be [x, y, width, height]")
     x, y, w, h = (_int(v, where) for v in value)

@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mmcli.fingerprint import Fingerprint, Rect
+if TYPE_CHECKING:
+    from mmcli.fingerprint import Fingerprint, Rect
 
 FORMAT_VERSION = 1
 

@@ -48,7 +48,6 @@ from mmcli.fingerprint import (
     grow_to_text_run,
     merge_rects,
     patch_of,
-    same_picture,
     small_slice,
 )
 from mmcli.input_watch import InputWatch, Observed
@@ -58,7 +57,7 @@ from mmcli.secrets import join_keystrokes, joined
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = Path(__file__).parent / "hook"
-SETTLE_INTERVAL = 0.02
+SETTLE_QUIET = 0.02
 SETTLE_LIMIT = 0.6
 SAMPLE_EVERY = 0.25
 """While the agent thinks, the screen is sampled this often to learn what changes alone."""
@@ -77,18 +76,10 @@ sys.exit(_mm_xdotool.main(sys.argv[1:], {bin!r}))
 """The `xdotool` first on a recorded agent's PATH (see hook/_mm_xdotool.py)."""
 
 
-def settle(
-    backend: Backend, limit: float = SETTLE_LIMIT, interval: float = SETTLE_INTERVAL
-) -> Frame:
-    """Grab until two consecutive frames agree (or `limit` seconds pass); return the last."""
-    deadline = time.monotonic() + limit
-    frame = backend.grab()
-    while True:
-        time.sleep(interval)
-        latest = backend.grab()
-        if same_picture(frame, latest) or time.monotonic() >= deadline:
-            return latest
-        frame = latest
+def settle(backend: Backend) -> Frame:
+    """The screen once still, as the recorder keeps it. The agent's last input was given
+    just now, in its own process: the screen counts as still only from now on."""
+    return backend.settle(SETTLE_QUIET, SETTLE_LIMIT, since=time.monotonic()).frame
 
 
 def is_caret(before: Frame, after: Frame, region: Rect) -> bool:

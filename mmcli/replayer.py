@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import io
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -24,20 +25,26 @@ from PIL import Image
 from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.errors import Aborted, DisplayError, MMError, NotSaved, StoreError, UsageError
-from mmcli.fingerprint import Frame, Rect, same_picture
+from mmcli.fingerprint import Frame, Rect, blank
 from mmcli.integrate import FinishedRun, Into, integrate
 from mmcli.inuse import in_use
 from mmcli.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded
-from mmcli.recorder import blank_png, focus_point, settle
+from mmcli.recorder import blank_png, focus_point
 from mmcli.relocate import Offset, find_offset, moved, moved_point, shifted
 from mmcli.store import Store, new_token
 
 POLL = 0.03
-HOVER_SETTLE = 0.03
-"""After moving the pointer between candidate targets, time for hover effects to draw."""
+"""Before the pointer moves on, the screen must have been still this long since the last
+action and the last change (the app has reacted to the action)."""
+CHECK_QUIET = 0.015
+"""A screen is checked once still this long: after the pointer moved, hover effects have
+drawn. Checking too early only costs another look; acting needs a match on a still screen."""
+CHECK_LIMIT = 0.25
+"""At most this long each look waits for a still screen (then the interrupt, the fail-safe
+and the timeout are looked at)."""
 APPROACH_SETTLE_LIMIT = 1.0
 """At most this long, replay waits for the screen to be still before moving the pointer."""
 CONFIRM_RETRIES = 5
@@ -50,6 +57,13 @@ AGENT_TIMEOUT = 600.0
 """Default limit for a fallback agent: a hung agent must not hold the display forever."""
 WAIT_NOTICE = 1.0
 """After this many seconds of waiting for a step's screen, say so."""
+SEEN_REACH = 48
+"""The seen-state rule looks this many steps up and down the recorded path, no further:
+a step's check costs the same in a recording of any length."""
+DECODED = 2 * SEEN_REACH + 16
+"""Recorded screens kept decoded (the ones around the step being replayed)."""
+PREPARED = 16
+"""Steps whose masked references are kept (the children of the last few nodes)."""
 Progress = Callable[[str], None]
 
 
@@ -173,6 +187,36 @@ def _typed_by(step: Step) -> list[Rect]:
     return []
 
 
+def _with(typed: tuple[Rect, ...], more: list[Rect]) -> tuple[Rect, ...]:
+    """`typed` and `more`, each rectangle once (a task types into few fields, often)."""
+    new = tuple(r for r in dict.fromkeys(more) if r not in typed)
+    return typed + new if new else typed
+
+
+class _MaskedScreens(Sequence[np.ndarray]):
+    """The recorded screens of some steps, decoded and masked when looked at (most checks
+    never look at them: only a changed region does); not kept masked, to bound memory."""
+
+    def __init__(self, replayer: Replayer, steps: list[Step], masks: list[Rect]) -> None:
+        self._replayer = replayer
+        self._steps = steps
+        self._masks = masks
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __getitem__(self, i: int) -> np.ndarray:  # type: ignore[override]
+        screen = self._replayer._reference(self._steps[i])
+        return _MISSING if screen is None else blank(screen, self._masks)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return (self[i] for i in range(len(self._steps)))
+
+
+_MISSING = np.zeros((0, 0, 3), np.uint8)
+"""A step whose thumbnail is gone: a screen of no size, which `_seen` skips."""
+
+
 def task_area(area: Rect | None, workarea: Rect | None) -> Rect | None:
     """The recorded task area within the desktop's work area: a panel or taskbar that
     changed while the task was recorded (a clock, a new window's button) is never part
@@ -221,8 +265,14 @@ class Replayer:
         self.progress = progress or (lambda message: None)
         self.interrupt = Interrupt()
         self.ignore = list(options.ignore)
-        self._references: dict[int, np.ndarray | None] = {}
-        self._prepared: dict[int, References] = {}
+        self._references: OrderedDict[int, np.ndarray | None] = OrderedDict()
+        self._prepared: OrderedDict[int, References] = OrderedDict()
+        self._kids: dict[int | None, list[Step]] = {}
+        self._by_id: dict[int, Step] = {}
+        for s in recording.steps:
+            self._kids.setdefault(s.parent, []).append(s)
+            self._by_id[s.id] = s
+        self._chain_lengths: dict[int, int] = {}
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
         self.area = task_area(recording.area, backend.workarea())
@@ -237,7 +287,7 @@ class Replayer:
             raise Aborted("fail-safe: pointer in a screen corner; stopped between two actions")
 
     def wait_for_match(self, children: list[Step], depth: int) -> Match:
-        """Poll until one child matches on two consecutive, identical grabs.
+        """Look until one child matches a still screen (`Backend.settle`).
 
         Children recorded with the pointer in different places (branches that start with
         clicks on different targets) are each checked with the pointer where they had it,
@@ -251,6 +301,7 @@ class Replayer:
         best: Match | None = None
         told = False
         refocused = False
+        looked = 0.0
         while True:
             if not told and time.monotonic() - started > WAIT_NOTICE:
                 told = True
@@ -260,8 +311,10 @@ class Replayer:
                 )
             for pointer, group in groups.items():
                 self._check_abort()
-                self._approach(moved_point(pointer, self.offset), several=len(groups) > 1)
-                match = self._first_match(group, self.backend.grab())
+                self._approach(moved_point(pointer, self.offset))
+                settled = self.backend.settle(CHECK_QUIET, CHECK_LIMIT)
+                looked = settled.at
+                match = self._first_match(group, settled.frame)
                 if match.step is not None and match.offset != self.offset:
                     # Found moved: check again with the pointer where it belongs there.
                     self.offset = match.offset
@@ -271,25 +324,16 @@ class Replayer:
                     )
                     match = Match(None, match.verdict, match.frame, match.offset)
                     continue
-                if match.step is not None:
-                    if self.options.dry_run:
-                        return match
-                    time.sleep(POLL)
-                    again = self._first_match(group, self.backend.grab())
-                    if (
-                        again.step is match.step
-                        and again.offset == match.offset
-                        and same_picture(match.frame, again.frame)
-                    ):
-                        return again
-                    match = again
+                if match.step is not None and (settled.still or self.options.dry_run):
+                    return match
                 if match.step is None and (best is None or _fewer(match, best)):
                     best = match
                 if match.step is None and not refocused and self._refocus(group, depth):
                     refocused = True
             if time.monotonic() >= deadline:
                 return best or match
-            time.sleep(POLL)
+            # Nothing matched: look again once the screen changes.
+            self.backend.wait_change(looked, POLL)
 
     def _refocus(self, group: list[Step], depth: int) -> bool:
         """Before a click, a window that lost the focus to another window is given it back,
@@ -309,58 +353,79 @@ class Replayer:
         return True
 
     def _reference(self, step: Step) -> np.ndarray | None:
-        """The recorded downscaled screen of `step`, from its thumbnail (None if gone)."""
-        if step.id not in self._references:
-            image = None
-            data = self.store.read_thumbnail(self.recording.name, step.thumbnail or "")
-            if data is not None:
-                with contextlib.suppress(OSError, ValueError), Image.open(io.BytesIO(data)) as img:
-                    image = Frame.small_from_thumbnail(img)
-            self._references[step.id] = image
-        return self._references[step.id]
+        """The recorded downscaled screen of `step`, from its thumbnail (None if gone);
+        the last `DECODED` are kept."""
+        if step.id in self._references:
+            self._references.move_to_end(step.id)
+            return self._references[step.id]
+        image = None
+        data = self.store.read_thumbnail(self.recording.name, step.thumbnail or "")
+        if data is not None:
+            with contextlib.suppress(OSError, ValueError), Image.open(io.BytesIO(data)) as img:
+                image = Frame.small_from_thumbnail(img)
+        self._references[step.id] = image
+        if len(self._references) > DECODED:
+            self._references.popitem(last=False)
+        return image
 
-    def _chain_below(self, step: Step) -> list[Step]:
-        """The steps that followed `step` first when it was recorded."""
+    def _children(self, node: int | None) -> list[Step]:
+        return self._kids.get(node, [])
+
+    def _chain_below(self, step: Step, limit: int | None = None) -> list[Step]:
+        """The steps that followed `step` first when it was recorded (the first `limit`)."""
         chain: list[Step] = []
-        kids = self.recording.children(step.id)
-        while kids:
+        kids = self._children(step.id)
+        while kids and (limit is None or len(chain) < limit):
             chain.append(kids[0])
-            kids = self.recording.children(kids[0].id)
+            kids = self._children(kids[0].id)
         return chain
+
+    def _chain_length(self, step: Step) -> int:
+        """len(self._chain_below(step)), remembered."""
+        if step.id not in self._chain_lengths:
+            chain = self._chain_below(step)
+            for i, below in enumerate([step, *chain]):
+                self._chain_lengths.setdefault(below.id, len(chain) - i)
+        return self._chain_lengths[step.id]
 
     def _path_through(self, step: Step) -> list[tuple[Step, list[Rect]]]:
         """The other steps of the recorded path through `step` (its ancestors and the
-        steps that followed it first), each with where the task typed between that step's
-        screen and `step`'s."""
+        steps that followed it first, the nearest `SEEN_REACH` each way), each with where
+        the task typed between that step's screen and `step`'s."""
         path: list[tuple[Step, list[Rect]]] = []
-        typed: list[Rect] = []
+        typed: tuple[Rect, ...] = ()
         parent = step.parent
-        while parent is not None:
-            ancestor = self.recording.step(parent)
-            typed = [*typed, *_typed_by(ancestor)]
-            path.append((ancestor, typed))
+        while parent is not None and len(path) < SEEN_REACH:
+            ancestor = self._by_id[parent]
+            typed = _with(typed, _typed_by(ancestor))
+            path.append((ancestor, list(typed)))
             parent = ancestor.parent
-        typed = _typed_by(step)
-        for below in self._chain_below(step):
-            path.append((below, typed))
-            typed = [*typed, *_typed_by(below)]
+        typed = _with((), _typed_by(step))
+        for below in self._chain_below(step, SEEN_REACH):
+            path.append((below, list(typed)))
+            typed = _with(typed, _typed_by(below))
         return path
 
     def references(self, step: Step) -> References:
-        """Recorded screens for the `regions` matcher, masked as the step is (cached)."""
-        if step.id not in self._prepared:
-            this = self._reference(step)
-            others: list[tuple[np.ndarray, list[Rect]]] = []
-            if this is not None:
-                for other, typed in self._path_through(step):
-                    reference = self._reference(other)
-                    if reference is not None:
-                        others.append((reference, typed))
-            masks = [*step.fingerprint.masks, *self.recording.ignore, *self.ignore]
-            self._prepared[step.id] = References.prepare(
-                this, [o for o, _ in others], masks, [t for _, t in others]
+        """Recorded screens for the `regions` matcher, masked as the step is (the last
+        `PREPARED` kept). The path's screens are decoded and masked when first needed."""
+        if step.id in self._prepared:
+            self._prepared.move_to_end(step.id)
+            return self._prepared[step.id]
+        this = self._reference(step)
+        masks = [*step.fingerprint.masks, *self.recording.ignore, *self.ignore]
+        prepared = References()
+        if this is not None:
+            path = self._path_through(step)
+            prepared = References(
+                blank(this, masks),
+                _MaskedScreens(self, [other for other, _ in path], masks),
+                [typed for _, typed in path],
             )
-        return self._prepared[step.id]
+        self._prepared[step.id] = prepared
+        if len(self._prepared) > PREPARED:
+            self._prepared.popitem(last=False)
+        return prepared
 
     def _verdict(self, step: Step, view: Frame) -> Verdict:
         return compare(
@@ -419,7 +484,7 @@ class Replayer:
         check_geometry(self.recording, self.backend)
         started = time.monotonic()
         report = ReplayReport(
-            self.recording.name, Outcome.FROM_MEMORY, steps_total=len(self.recording.trunk())
+            self.recording.name, Outcome.FROM_MEMORY, steps_total=self._trunk_length()
         )
         with self.interrupt.catching():
             try:
@@ -439,7 +504,7 @@ class Replayer:
         depth = 0
         changed = 0
         while True:
-            children = self.recording.children(node)
+            children = self._children(node)
             if not children:
                 if self.options.dry_run:
                     report.outcome = Outcome.WOULD_REPLAY
@@ -471,13 +536,17 @@ class Replayer:
             for piece in rest:
                 self._check_abort()  # Ctrl-C stops a long action between two pieces
                 self.backend.perform(piece)
-            total = depth + 1 + len(self._chain_below(step))
+            total = depth + 1 + self._chain_length(step)
             self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
             focus = focus_point(moved(step.action, self.offset), focus)
             report.path.append(step.id)
             node = step.id
             depth += 1
             report.steps_replayed = depth
+
+    def _trunk_length(self) -> int:
+        roots = self._children(None)
+        return 1 + self._chain_length(roots[0]) if roots else 0
 
     def _target_on_screen(self, match: Match, step: Step) -> Rect | None:
         patch = step.fingerprint.patch
@@ -514,7 +583,7 @@ class Replayer:
         )
         return Match(None, Verdict((difference,)), self.backend.grab(), match.offset)
 
-    def _approach(self, point: tuple[int, int] | None, several: bool) -> bool:
+    def _approach(self, point: tuple[int, int] | None) -> bool:
         """Put the pointer back where it was when the step was recorded (on the target of
         a click), so hover effects match, and so keys go where they went (with
         focus-follows-mouse, the window under the pointer gets them). True if it moved."""
@@ -523,10 +592,8 @@ class Replayer:
         # The agent moved on once the app had reacted to its last action; moving the
         # pointer while a dialog is still being mapped under it was seen to lose the
         # dialog (Tk, no window manager). So the screen must be still first.
-        settle(self.backend, limit=APPROACH_SETTLE_LIMIT, interval=POLL)
+        self.backend.wait_still(POLL, APPROACH_SETTLE_LIMIT)
         self.backend.move(*point)
-        if several:
-            time.sleep(HOVER_SETTLE)
         return True
 
     # ---- divergence ----------------------------------------------------------------------

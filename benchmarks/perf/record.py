@@ -133,7 +133,7 @@ def instrumented(parts: Parts) -> Iterator[None]:
 
     targets = [
         (recorder_module.Recorder, "capture", "capture (agent blocked)"),
-        (recorder_module, "settle", "  settle (grabs until 2 agree)"),
+        (recorder_module, "settle", "  settle (a still screen)"),
         (recorder_module, "approach", "  approach (pointer move)"),
         (recorder_module, "patch_of", "  target patch"),
         (recorder_module, "_png", "thumbnail PNG (worker thread)"),

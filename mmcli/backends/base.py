@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from mmcli.fingerprint import Frame, Rect
+from mmcli.fingerprint import Frame, Rect, same_picture
 from mmcli.model import Action
 
 if TYPE_CHECKING:
@@ -16,10 +18,67 @@ if TYPE_CHECKING:
 
 FAILSAFE_MARGIN = 0
 """How far (px) from a corner the pointer may be and still count as 'in the corner'."""
+SETTLE_QUIET = 0.03
+"""A screen is still once it has not changed for this long (nor been given input)."""
+SETTLE_LIMIT = 1.0
+
+
+class Settled(NamedTuple):
+    """The screen grabbed once it was still; `still` is False when `settle` gave up
+    waiting (the screen kept changing until its limit)."""
+
+    frame: Frame
+    still: bool
+    at: float
+    """When the frame was grabbed (monotonic)."""
+
+
+class ChangeLog:
+    """When the screen last changed, as reported by whatever watches it (on X11 the
+    DAMAGE extension, from a reader thread); waiters are woken at each report."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.changed_at = time.monotonic()
+        self.count = 0
+
+    def note(self, reports: int = 1) -> None:
+        """The screen changed just now."""
+        with self._changed:
+            self.changed_at = time.monotonic()
+            self.count += reports
+            self._changed.notify_all()
+
+    def wait_still(self, quiet: float, floor: float, deadline: float) -> bool:
+        """Wait until neither a change nor `floor` (the last input) is less than `quiet`
+        seconds old; False if `deadline` (monotonic) came first."""
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                last = max(self.changed_at, floor)
+                if now - last >= quiet:
+                    return True
+                if now >= deadline:
+                    return False
+                self._changed.wait(min(last + quiet, deadline) - now)
+
+    def wait_change(self, since: float, deadline: float) -> bool:
+        """Wait until the screen changes after `since` (monotonic); False at `deadline`."""
+        with self._changed:
+            while self.changed_at <= since:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
 
 
 class Backend(ABC):
     """One display: its pixels, its pointer, its keyboard and mouse."""
+
+    input_at: float = 0.0
+    """When this backend last gave the display input (monotonic); `settle` counts the
+    screen as still only from then on."""
 
     @abstractmethod
     def size(self) -> tuple[int, int]: ...
@@ -50,6 +109,62 @@ class Backend(ABC):
             return False
         self.perform(action)
         return True
+
+    def changes(self) -> ChangeLog | None:
+        """Reports of every change to the screen as it happens, when the display can give
+        them (None: `settle` samples the screen instead)."""
+        return None
+
+    def settle(
+        self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT, since: float = 0.0
+    ) -> Settled:
+        """The screen once it has been still for `quiet` seconds, counted from its last
+        change and from the last input (this backend's own, or `since` for input given
+        elsewhere); after `limit` seconds of changes, the latest screen, not still.
+
+        With change reports the wait ends within a few ms of the app's last repaint;
+        without, two grabs `quiet` apart must agree."""
+        log = self.changes()
+        deadline = time.monotonic() + limit
+        if log is None:
+            return self._settle_sampling(quiet, deadline)
+        floor = max(self.input_at, since)
+        while True:
+            still = log.wait_still(quiet, floor, deadline)
+            count = log.count
+            at = time.monotonic()
+            frame = self.grab()
+            if not still or log.count == count:
+                return Settled(frame, still, at)
+            # A change was reported while grabbing: the frame may be half drawn.
+
+    def wait_still(self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT) -> bool:
+        """`settle` without the screen: with change reports, no grab at all."""
+        log = self.changes()
+        if log is None:
+            return self.settle(quiet, limit).still
+        return log.wait_still(quiet, self.input_at, time.monotonic() + limit)
+
+    def _settle_sampling(self, quiet: float, deadline: float) -> Settled:
+        frame = self.grab()
+        while True:
+            time.sleep(quiet)
+            at = time.monotonic()
+            latest = self.grab()
+            if same_picture(frame, latest):
+                return Settled(latest, True, at)
+            if time.monotonic() >= deadline:
+                return Settled(latest, False, at)
+            frame = latest
+
+    def wait_change(self, since: float, timeout: float) -> None:
+        """Return once the screen has changed after `since` (monotonic), or after `timeout`
+        seconds (without change reports: after `timeout`)."""
+        log = self.changes()
+        if log is None:
+            time.sleep(timeout)
+        else:
+            log.wait_change(since, time.monotonic() + timeout)
 
     def workarea(self) -> Rect | None:
         """The part of the screen windows may use, less the desktop's panels (None: the

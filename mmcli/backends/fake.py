@@ -1,12 +1,14 @@
-"""An in-memory display for fast unit tests: a PIL image, a pointer, a log of actions."""
+"""An in-memory display for fast unit tests: a PIL image, a pointer, a log of actions;
+optionally change reports, as X11's DAMAGE gives them (`repaint`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from PIL import Image
 
-from mmcli.backends.base import Backend
+from mmcli.backends.base import Backend, ChangeLog
 from mmcli.fingerprint import Frame
 from mmcli.model import Action
 
@@ -16,8 +18,11 @@ class FakeBackend(Backend):
         self,
         screen: Image.Image,
         on_action: Callable[[FakeBackend, Action], None] | None = None,
+        reports: bool = False,
     ) -> None:
         self.screen = screen.convert("RGB")
+        self.log = ChangeLog() if reports else None
+        """With `reports`, `settle` waits on the changes `repaint` reports."""
         self.position = (screen.width // 2, screen.height // 2)
         self.performed: list[Action] = []
         self.on_action = on_action
@@ -35,10 +40,22 @@ class FakeBackend(Backend):
 
     def move(self, x: int, y: int) -> None:
         self.position = (x, y)
+        self.input_at = time.monotonic()
+
+    def changes(self) -> ChangeLog | None:
+        return self.log
+
+    def repaint(self, screen: Image.Image | None = None) -> None:
+        """Show `screen` (or redraw the same), reported as a change."""
+        if screen is not None:
+            self.screen = screen.convert("RGB")
+        if self.log is not None:
+            self.log.note()
 
     def perform(self, action: Action) -> None:
         if action.point is not None:
             self.position = action.point
         self.performed.append(action)
+        self.input_at = time.monotonic()
         if self.on_action is not None:
             self.on_action(self, action)

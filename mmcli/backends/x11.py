@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mmcli.backends.base import Backend
+from mmcli.backends.base import Backend, ChangeLog
 from mmcli.display import ensure_xauthority
 from mmcli.errors import DisplayError
 from mmcli.fingerprint import Frame, Rect
@@ -28,7 +28,9 @@ DRAG_SECONDS = 0.2
 """Apps need pointer motion between press and release to see a drag."""
 CLICK_SETTLE = 0.02
 """After a click, time for the app to take it before the pointer moves on (without it a Tk
-dialog opened by the click was seen not to appear)."""
+dialog opened by the click was seen not to appear). Waited before the next pointer motion,
+not after the click: keys typed into the clicked field need not wait."""
+MOVES = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.MOVE, ActionKind.DRAG}
 HELD = {ActionKind.CLICK, ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY, ActionKind.SCROLL}
 """Actions performed with the display held still from the check on (not drags: apps need
 to see the pointer's motion as it happens)."""
@@ -139,6 +141,8 @@ class X11Backend(Backend):
         self._monitor = self._mss.monitors[1]
         self._held: Any = None
         """pyautogui's own X connection while it holds the server (`perform_checked`)."""
+        self._clicked_at = 0.0
+        self._watch = _watch_screen()
 
     def size(self) -> tuple[int, int]:
         return (int(self._monitor["width"]), int(self._monitor["height"]))
@@ -152,7 +156,20 @@ class X11Backend(Backend):
         return (int(x), int(y))
 
     def move(self, x: int, y: int) -> None:
+        self._let_click_land()
         self._gui.moveTo(x, y, _pause=False)
+        self.input_at = time.monotonic()
+
+    def changes(self) -> ChangeLog | None:
+        """The X server's own reports of each change (DAMAGE), when it has the extension."""
+        if self._watch is None or self._watch.broken:
+            return None
+        return self._watch.log
+
+    def _let_click_land(self) -> None:
+        wait = self._clicked_at + CLICK_SETTLE - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 
     def grab_rect(self, rect: Rect) -> np.ndarray:
         if self._held is not None:
@@ -175,6 +192,8 @@ class X11Backend(Backend):
         remaps = action.kind is ActionKind.TYPE and not action.text.isascii()
         if display is None or action.kind not in HELD or remaps:
             return super().perform_checked(action, unchanged)
+        if action.kind in MOVES:
+            self._let_click_land()
         display.grab_server()
         display.sync()
         self._held = display
@@ -186,8 +205,6 @@ class X11Backend(Backend):
             self._held = None
             display.ungrab_server()
             display.sync()
-        if action.kind is ActionKind.CLICK:
-            time.sleep(CLICK_SETTLE)
         return True
 
     def workarea(self) -> Rect | None:
@@ -222,10 +239,18 @@ class X11Backend(Backend):
 
     def perform(self, action: Action) -> None:
         self._act(action)
-        if action.kind is ActionKind.CLICK:
-            time.sleep(CLICK_SETTLE)
 
     def _act(self, action: Action) -> None:
+        if action.kind in MOVES:
+            self._let_click_land()
+        try:
+            self._input(action)
+        finally:
+            self.input_at = time.monotonic()
+            if action.kind is ActionKind.CLICK:
+                self._clicked_at = self.input_at
+
+    def _input(self, action: Action) -> None:
         g = self._gui
         k = action.kind
         if k is ActionKind.CLICK:
@@ -257,6 +282,8 @@ class X11Backend(Backend):
             raise ValueError(f"unknown action {k}")
 
     def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
         self._mss.close()
 
     def open_grabber(self) -> Grabber:
@@ -270,6 +297,17 @@ class X11Backend(Backend):
         except Exception as e:  # no RECORD extension, or the connection was refused
             display = os.environ.get("DISPLAY")
             raise DisplayError(f"cannot watch the input of {display}: {e}") from None
+
+
+def _watch_screen() -> Any:
+    """A `ScreenWatch` on the display, or None where DAMAGE cannot be used (`settle` then
+    samples the screen)."""
+    try:
+        from mmcli.backends.damage import ScreenWatch
+
+        return ScreenWatch(ChangeLog())
+    except Exception:
+        return None
 
 
 FOCUS_WAIT = 0.5

@@ -32,7 +32,7 @@ from PIL import Image
 
 from mmcli.backends.base import Backend
 from mmcli.codec import fingerprint_doc, fingerprint_from_doc
-from mmcli.fingerprint import Fingerprint, Frame, Rect, fingerprint_of, same_picture
+from mmcli.fingerprint import Fingerprint, Frame, Rect, fingerprint_of
 from mmcli.matcher import Policy, References, Verdict, compare
 from mmcli.sdk.check import Check
 
@@ -230,13 +230,6 @@ def _open_x11() -> Backend:
 
 
 def settled_frame(backend: Backend, limit: float = SETTLE_LIMIT) -> Frame:
-    """A grab taken once two consecutive grabs show the same picture (or after `limit`)."""
-    deadline = time.monotonic() + limit
-    frame = backend.grab()
-    while time.monotonic() < deadline:
-        time.sleep(SETTLE_POLL)
-        again = backend.grab()
-        if same_picture(frame, again):
-            return again
-        frame = again
-    return frame
+    """The screen once still (`Backend.settle`), or the latest after `limit`; the input
+    that came before was given by the caller, just now."""
+    return backend.settle(SETTLE_POLL, limit, since=time.monotonic()).frame

@@ -1,0 +1,144 @@
+"""`Backend.settle` on the fake backend: with change reports (as X11's DAMAGE gives them)
+it waits for the screen to be quiet since its last change and the last input, and no
+longer; without reports it samples the screen."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PIL import Image
+
+from mmcli.backends import FakeBackend
+from mmcli.backends.base import ChangeLog
+from mmcli.fingerprint import Frame
+from mmcli.model import Action, ActionKind
+
+QUIET = 0.05
+
+
+def screen(colour: str = "white") -> Image.Image:
+    return Image.new("RGB", (320, 200), colour)
+
+
+def quiet_backend() -> FakeBackend:
+    backend = FakeBackend(screen(), reports=True)
+    assert backend.log is not None
+    backend.log.changed_at -= 10  # nothing changed lately
+    return backend
+
+
+def timed(backend: FakeBackend, quiet: float = QUIET, limit: float = 5.0) -> tuple[float, bool]:
+    started = time.monotonic()
+    settled = backend.settle(quiet, limit)
+    return time.monotonic() - started, settled.still
+
+
+def test_a_screen_quiet_for_long_is_still_at_once() -> None:
+    backend = quiet_backend()
+    took, still = timed(backend)
+    assert still and took < QUIET
+    assert backend.grabs == 1
+
+
+def test_settle_waits_quiet_after_the_last_repaint_and_no_longer() -> None:
+    backend = quiet_backend()
+    backend.repaint(screen("red"))
+    took, still = timed(backend)
+    assert still and QUIET - 0.005 <= took < QUIET + 0.2
+
+
+def test_settle_counts_from_the_last_input() -> None:
+    backend = quiet_backend()
+    backend.move(10, 10)
+    took, _ = timed(backend)
+    assert took >= QUIET - 0.005
+    backend.perform(Action(ActionKind.CLICK, x=5, y=5))
+    took, _ = timed(backend)
+    assert took >= QUIET - 0.005
+
+
+def test_settle_counts_from_input_given_elsewhere() -> None:
+    backend = quiet_backend()
+    started = time.monotonic()
+    backend.settle(QUIET, 5.0, since=time.monotonic())
+    assert time.monotonic() - started >= QUIET - 0.005
+
+
+def keep_repainting(backend: FakeBackend, seconds: float) -> threading.Thread:
+    def run() -> None:
+        until = time.monotonic() + seconds
+        colours = ["red", "blue"]
+        while time.monotonic() < until:
+            backend.repaint(screen(colours[0]))
+            colours.reverse()
+            time.sleep(0.005)
+
+    backend.repaint(screen("green"))  # under way before the caller settles
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_settle_waits_while_the_screen_keeps_changing() -> None:
+    backend = quiet_backend()
+    painter = keep_repainting(backend, 0.4)
+    started = time.monotonic()
+    settled = backend.settle(0.1, 5.0)  # far above the 5 ms between repaints, under load too
+    took = time.monotonic() - started
+    painter.join()
+    assert settled.still and took >= 0.4
+    assert backend.log is not None and time.monotonic() - backend.log.changed_at >= 0.1
+
+
+def test_settle_gives_up_at_its_limit() -> None:
+    backend = quiet_backend()
+    painter = keep_repainting(backend, 0.5)
+    took, still = timed(backend, limit=0.15)
+    painter.join()
+    assert not still and 0.14 <= took < 0.4
+
+
+class RepaintsWhileGrabbed(FakeBackend):
+    """The app repaints while the first grab is being taken: that frame may be torn."""
+
+    def grab(self) -> Frame:
+        frame = super().grab()
+        if self.grabs == 1:
+            self.repaint(screen("red"))
+        return frame
+
+
+def test_a_change_reported_during_the_grab_means_waiting_again() -> None:
+    backend = RepaintsWhileGrabbed(screen(), reports=True)
+    assert backend.log is not None
+    backend.log.changed_at -= 10
+    settled = backend.settle(QUIET, 5.0)
+    assert settled.still and backend.grabs == 2
+    assert settled.frame.pixels[0, 0, 2] == 255  # red, BGRX
+
+
+def test_without_reports_two_grabs_quiet_apart_must_agree() -> None:
+    backend = FakeBackend(screen())
+    assert backend.changes() is None
+    settled = backend.settle(QUIET, 5.0)
+    assert settled.still and backend.grabs == 2
+
+
+def test_wait_change_returns_at_the_next_change() -> None:
+    log = ChangeLog()
+    since = time.monotonic()
+    threading.Timer(0.05, log.note).start()
+    started = time.monotonic()
+    assert log.wait_change(since, started + 5.0)
+    assert time.monotonic() - started < 1.0
+    assert not log.wait_change(time.monotonic(), time.monotonic() + 0.05)
+
+
+def test_wait_still_needs_no_grab_with_reports() -> None:
+    backend = quiet_backend()
+    backend.repaint()
+    started = time.monotonic()
+    assert backend.wait_still(QUIET, 5.0)
+    assert time.monotonic() - started >= QUIET - 0.005
+    assert backend.grabs == 0
