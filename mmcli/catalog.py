@@ -210,8 +210,8 @@ def _skim(store: Store, name: str) -> dict[str, Any] | None:
     """The entry from the document's header and step lines (`mmcli.skim`), or None: read
     it in full (which also says what is wrong with it, and what an SDK document holds)."""
     try:
-        text = store.path(name).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = storefs.read_bytes(store.root, [], f"{name}.toml").decode("utf-8")
+    except (OSError, UnicodeDecodeError, StoreError):  # a link: the full read says so
         return None
     return skim(text, name)
 

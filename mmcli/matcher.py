@@ -371,6 +371,20 @@ def _one_thin_run(columns: np.ndarray, width: int) -> bool:
     return bool(inked[-1] - inked[0] < width and inked.size == inked[-1] - inked[0] + 1)
 
 
+def ink_columns(frame: Frame, region: Rect) -> np.ndarray | None:
+    """Per column of `region` on the full-resolution frame: whether it holds ink against
+    its row's background (None: the region is off the screen)."""
+    margin = 6
+    x0, y0 = max(region.x - margin, 0), max(region.y - margin, 0)
+    x1 = min(region.right + margin, frame.width)
+    y1 = min(region.bottom + margin, frame.height)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    bgr = frame.pixels[y0:y1, x0:x1, :3].astype(np.int16)
+    luma = (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4
+    return _ink_columns(luma, region, (x0, y0), CARET_INK)
+
+
 def caret_thin(frame: Frame, region: Rect, reference: np.ndarray | None = None) -> bool:
     """Whether a caret-like mark really is caret-thin: on the live screen at full
     resolution its ink is one run of at most `CARET_WIDTH` px (or there is none: the caret
@@ -379,15 +393,8 @@ def caret_thin(frame: Frame, region: Rect, reference: np.ndarray | None = None) 
     Downscaled 4x, one glyph of a small font is no larger than a caret; at full resolution
     it is two or three times wider.
     """
-    margin = 6
-    x0, y0 = max(region.x - margin, 0), max(region.y - margin, 0)
-    x1 = min(region.right + margin, frame.width)
-    y1 = min(region.bottom + margin, frame.height)
-    if x1 <= x0 or y1 <= y0:
-        return False
-    bgr = frame.pixels[y0:y1, x0:x1, :3].astype(np.int16)
-    luma = (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4
-    if not _one_thin_run(_ink_columns(luma, region, (x0, y0), CARET_INK), CARET_WIDTH):
+    columns = ink_columns(frame, region)
+    if columns is None or not _one_thin_run(columns, CARET_WIDTH):
         return False
     if reference is None:
         return True

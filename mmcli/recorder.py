@@ -51,7 +51,7 @@ from mmcli.fingerprint import (
     small_slice,
 )
 from mmcli.input_watch import InputWatch, Observed
-from mmcli.matcher import CARET_MAX, caret_thin, on_focus_line
+from mmcli.matcher import CARET_MAX, caret_thin, ink_columns, on_focus_line
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
 from mmcli.secrets import join_keystrokes, joined
 
@@ -83,14 +83,19 @@ def settle(backend: Backend) -> Frame:
 
 
 def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
-    """A region that changed between two frames is a caret blinking: caret-sized, and
-    caret-thin at full resolution in both."""
-    return (
-        region.w <= CARET_MAX[0]
-        and region.h <= CARET_MAX[1]
-        and caret_thin(before, region)
-        and caret_thin(after, region)
-    )
+    """A region that changed between two frames is a caret blinking: caret-sized, with no
+    ink in one of the frames (the off phase) and caret-thin ink in the other. A digit of
+    a clock changing part of its strokes has ink in both."""
+    if region.w > CARET_MAX[0] or region.h > CARET_MAX[1]:
+        return False
+    ink = [ink_columns(before, region), ink_columns(after, region)]
+    if any(columns is None for columns in ink):
+        return False
+    blank_in = [not bool(columns.any()) for columns in ink if columns is not None]
+    if blank_in[0] == blank_in[1]:
+        return False
+    shown = after if blank_in[0] else before
+    return caret_thin(shown, region)
 
 
 def approach(backend: Backend, action: Action) -> None:

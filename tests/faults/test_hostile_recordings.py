@@ -121,8 +121,10 @@ def test_hostile_recordings_are_refused_whole(name: str, isolated_store: Path) -
         assert message.startswith(f"mm: error: {path}: "), message
         assert HOSTILE[name][1] in message
     assert not (isolated_store / "r.html").exists()
+    # `mm ls` skims a document it has not indexed (its header and step lines: thousands
+    # of recordings are listed in seconds), so it lists this one; opening it refuses it.
     listed = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
-    assert HOSTILE[name][1] in listed[0]["error"]
+    assert [row["name"] for row in listed] == [name]
     assert path.read_bytes() == before
 
 

@@ -127,3 +127,16 @@ def test_a_blinking_caret_is_not_learned_as_volatile_but_a_clock_is() -> None:
     assert recorder.volatile == []
     recorder._note_volatile(Frame.from_image(base), Frame.from_image(ticked))
     assert len(recorder.volatile) == 1 and recorder.volatile[0].x >= 1680
+
+
+def test_part_of_a_digit_changing_is_not_a_caret() -> None:
+    """A clock digit 3 -> 8 changes only its left strokes: thin, caret-sized, but ink on
+    both sides of the change, where a blinking caret has none in its off phase."""
+    from mmcli.recorder import is_caret
+
+    base = form_screen()
+    three, eight = glyph(base, 220, 1), glyph(base, 222, 1)
+    region = Rect(218, 176, 8, 20)
+    assert not is_caret(Frame.from_image(three), Frame.from_image(eight), region)
+    assert is_caret(Frame.from_image(base), Frame.from_image(three), region)
+    assert is_caret(Frame.from_image(three), Frame.from_image(base), region)
