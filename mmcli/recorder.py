@@ -41,7 +41,6 @@ from mmcli.fingerprint import (
     Frame,
     Patch,
     Rect,
-    blank,
     changed_regions,
     find_template,
     grid_of,
@@ -51,7 +50,7 @@ from mmcli.fingerprint import (
     small_slice,
 )
 from mmcli.input_watch import InputWatch, Observed
-from mmcli.matcher import CARET_MAX, caret_thin, ink_columns, on_focus_line
+from mmcli.matcher import CARET_INK, CARET_MAX, CARET_WIDTH, ink_columns, on_focus_line
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
 from mmcli.secrets import join_keystrokes, joined
 
@@ -82,20 +81,33 @@ def settle(backend: Backend) -> Frame:
     return backend.settle(SETTLE_QUIET, SETTLE_LIMIT, since=time.monotonic()).frame
 
 
+CARET_MIN_HEIGHT = 8
+"""A caret is at least this many px tall (the height of a line of small text)."""
+
+
 def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
-    """A region that changed between two frames is a caret blinking: caret-sized, with no
-    ink in one of the frames (the off phase) and caret-thin ink in the other. A digit of
-    a clock changing part of its strokes has ink in both."""
+    """A region that changed between two frames is a caret blinking: caret-sized, what
+    changed at full resolution one run of columns at most `CARET_WIDTH` px wide, with no
+    ink there in one of the frames (the off phase). A clock digit changing part of its
+    strokes has ink on both sides; a field border beside the caret does not change."""
     if region.w > CARET_MAX[0] or region.h > CARET_MAX[1]:
         return False
-    ink = [ink_columns(before, region), ink_columns(after, region)]
-    if any(columns is None for columns in ink):
+    x0, y0 = max(region.x, 0), max(region.y, 0)
+    x1, y1 = min(region.right, after.width), min(region.bottom, after.height)
+    if x1 <= x0 or y1 <= y0:
         return False
-    blank_in = [not bool(columns.any()) for columns in ink if columns is not None]
-    if blank_in[0] == blank_in[1]:
+    a = before.pixels[y0:y1, x0:x1, :3].astype(np.int16)
+    b = after.pixels[y0:y1, x0:x1, :3].astype(np.int16)
+    differs = np.abs(a - b).max(axis=2) > CARET_INK
+    changed = np.flatnonzero(differs.any(axis=0))
+    rows = np.flatnonzero(differs.any(axis=1))
+    if changed.size == 0 or changed[-1] - changed[0] >= CARET_WIDTH:
         return False
-    shown = after if blank_in[0] else before
-    return caret_thin(shown, region)
+    if rows[-1] - rows[0] + 1 < CARET_MIN_HEIGHT:  # a caret spans a line of text
+        return False
+    bar = Rect(x0 + int(changed[0]), y0, int(changed[-1] - changed[0]) + 1, y1 - y0)
+    ink = [ink_columns(before, bar), ink_columns(after, bar)]
+    return any(columns is not None and not columns.any() for columns in ink)
 
 
 def approach(backend: Backend, action: Action) -> None:
@@ -597,23 +609,34 @@ def build_steps(
 
 
 def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None:
-    """What the captured action changed on the screen, judged region by region with the
-    masked (volatile, declared, param) regions left out: a clock ticking between two
-    captures is not the action's doing. For typed text, the changed regions on the line of
-    the field that has the focus (what the typing produced); when there are none there,
-    everything that changed.
+    """What the captured action changed on the screen, judged region by region: a region
+    wholly inside a masked one (a clock ticking between two captures) is not the action's
+    doing. For typed text, the changed regions on the line of the field that has the
+    focus (what the typing produced); when there are none there, everything else that
+    changed.
     """
-    regions = changed_regions(blank(cap.small, masks), blank(after, masks))
+    changed = changed_regions(cap.small, after)
+    regions = [r for r in changed if not any(_inside(r, m.grow(SCALE)) for m in masks)]
+    if cap.action.kind is ActionKind.TYPE and cap.patch is not None:
+        # What the typing wrote, even where a mask lies over it (the field's caret was
+        # learned as volatile): the param's value at replay may be longer.
+        focus = (cap.patch.x, cap.patch.y)
+        regions = [r for r in changed if on_focus_line(r, focus)] or regions
     if not regions:
         return None
-    if cap.action.kind is ActionKind.TYPE and cap.patch is not None:
-        focus = (cap.patch.x, cap.patch.y)
-        in_field = [r for r in regions if on_focus_line(r, focus)]
-        regions = in_field or regions
     effect = regions[0]
     for region in regions[1:]:
         effect = effect.union(region)
     return effect
+
+
+def _inside(inner: Rect, outer: Rect) -> bool:
+    return (
+        outer.x <= inner.x
+        and outer.y <= inner.y
+        and inner.right <= outer.right
+        and inner.bottom <= outer.bottom
+    )
 
 
 def _exposed(action: Action, before: np.ndarray, after: np.ndarray) -> list[Rect]:

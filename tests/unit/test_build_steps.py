@@ -85,3 +85,13 @@ def test_thumbnail_paint_covers_exactly_the_blanked_cells() -> None:
     untouched = Frame.small_from_thumbnail(white)
     assert (blank(small, [region]) == blank(untouched, [region])).all()
     assert not np.array_equal(small, untouched)
+
+
+def test_typing_over_a_volatile_region_still_masks_the_param_text() -> None:
+    """A region learned as volatile over part of the field (its caret's first blinks)
+    must not hide the typing: the replayed value, longer or shorter, is masked still."""
+    volatile = Rect(196, 172, 40, 28)  # learned over the field's start
+    built = build_steps(typed_run(clock_ticks=False), None, {"name": "Ada"}, 0, None, [volatile])
+    assert built.steps[1].effect is not None
+    param_mask = built.steps[2].fingerprint.masks[-1]
+    assert param_mask.right > 300  # the typed text and the room a longer value needs

@@ -140,3 +140,13 @@ def test_part_of_a_digit_changing_is_not_a_caret() -> None:
     assert not is_caret(Frame.from_image(three), Frame.from_image(eight), region)
     assert is_caret(Frame.from_image(base), Frame.from_image(three), region)
     assert is_caret(Frame.from_image(three), Frame.from_image(base), region)
+
+
+def test_a_caret_beside_the_field_border_is_a_caret() -> None:
+    """An empty field's caret stands a pixel or two from its border: what changes is the
+    caret alone, though the border shares its downscaled column."""
+    from mmcli.recorder import is_caret
+
+    base = form_screen()
+    caret = glyph(base, 202, 1)
+    assert is_caret(Frame.from_image(caret), Frame.from_image(base), Rect(200, 176, 8, 20))
