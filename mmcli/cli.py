@@ -141,6 +141,14 @@ UpstreamOption = Annotated[
 ]
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from mmcli import __version__
+
+        print(f"mm {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
     store: StoreOption = None,
@@ -152,6 +160,12 @@ def _root(
             help="How long record/replay wait for another mm to free the display before exiting 1.",
         ),
     ] = 60.0,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     _state["store"] = store
     _state["lock_wait"] = lock_wait
@@ -749,6 +763,110 @@ def _render_plan(plan: Any, dry_run: bool) -> None:
     console().print(table)
     if dry_run:
         say("dry run: nothing deleted")
+
+
+def _confirm(question: str, yes: bool) -> None:
+    """Ask before a destructive step (or go on with `yes`); refuse without a terminal."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("not a terminal: add --yes to go ahead")
+    if not typer.confirm(question, err=True):
+        say("nothing changed")
+        raise typer.Exit(1)
+
+
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")]
+
+
+@app.command("rm", cls=MMCommand)
+def rm(
+    name: Annotated[str, typer.Argument(help="The recording to delete.")],
+    branch: Annotated[
+        int | None,
+        typer.Option(
+            metavar="STEP",
+            help="Delete only the branch that starts at this step id (see `mm show NAME "
+            "--json`), not the recording.",
+        ),
+    ] = None,
+    yes: YesOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Delete a recording (any kind) or one of its branches: shows what goes, then asks.
+
+    Without a terminal nothing is deleted unless --yes.
+
+    Example: mm rm loan --branch 7
+    """
+    from mmcli.manage import plan_removal, remove
+
+    store = _store()
+    removal = plan_removal(store, name, branch)
+    say(f"to delete: {escape(removal.describe())}")
+    _confirm("Delete it?", yes)
+    remove(store, removal)
+    if json_out:
+        print(json.dumps({"deleted": [removal.as_json()]}))
+    say("deleted " + escape(removal.describe()))
+
+
+@app.command("mv", cls=MMCommand)
+def mv(
+    old: Annotated[str, typer.Argument(help="The recording to rename.")],
+    new: Annotated[str, typer.Argument(help="Its new name (not taken).")],
+) -> None:
+    """Rename a recording (any kind); its thumbnails and replay history go with it.
+
+    Example: mm mv loan loan-v1
+    """
+    from mmcli.manage import move
+
+    move(_store(), old, new, progress=progress)
+
+
+@app.command("export", cls=MMCommand)
+def export(
+    name: Annotated[str, typer.Argument(help="The recording to export.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The archive to write (.tar.gz).")],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace FILE if it exists.")
+    ] = False,
+) -> None:
+    """Write a recording (its TOML and thumbnails) to one archive file, for `mm import`.
+
+    Example: mm export loan loan.tar.gz
+    """
+    from mmcli.manage import export as export_recording
+    from mmcli.manage import plural
+
+    steps, thumbs = export_recording(_store(), name, file, overwrite=overwrite)
+    say(
+        f"exported {escape(name)} to {escape(str(file))} "
+        f"({plural(steps, 'step')}, {plural(thumbs, 'thumbnail')})"
+    )
+
+
+@app.command("import", cls=MMCommand)
+def import_(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="An archive from `mm export`.")],
+    as_name: Annotated[
+        str | None,
+        typer.Option("--as", metavar="NAME", help="Import under this name instead."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a recording of the same name.")
+    ] = False,
+) -> None:
+    """Add the recording in an archive from `mm export` to the store, checked in full first.
+
+    Example: mm import loan.tar.gz --as loan-copy
+    """
+    from mmcli.manage import import_archive, plural
+
+    store = _store()
+    doc = import_archive(store, file, as_name, overwrite=overwrite)
+    say(f"imported {escape(doc.name)} ({plural(doc.steps, 'step')}) into {escape(str(store.root))}")
 
 
 @app.command(cls=MMCommand)
