@@ -16,9 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from mmcli.errors import Aborted, MMError, UsageError
+
+try:  # typer 0.2x carries its own copy of click
+    from typer._click import exceptions as click_errors
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - older typer, on click itself
+    from click import exceptions as click_errors  # type: ignore[no-redef]
+    from click.globals import get_current_context  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,8 +48,78 @@ class MMCommand(TyperCommand):
             raise typer.Exit(int(e.exit_code)) from None
 
 
+GLOBAL_OPTIONS = ("--store", "--lock-wait")
+"""The root's options that take a value: accepted after the subcommand too (`mm ls --store X`)."""
+
+
+class OneLineUsageError(click_errors.UsageError):
+    """A parser error as one `mm: error:` line with a hint (not click's usage box)."""
+
+    def show(self, file: Any = None) -> None:
+        print(f"mm: error: {self.message}", file=file or sys.stderr)
+
+
+def _one_line(e: click_errors.UsageError) -> click_errors.UsageError:
+    if isinstance(e, (OneLineUsageError, click_errors.NoArgsIsHelpError)):
+        return e  # the latter shows the help
+    message = e.format_message().rstrip(".")
+    message = message[:1].lower() + message[1:]
+    path = e.ctx.command_path if e.ctx is not None else "mm"
+    hint = f"see `{path} -h`"
+    if isinstance(e, click_errors.NoSuchOption) and path.endswith(" record"):
+        hint = (
+            f"if {e.option_name} is for the agent, put the agent command after `--`: "
+            f"mm record NAME [OPTIONS] -- CMD {e.option_name} ..."
+        )
+    elif isinstance(e, click_errors.NoSuchOption):
+        hint = f"see `{path} -h` for its options"
+    return OneLineUsageError(f"{message}; {hint}", e.ctx)
+
+
+def _hoist_globals(args: list[str]) -> list[str]:
+    """`mm ls --store X` as `mm --store X ls`: the root's options moved before the
+    subcommand, up to a `--` (after it, everything is the agent's)."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        option = arg.split("=", 1)[0]
+        if option in GLOBAL_OPTIONS and rest:
+            takes = 1 if "=" in arg else 2
+            front += args[i : i + takes]
+            i += takes
+            continue
+        rest.append(arg)
+        i += 1
+    return front + rest
+
+
+class MMGroup(TyperGroup):
+    """Parser errors as one line with a hint; the root's options anywhere before `--`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if ctx.parent is None:
+            ctx.meta["mm.dashdash"] = "--" in args
+            args = _hoist_globals(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click_errors.UsageError as e:
+            raise _one_line(e) from None
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click_errors.UsageError as e:
+            raise _one_line(e) from None
+
+
 app = typer.Typer(
     name="mm",
+    cls=MMGroup,
     help="Muscle memory for computer-use agents: record an agent once, replay it without the "
     "agent, hand back to the agent only where the screen differs.",
     no_args_is_help=True,
@@ -52,6 +129,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 act_app = typer.Typer(
+    cls=MMGroup,
     help="Perform one input action (recorded when run under mm record).\n\n"
     "Example: mm act click 240 130 && mm act type 'John Smith' && mm act press enter",
     no_args_is_help=True,
@@ -286,6 +364,10 @@ def record(
     from mmcli.store import validate_name
 
     validate_name(name)
+    if command and not get_current_context().meta.get("mm.dashdash", True):
+        raise UsageError(
+            f"put the agent command after `--`: mm record {name} [OPTIONS] -- {shlex.join(command)}"
+        )
     values = _values(param, secret)
     if demo and command:
         raise UsageError("--demo records a person: give no agent command with it")

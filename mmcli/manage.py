@@ -236,11 +236,11 @@ def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
     if not store.exists(name):
         raise RecordingNotFound(f"no recording named {name!r} in {store.root}; see `mm ls`")
     if branch is None:
-        kind = store.kind(name)
         try:
+            kind = store.kind(name)
             steps = read(store, name).steps
-        except RecordingCorrupt:
-            steps = 0  # a corrupt file can still be removed by name
+        except (RecordingCorrupt, StoreError):
+            kind, steps = "unreadable", 0  # a corrupt file (or a link) is removed by name
         size = _file_size(store, name) + store.thumbs_size(name)
         return Removal(name, kind, steps, size)
     if store.kind(name) != "cli":
@@ -482,6 +482,7 @@ def _kind_word(kind: str) -> str:
         "cli": "a screen recording",
         "sdk": "a Python SDK document",
         "llm": "a model-API recording",
+        "unreadable": "unreadable",
     }.get(kind, kind)
 
 
