@@ -19,6 +19,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from mmcli.errors import Aborted, MMError, UsageError
+from mmcli.model import plural
 
 try:  # typer 0.2x carries its own copy of click
     from typer._click import exceptions as click_errors
@@ -219,6 +220,12 @@ UpstreamOption = Annotated[
 ]
 
 
+def _not_negative(value: float | None) -> float | None:
+    if value is not None and value < 0:
+        raise typer.BadParameter("must be 0 or more (seconds)")
+    return value
+
+
 def _show_version(value: bool) -> None:
     if value:
         from mmcli import __version__
@@ -234,6 +241,7 @@ def _root(
         float,
         typer.Option(
             metavar="SECONDS",
+            callback=_not_negative,
             envvar="MM_LOCK_WAIT",
             help="How long record/replay wait for another mm to free the display before exiting 1.",
         ),
@@ -311,12 +319,17 @@ def record(
     ignore_region: IgnoreOption = None,
     agent_timeout: Annotated[
         float | None,
-        typer.Option(metavar="SECONDS", help="Stop the agent after this many seconds."),
+        typer.Option(
+            metavar="SECONDS",
+            callback=_not_negative,
+            help="Stop the agent after this many seconds.",
+        ),
     ] = None,
     observe: Annotated[
         float,
         typer.Option(
             metavar="SECONDS",
+            callback=_not_negative,
             help="Seconds to watch the idle screen first, to learn regions that change on "
             "their own (clocks); 0 to skip.",
         ),
@@ -410,7 +423,7 @@ def record(
     if result.merged:
         pass  # the core said where the branch went
     elif result.saved:
-        say(f"[green]recorded[/] {name!r}: {result.steps} steps in {store.root}")
+        say(f"[green]recorded[/] {name!r}: {plural(result.steps, 'step')} in {store.root}")
     else:
         say(f"[yellow]not saved[/]: {result.reason}")
     raise typer.Exit(result.returncode)
@@ -431,7 +444,12 @@ def replay(
         bool, typer.Option("--no-agent", help="On divergence stop before acting and exit 3.")
     ] = False,
     timeout: Annotated[
-        float, typer.Option(metavar="SECONDS", help="Seconds to wait for each step's screen.")
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            callback=_not_negative,
+            help="Seconds to wait for each step's screen.",
+        ),
     ] = 10.0,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the screen, act on nothing.")
@@ -455,6 +473,7 @@ def replay(
         float,
         typer.Option(
             metavar="SECONDS",
+            callback=_not_negative,
             help="Stop a fallback agent after this many seconds (exit 4); 0 for no limit.",
         ),
     ] = 600.0,
@@ -548,10 +567,12 @@ def _replay_batch(
     json_out: bool,
 ) -> None:
     from mmcli.backends import open_backend
-    from mmcli.batch import outcome_exit, read_rows, run_batch
+    from mmcli.batch import check_columns, outcome_exit, read_rows, run_batch
     from mmcli.display import display_lock
 
     rows = read_rows(params_file)
+    if store.exists(name) and store.kind(name) == "cli":
+        check_columns(store.load(name), rows, values, params_file, progress)
     with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
         results = run_batch(store, backend, name, rows, values, options, before_each, progress)
     if json_out:
@@ -576,11 +597,11 @@ def _render_report(report: Any) -> None:
     d = report.divergence
     where = escape(f" at step {d.step + 1} ({d.expected}): {d.reason}") if d else ""
     messages = {
-        "from-memory": f"[green]done from memory[/]: {report.steps_replayed} steps",
-        "healed": f"[green]healed[/]: {report.steps_replayed} steps from memory, "
+        "from-memory": f"[green]done from memory[/]: {plural(report.steps_replayed, 'step')}",
+        "healed": f"[green]healed[/]: {plural(report.steps_replayed, 'step')} from memory, "
         f"{report.agent_steps} by the agent{where}",
         "recorded": f"[green]recorded[/] {report.name!r} with the agent: "
-        f"{report.agent_steps} steps",
+        f"{plural(report.agent_steps, 'step')}",
         "diverged": f"[red]diverged[/]{where}",
         "agent-failed": f"[red]agent failed[/] (exit {report.agent_returncode})"
         + escape(f": {report.detail}" if report.detail else "")
@@ -616,7 +637,8 @@ def ls(json_out: JsonOption = False) -> None:
         print(json.dumps([s.as_json() for s in summaries]))
         return
     if not summaries:
-        say(f"no recordings in {_store().root}")
+        say(f"no recordings yet in {escape(str(_store().root.resolve()))}")
+        say("record one with: mm record NAME -- CMD")
         return
     from rich.table import Table
 
@@ -719,8 +741,8 @@ def show(
     agent = shlex.join(recording.command)
     agent = agent if len(agent) <= 100 else agent[:97] + "..."
     out.print(
-        f"[bold]{recording.name}[/]: {len(recording.steps)} steps, "
-        f"{recording.branch_count()} branches; agent: {escape(agent)}"
+        f"[bold]{recording.name}[/]: {plural(len(recording.steps), 'step')}, "
+        f"{plural(recording.branch_count(), 'branch', 'branches')}; agent: {escape(agent)}"
     )
     for t in lines:
         pad = "  " * t.indent
@@ -750,7 +772,10 @@ def _show_sdk(name: str, html_file: Path | None, json_out: bool) -> None:
         return
     out = console()
     runs = found["trajectories"]
-    out.print(f"[bold]{escape(name)}[/]: Python SDK document, {len(runs)} trajectories")
+    out.print(
+        f"[bold]{escape(name)}[/]: Python SDK document, "
+        f"{plural(len(runs), 'trajectory', 'trajectories')}"
+    )
     for t in runs:
         tags = f" tags {', '.join(t['tags'])}" if t["tags"] else ""
         branch = (
@@ -772,7 +797,7 @@ def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:
         atomic_write(html_file, page.encode("utf-8"))
     except OSError as e:
         raise MMError(f"{html_file}: cannot write ({e.strerror})") from None
-    say(f"wrote {escape(str(html_file))} ({len(recording.steps)} steps)")
+    say(f"wrote {escape(str(html_file))} ({plural(len(recording.steps), 'step')})")
 
 
 @app.command(cls=MMCommand)
@@ -920,7 +945,6 @@ def export(
     Example: mm export loan loan.tar.gz
     """
     from mmcli.manage import export as export_recording
-    from mmcli.manage import plural
 
     steps, thumbs = export_recording(_store(), name, file, overwrite=overwrite)
     say(
@@ -944,7 +968,7 @@ def import_(
 
     Example: mm import loan.tar.gz --as loan-copy
     """
-    from mmcli.manage import import_archive, plural
+    from mmcli.manage import import_archive
 
     store = _store()
     doc = import_archive(store, file, as_name, overwrite=overwrite)

@@ -34,6 +34,7 @@ from mmcli.errors import (
     UsageError,
 )
 from mmcli.inuse import unused
+from mmcli.model import plural
 from mmcli.store import (
     KIND_LINE,
     SUFFIX,
@@ -51,11 +52,6 @@ MAX_THUMBNAIL = 16 * 1024 * 1024
 MAX_ARCHIVE = 512 * 1024 * 1024
 """Bytes of all members together, uncompressed."""
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """`1 step`, `2 steps`."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 # ---- one document, any kind -------------------------------------------------------------------

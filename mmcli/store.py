@@ -55,8 +55,11 @@ def validate_name(name: str) -> str:
         )
     if len(name) > MAX_NAME:
         raise InvalidName(f"recording name too long ({len(name)} > {MAX_NAME} characters)")
-    if set(name) == {"."}:
-        raise InvalidName(f"invalid recording name {name!r}")
+    if name.startswith("."):
+        raise InvalidName(
+            f"invalid recording name {shown!r}: it must not start with '.' (the file would be "
+            "hidden); start with a letter or digit"
+        )
     # NAME/ holds a recording's thumbnails: a name ending in .toml would share its folder
     # with another recording's file, and .mm/ is the store's own bookkeeping.
     if name.endswith(SUFFIX) or name == ".mm":
