@@ -1047,12 +1047,18 @@ def _act(action: Any) -> None:
     from mmcli.recorder import action_to_json
 
     socket_path = os.environ.get(SOCKET_ENV)
-    if socket_path:
-        try:
-            RecorderLink(socket_path).send({"op": "act", "action": action_to_json(action)})
-        except (OSError, RuntimeError) as e:
-            raise MMError(f"cannot reach the recorder: {e}") from None
     with open_backend() as backend:
+        unknown = [k for k in action.keys if not backend.valid_key(k)]
+        if unknown:
+            raise UsageError(
+                f"unknown key {unknown[0]!r}: use a key name such as enter, tab, esc, "
+                "backspace, up, f5, ctrl, a (to type text: mm act type TEXT)"
+            )
+        if socket_path:
+            try:
+                RecorderLink(socket_path).send({"op": "act", "action": action_to_json(action)})
+            except (OSError, RuntimeError) as e:
+                raise MMError(f"cannot reach the recorder: {e}") from None
         backend.perform(action)
 
 

@@ -261,6 +261,9 @@ class X11Backend(Backend):
         except Exception:  # a window vanished under us, or no window manager: do nothing
             return False
 
+    def valid_key(self, key: str) -> bool:
+        return bool(self._gui.isValidKey(key.lower() if len(key) > 1 else key))
+
     def perform(self, action: Action) -> None:
         self._act(action)
 

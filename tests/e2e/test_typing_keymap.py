@@ -57,3 +57,11 @@ def test_less_than_and_non_ascii_are_typed_as_given(entry: Path) -> None:
         wait_until(typed, 30, "the typed text")
     finally:
         print("typed:", entry.read_text(encoding="utf-8") if entry.exists() else None)
+
+
+@pytest.mark.parametrize("args", [["press", "notakey"], ["hotkey", "ctrl", "é"]])
+def test_an_unknown_key_is_refused(xdisplay: str, args: list[str]) -> None:
+    result = mm("act", *args)
+    assert result.returncode == 2
+    assert result.stderr.startswith("mm: error: unknown key ")
+    assert "mm act type TEXT" in result.stderr
