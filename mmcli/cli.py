@@ -611,6 +611,17 @@ def _render_report(report: Any) -> None:
         "would-replay": f"[green]dry run[/]: the screen matches step {report.steps_replayed + 1}",
     }
     say(messages.get(str(report.outcome), str(report.outcome)))
+    if str(report.outcome) == "diverged":
+        say(escape(next_steps(report.name)))
+
+
+def next_steps(name: str) -> str:
+    """What to try after a divergence with no agent allowed (exit 3)."""
+    return (
+        f"next: replay without --no-agent (or with --agent CMD) to let the agent finish from "
+        f"here and learn this screen; see the live and recorded screens with "
+        f"mm show {name} --html {name}.html"
+    )
 
 
 # ---- inventory --------------------------------------------------------------------------------

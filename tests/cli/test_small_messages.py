@@ -112,3 +112,16 @@ def test_one_step_one_branch_in_the_singular(isolated_store: Path) -> None:
     result = runner.invoke(app, ["show", "one"], env=ENV)
     assert result.exit_code == 0, result.output
     assert "one: 1 step, 1 branch; agent:" in result.stderr
+
+
+def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) -> None:
+    from mmcli.cli import _render_report
+    from mmcli.replayer import Divergence, Outcome, ReplayReport
+
+    reason = "A window or dialog covers the click target. target: patch cells 40 > 6"
+    report = ReplayReport("loan", Outcome.DIVERGED, divergence=Divergence(2, "click", reason))
+    _render_report(report)
+    err = " ".join(capsys.readouterr().err.split())
+    assert "diverged at step 3 (click): A window or dialog covers the click target. target:" in err
+    assert "next: replay without --no-agent" in err
+    assert "mm show loan --html loan.html" in err

@@ -234,3 +234,12 @@ def test_dry_run_needs_no_params() -> None:
     report = run(backend, {}, dry_run=True)
     assert report.outcome is Outcome.WOULD_REPLAY
     assert backend.performed == []
+
+
+def test_a_divergence_leads_with_one_plain_sentence() -> None:
+    backend = FakeBackend(form_screen(popup=True), on_action=typing_app)
+    report = run(backend)
+    assert report.divergence is not None
+    sentence, _, details = report.divergence.reason.partition(". ")
+    assert sentence == "Part of the screen near the task looks different"
+    assert details.startswith("grid: tile")
