@@ -157,13 +157,14 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
-def say(message: str) -> None:
-    console().print(message)
+def say(message: str, soft_wrap: bool = False) -> None:
+    console().print(message, soft_wrap=soft_wrap)
 
 
 def progress(message: str) -> None:
-    """Messages from the core: plain text (typed text may contain markup characters)."""
-    console().print(message, markup=False)
+    """Messages from the core: plain text (typed text may contain markup characters), each
+    on one line however long (a log is grepped: a reason is not cut in two)."""
+    console().print(message, markup=False, soft_wrap=True)
 
 
 def _store():  # type: ignore[no-untyped-def]
@@ -610,9 +611,9 @@ def _render_report(report: Any) -> None:
         + escape(f"{report.detail}; the task was done: do not retry it"),
         "would-replay": f"[green]dry run[/]: the screen matches step {report.steps_replayed + 1}",
     }
-    say(messages.get(str(report.outcome), str(report.outcome)))
+    say(messages.get(str(report.outcome), str(report.outcome)), soft_wrap=True)
     if str(report.outcome) == "diverged":
-        say(escape(next_steps(report.name)))
+        say(escape(next_steps(report.name)), soft_wrap=True)
 
 
 def next_steps(name: str) -> str:
