@@ -761,6 +761,7 @@ def show(
         mark = "└─ branch: " if t.branch_start else ""
         share = masked_share(recording, t.step)
         masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
+        masked += f"  (branch id {t.step.id})" if t.branch_start else ""
         out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}", markup=False)
     for d in divergences:
         out.print(
@@ -905,8 +906,8 @@ def rm(
         int | None,
         typer.Option(
             metavar="STEP",
-            help="Delete only the branch that starts at this step id (see `mm show NAME "
-            "--json`), not the recording.",
+            help="Delete only the branch that starts at this step id (`mm show NAME` gives "
+            "it: 'branch id N'), not the recording.",
         ),
     ] = None,
     yes: YesOption = False,

@@ -254,9 +254,7 @@ def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
             else "it has no branches"
         )
         what = "is on the trunk" if any(s.id == branch for s in recording.steps) else "is no step"
-        raise UsageError(
-            f"step id {branch} of {name!r} {what}: {where} (see `mm show {name} --json`)"
-        )
+        raise UsageError(f"step id {branch} of {name!r} {what}: {where} (see `mm show {name}`)")
     return Removal(name, "cli", len(subtree(recording, branch)), branch=branch)
 
 

@@ -254,3 +254,34 @@ def test_import_refuses_an_oversized_member(
     archive = _archive(tmp_path / "big.tar.gz", [(_file("loan/t.png"), PNG)])
     result = mm("import", str(archive))
     assert result.exit_code == 1 and "larger than" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_show_gives_the_branch_id_rm_takes(isolated_store: Path) -> None:
+    _cli(Store())
+    shown = mm("show", "loan")
+    line = next(x for x in shown.stderr.splitlines() if "└─ branch:" in x)  # type: ignore[attr-defined]
+    assert line.endswith("press enter  (branch id 4)")
+
+
+def test_rm_asks_on_a_terminal(isolated_store: Path) -> None:
+    import pty
+    import subprocess
+    import sys
+
+    _cli(Store())
+    for answer, kept in ((b"n\n", ["loan"]), (b"y\n", [])):
+        primary, secondary = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mmcli", "rm", "loan"],
+            stdin=secondary,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **ENV},
+        )
+        os.close(secondary)
+        os.write(primary, answer)
+        _, err = proc.communicate(timeout=60)
+        os.close(primary)
+        assert proc.returncode == (1 if kept else 0), err
+        assert b"Delete it?" in err
+        assert Store().names() == kept
