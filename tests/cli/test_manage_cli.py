@@ -128,6 +128,8 @@ def test_mv_renames_every_kind(isolated_store: Path, make: object, name: str) ->
     assert len(store.history("renamed")) == 1
     listing = json.loads(mm("ls", "--json").stdout)  # type: ignore[attr-defined]
     assert [s["name"] for s in listing] == ["renamed"] and not listing[0].get("error")
+    shown = mm("show", "renamed", "--json")
+    assert shown.exit_code == 0, shown.stderr  # type: ignore[attr-defined]
 
 
 def test_mv_refuses_a_taken_name(isolated_store: Path) -> None:
