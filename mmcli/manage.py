@@ -19,6 +19,7 @@ import io
 import os
 import re
 import tarfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -364,7 +365,7 @@ def read_archive(source: Path) -> Archive:
         raise MMError(f"{source}: no such file") from None
     except IsADirectoryError:
         raise MMError(f"{source}: is a folder, not an archive made by `mm export`") from None
-    except (tarfile.TarError, EOFError, OSError, ValueError) as e:
+    except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as e:
         if isinstance(e, OSError) and not isinstance(e, (EOFError,)) and e.errno:
             raise MMError(f"{source}: cannot read ({e.strerror})") from None
         raise RecordingCorrupt(

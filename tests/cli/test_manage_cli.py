@@ -287,3 +287,18 @@ def test_rm_asks_on_a_terminal(isolated_store: Path) -> None:
         assert proc.returncode == (1 if kept else 0), err
         assert b"Delete it?" in err
         assert Store().names() == kept
+
+
+def test_import_refuses_a_damaged_archive(isolated_store: Path, tmp_path: Path) -> None:
+    _cli(Store())
+    archive = tmp_path / "loan.tar.gz"
+    assert mm("export", "loan", str(archive)).exit_code == 0  # type: ignore[attr-defined]
+    data = bytearray(archive.read_bytes())
+    for i in range(20, len(data) - 8, 7):  # the deflate stream, not the gzip header
+        data[i] ^= 0x5A
+    archive.write_bytes(bytes(data))
+    result = mm("import", str(archive), "--as", "copy")
+    assert result.exit_code == 1, result.stderr  # type: ignore[attr-defined]
+    assert result.stderr.startswith("mm: error: ")  # type: ignore[attr-defined]
+    assert result.stderr.count("\n") == 1  # type: ignore[attr-defined]
+    assert Store().names() == ["loan"]
