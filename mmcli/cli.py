@@ -554,7 +554,7 @@ def replay(
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
         print(json.dumps(report.as_json()))
-    _render_report(report)
+    _render_report(report, dry_run)
     raise typer.Exit(report.exit_code)
 
 
@@ -594,7 +594,7 @@ def _replay_batch(
     raise typer.Exit(outcome_exit(results))
 
 
-def _render_report(report: Any) -> None:
+def _render_report(report: Any, dry_run: bool = False) -> None:
     d = report.divergence
     where = escape(f" at step {d.step + 1} ({d.expected}): {d.reason}") if d else ""
     messages = {
@@ -613,15 +613,17 @@ def _render_report(report: Any) -> None:
     }
     say(messages.get(str(report.outcome), str(report.outcome)), soft_wrap=True)
     if str(report.outcome) == "diverged":
-        say(escape(next_steps(report.name)), soft_wrap=True)
+        say(escape(next_steps(report.name, dry_run)), soft_wrap=True)
 
 
-def next_steps(name: str) -> str:
+def next_steps(name: str, dry_run: bool = False) -> str:
     """What to try after a divergence with no agent allowed (exit 3)."""
+    show = f"see the live and recorded screens with mm show {name} --html {name}.html"
+    if dry_run:
+        return f"next: {show}"
     return (
-        f"next: replay without --no-agent (or with --agent CMD) to let the agent finish from "
-        f"here and learn this screen; see the live and recorded screens with "
-        f"mm show {name} --html {name}.html"
+        "next: replay without --no-agent (or with --agent CMD) to let the agent finish from "
+        f"here and learn this screen; {show}"
     )
 
 

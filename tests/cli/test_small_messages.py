@@ -125,3 +125,14 @@ def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) 
     assert "diverged at step 3 (click): A window or dialog covers the click target. target:" in err
     assert "next: replay without --no-agent" in err
     assert "mm show loan --html loan.html" in err
+
+
+def test_a_dry_run_divergence_suggests_only_looking(capsys: pytest.CaptureFixture[str]) -> None:
+    from mmcli.cli import _render_report
+    from mmcli.replayer import Divergence, Outcome, ReplayReport
+
+    report = ReplayReport("loan", Outcome.DIVERGED, divergence=Divergence(0, "click", "x"))
+    _render_report(report, dry_run=True)
+    err = " ".join(capsys.readouterr().err.split())
+    assert "next: see the live and recorded screens with mm show loan --html loan.html" in err
+    assert "--no-agent" not in err
