@@ -388,10 +388,10 @@ def _read_archive(f: Any, where: str) -> Archive:
                 raise bad(f"more than {MAX_MEMBERS} members")
             shown = member.name[:60]
             if member.isdir():
-                if member.name.rstrip("/") != (stem or member.name.rstrip("/")) or "/" in (
-                    member.name.rstrip("/")
-                ):
+                folder = member.name.rstrip("/")
+                if not is_valid_name(folder) or (stem is not None and folder != stem):
                     raise bad(f"unexpected folder {shown!r}")
+                stem = folder
                 continue
             if not member.isfile():
                 raise bad(f"member {shown!r} is a link or a special file")

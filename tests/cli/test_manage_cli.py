@@ -192,6 +192,12 @@ def _file(name: str) -> tarfile.TarInfo:
     return tarfile.TarInfo(name)
 
 
+def _dir(name: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    return info
+
+
 def _link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
     info.type = kind
@@ -215,6 +221,8 @@ def _link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarI
         ([(_file("loan/t.png"), PNG)], "no recording file"),
         ([(_file("a.toml"), b"x"), (_file("b/t.png"), PNG)], "members of two recordings"),
         ([(_file("loan.toml"), b"\xff\xfe")], "not UTF-8"),
+        ([(_dir("other"), b""), (_file("loan.toml"), b"x")], "members of two recordings"),
+        ([(_dir("a/b"), b"")], "unexpected folder 'a/b'"),
     ],
 )
 def test_import_refuses_hostile_archives(
