@@ -17,6 +17,7 @@ from typing import Any
 
 from mmcli.backends.base import Backend
 from mmcli.errors import Aborted, MMError, UsageError
+from mmcli.model import Recording
 from mmcli.params import KEY, Values
 from mmcli.replayer import Outcome, ReplayOptions, ReplayReport, check_values, replay
 from mmcli.store import Store
@@ -72,6 +73,39 @@ def read_rows(path: Path) -> list[dict[str, str]]:
     if not rows:
         raise UsageError(f"--params-file {path}: no rows")
     return rows
+
+
+def check_columns(
+    recording: Recording,
+    rows: Sequence[dict[str, str]],
+    values: Values,
+    path: Path,
+    say: Progress,
+) -> None:
+    """The CSV's header against the recording's params: a param neither in the header nor
+    given on the command line is a usage error naming the file; a column that is no param
+    of the recording is reported (and not used)."""
+    columns = list(rows[0]) if rows else []
+    needed = list(recording.params)
+    shown_needed = ", ".join(needed) or "none"
+    extra = [c for c in columns if c not in needed]
+    missing = [k for k in needed if k not in columns and k not in values.all]
+    if missing:
+        also = f" ({_columns(extra)} no param of it)" if extra else ""
+        raise UsageError(
+            f"--params-file {path}: the header has no column {', '.join(map(repr, missing))}; "
+            f"{recording.name!r} needs {shown_needed}{also}"
+        )
+    if extra:
+        say(
+            f"warning: --params-file {path}: {_columns(extra)} no param of {recording.name!r} "
+            f"(its params: {shown_needed}); ignored"
+        )
+
+
+def _columns(names: Sequence[str]) -> str:
+    quoted = ", ".join(map(repr, names))
+    return f"column {quoted} is" if len(names) == 1 else f"columns {quoted} are"
 
 
 def outcome_exit(results: Sequence[RowResult]) -> int:

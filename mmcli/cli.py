@@ -16,9 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from mmcli.errors import Aborted, MMError, UsageError
+from mmcli.model import plural
+
+try:  # typer 0.2x carries its own copy of click
+    from typer._click import exceptions as click_errors
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - older typer, on click itself
+    from click import exceptions as click_errors  # type: ignore[no-redef]
+    from click.globals import get_current_context  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,8 +49,78 @@ class MMCommand(TyperCommand):
             raise typer.Exit(int(e.exit_code)) from None
 
 
+GLOBAL_OPTIONS = ("--store", "--lock-wait")
+"""The root's options that take a value: accepted after the subcommand too (`mm ls --store X`)."""
+
+
+class OneLineUsageError(click_errors.UsageError):
+    """A parser error as one `mm: error:` line with a hint (not click's usage box)."""
+
+    def show(self, file: Any = None) -> None:
+        print(f"mm: error: {self.message}", file=file or sys.stderr)
+
+
+def _one_line(e: click_errors.UsageError) -> click_errors.UsageError:
+    if isinstance(e, (OneLineUsageError, click_errors.NoArgsIsHelpError)):
+        return e  # the latter shows the help
+    message = e.format_message().rstrip(".")
+    message = message[:1].lower() + message[1:]
+    path = e.ctx.command_path if e.ctx is not None else "mm"
+    hint = f"see `{path} -h`"
+    if isinstance(e, click_errors.NoSuchOption) and path.endswith(" record"):
+        hint = (
+            f"if {e.option_name} is for the agent, put the agent command after `--`: "
+            f"mm record NAME [OPTIONS] -- CMD {e.option_name} ..."
+        )
+    elif isinstance(e, click_errors.NoSuchOption):
+        hint = f"see `{path} -h` for its options"
+    return OneLineUsageError(f"{message}; {hint}", e.ctx)
+
+
+def _hoist_globals(args: list[str]) -> list[str]:
+    """`mm ls --store X` as `mm --store X ls`: the root's options moved before the
+    subcommand, up to a `--` (after it, everything is the agent's)."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        option = arg.split("=", 1)[0]
+        if option in GLOBAL_OPTIONS and rest:
+            takes = 1 if "=" in arg else 2
+            front += args[i : i + takes]
+            i += takes
+            continue
+        rest.append(arg)
+        i += 1
+    return front + rest
+
+
+class MMGroup(TyperGroup):
+    """Parser errors as one line with a hint; the root's options anywhere before `--`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if ctx.parent is None:
+            ctx.meta["mm.dashdash"] = "--" in args
+            args = _hoist_globals(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click_errors.UsageError as e:
+            raise _one_line(e) from None
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click_errors.UsageError as e:
+            raise _one_line(e) from None
+
+
 app = typer.Typer(
     name="mm",
+    cls=MMGroup,
     help="Muscle memory for computer-use agents: record an agent once, replay it without the "
     "agent, hand back to the agent only where the screen differs.",
     no_args_is_help=True,
@@ -52,6 +130,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 act_app = typer.Typer(
+    cls=MMGroup,
     help="Perform one input action (recorded when run under mm record).\n\n"
     "Example: mm act click 240 130 && mm act type 'John Smith' && mm act press enter",
     no_args_is_help=True,
@@ -78,13 +157,14 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
-def say(message: str) -> None:
-    console().print(message)
+def say(message: str, soft_wrap: bool = False) -> None:
+    console().print(message, soft_wrap=soft_wrap)
 
 
 def progress(message: str) -> None:
-    """Messages from the core: plain text (typed text may contain markup characters)."""
-    console().print(message, markup=False)
+    """Messages from the core: plain text (typed text may contain markup characters), each
+    on one line however long (a log is grepped: a reason is not cut in two)."""
+    console().print(message, markup=False, soft_wrap=True)
 
 
 def _store():  # type: ignore[no-untyped-def]
@@ -141,6 +221,20 @@ UpstreamOption = Annotated[
 ]
 
 
+def _not_negative(value: float | None) -> float | None:
+    if value is not None and value < 0:
+        raise typer.BadParameter("must be 0 or more (seconds)")
+    return value
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from mmcli import __version__
+
+        print(f"mm {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
     store: StoreOption = None,
@@ -148,10 +242,17 @@ def _root(
         float,
         typer.Option(
             metavar="SECONDS",
+            callback=_not_negative,
             envvar="MM_LOCK_WAIT",
             help="How long record/replay wait for another mm to free the display before exiting 1.",
         ),
     ] = 60.0,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     _state["store"] = store
     _state["lock_wait"] = lock_wait
@@ -219,12 +320,17 @@ def record(
     ignore_region: IgnoreOption = None,
     agent_timeout: Annotated[
         float | None,
-        typer.Option(metavar="SECONDS", help="Stop the agent after this many seconds."),
+        typer.Option(
+            metavar="SECONDS",
+            callback=_not_negative,
+            help="Stop the agent after this many seconds.",
+        ),
     ] = None,
     observe: Annotated[
         float,
         typer.Option(
             metavar="SECONDS",
+            callback=_not_negative,
             help="Seconds to watch the idle screen first, to learn regions that change on "
             "their own (clocks); 0 to skip.",
         ),
@@ -272,6 +378,10 @@ def record(
     from mmcli.store import validate_name
 
     validate_name(name)
+    if command and not get_current_context().meta.get("mm.dashdash", True):
+        raise UsageError(
+            f"put the agent command after `--`: mm record {name} [OPTIONS] -- {shlex.join(command)}"
+        )
     values = _values(param, secret)
     if demo and command:
         raise UsageError("--demo records a person: give no agent command with it")
@@ -314,7 +424,7 @@ def record(
     if result.merged:
         pass  # the core said where the branch went
     elif result.saved:
-        say(f"[green]recorded[/] {name!r}: {result.steps} steps in {store.root}")
+        say(f"[green]recorded[/] {name!r}: {plural(result.steps, 'step')} in {store.root}")
     else:
         say(f"[yellow]not saved[/]: {result.reason}")
     raise typer.Exit(result.returncode)
@@ -335,7 +445,12 @@ def replay(
         bool, typer.Option("--no-agent", help="On divergence stop before acting and exit 3.")
     ] = False,
     timeout: Annotated[
-        float, typer.Option(metavar="SECONDS", help="Seconds to wait for each step's screen.")
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            callback=_not_negative,
+            help="Seconds to wait for each step's screen.",
+        ),
     ] = 10.0,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the screen, act on nothing.")
@@ -359,6 +474,7 @@ def replay(
         float,
         typer.Option(
             metavar="SECONDS",
+            callback=_not_negative,
             help="Stop a fallback agent after this many seconds (exit 4); 0 for no limit.",
         ),
     ] = 600.0,
@@ -438,7 +554,7 @@ def replay(
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
         print(json.dumps(report.as_json()))
-    _render_report(report)
+    _render_report(report, dry_run)
     raise typer.Exit(report.exit_code)
 
 
@@ -452,10 +568,12 @@ def _replay_batch(
     json_out: bool,
 ) -> None:
     from mmcli.backends import open_backend
-    from mmcli.batch import outcome_exit, read_rows, run_batch
+    from mmcli.batch import check_columns, outcome_exit, read_rows, run_batch
     from mmcli.display import display_lock
 
     rows = read_rows(params_file)
+    if store.exists(name) and store.kind(name) == "cli":
+        check_columns(store.load(name), rows, values, params_file, progress)
     with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
         results = run_batch(store, backend, name, rows, values, options, before_each, progress)
     if json_out:
@@ -476,15 +594,15 @@ def _replay_batch(
     raise typer.Exit(outcome_exit(results))
 
 
-def _render_report(report: Any) -> None:
+def _render_report(report: Any, dry_run: bool = False) -> None:
     d = report.divergence
     where = escape(f" at step {d.step + 1} ({d.expected}): {d.reason}") if d else ""
     messages = {
-        "from-memory": f"[green]done from memory[/]: {report.steps_replayed} steps",
-        "healed": f"[green]healed[/]: {report.steps_replayed} steps from memory, "
+        "from-memory": f"[green]done from memory[/]: {plural(report.steps_replayed, 'step')}",
+        "healed": f"[green]healed[/]: {plural(report.steps_replayed, 'step')} from memory, "
         f"{report.agent_steps} by the agent{where}",
         "recorded": f"[green]recorded[/] {report.name!r} with the agent: "
-        f"{report.agent_steps} steps",
+        f"{plural(report.agent_steps, 'step')}",
         "diverged": f"[red]diverged[/]{where}",
         "agent-failed": f"[red]agent failed[/] (exit {report.agent_returncode})"
         + escape(f": {report.detail}" if report.detail else "")
@@ -493,7 +611,20 @@ def _render_report(report: Any) -> None:
         + escape(f"{report.detail}; the task was done: do not retry it"),
         "would-replay": f"[green]dry run[/]: the screen matches step {report.steps_replayed + 1}",
     }
-    say(messages.get(str(report.outcome), str(report.outcome)))
+    say(messages.get(str(report.outcome), str(report.outcome)), soft_wrap=True)
+    if str(report.outcome) == "diverged":
+        say(escape(next_steps(report.name, dry_run)), soft_wrap=True)
+
+
+def next_steps(name: str, dry_run: bool = False) -> str:
+    """What to try after a divergence with no agent allowed (exit 3)."""
+    show = f"see the live and recorded screens with mm show {name} --html {name}.html"
+    if dry_run:
+        return f"next: {show}"
+    return (
+        "next: replay without --no-agent (or with --agent CMD) to let the agent finish from "
+        f"here and learn this screen; {show}"
+    )
 
 
 # ---- inventory --------------------------------------------------------------------------------
@@ -520,7 +651,8 @@ def ls(json_out: JsonOption = False) -> None:
         print(json.dumps([s.as_json() for s in summaries]))
         return
     if not summaries:
-        say(f"no recordings in {_store().root}")
+        say(f"no recordings yet in {escape(str(_store().root.resolve()))}")
+        say("record one with: mm record NAME -- CMD")
         return
     from rich.table import Table
 
@@ -623,14 +755,15 @@ def show(
     agent = shlex.join(recording.command)
     agent = agent if len(agent) <= 100 else agent[:97] + "..."
     out.print(
-        f"[bold]{recording.name}[/]: {len(recording.steps)} steps, "
-        f"{recording.branch_count()} branches; agent: {escape(agent)}"
+        f"[bold]{recording.name}[/]: {plural(len(recording.steps), 'step')}, "
+        f"{plural(recording.branch_count(), 'branch', 'branches')}; agent: {escape(agent)}"
     )
     for t in lines:
         pad = "  " * t.indent
         mark = "└─ branch: " if t.branch_start else ""
         share = masked_share(recording, t.step)
         masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
+        masked += f"  (branch id {t.step.id})" if t.branch_start else ""
         out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}", markup=False)
     for d in divergences:
         out.print(
@@ -654,7 +787,10 @@ def _show_sdk(name: str, html_file: Path | None, json_out: bool) -> None:
         return
     out = console()
     runs = found["trajectories"]
-    out.print(f"[bold]{escape(name)}[/]: Python SDK document, {len(runs)} trajectories")
+    out.print(
+        f"[bold]{escape(name)}[/]: Python SDK document, "
+        f"{plural(len(runs), 'trajectory', 'trajectories')}"
+    )
     for t in runs:
         tags = f" tags {', '.join(t['tags'])}" if t["tags"] else ""
         branch = (
@@ -676,7 +812,7 @@ def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:
         atomic_write(html_file, page.encode("utf-8"))
     except OSError as e:
         raise MMError(f"{html_file}: cannot write ({e.strerror})") from None
-    say(f"wrote {escape(str(html_file))} ({len(recording.steps)} steps)")
+    say(f"wrote {escape(str(html_file))} ({plural(len(recording.steps), 'step')})")
 
 
 @app.command(cls=MMCommand)
@@ -751,6 +887,109 @@ def _render_plan(plan: Any, dry_run: bool) -> None:
         say("dry run: nothing deleted")
 
 
+def _confirm(question: str, yes: bool) -> None:
+    """Ask before a destructive step (or go on with `yes`); refuse without a terminal."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("not a terminal: add --yes to go ahead")
+    if not typer.confirm(question, err=True):
+        say("nothing changed")
+        raise typer.Exit(1)
+
+
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")]
+
+
+@app.command("rm", cls=MMCommand)
+def rm(
+    name: Annotated[str, typer.Argument(help="The recording to delete.")],
+    branch: Annotated[
+        int | None,
+        typer.Option(
+            metavar="STEP",
+            help="Delete only the branch that starts at this step id (`mm show NAME` gives "
+            "it: 'branch id N'), not the recording.",
+        ),
+    ] = None,
+    yes: YesOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Delete a recording (any kind) or one of its branches: shows what goes, then asks.
+
+    Without a terminal nothing is deleted unless --yes.
+
+    Example: mm rm loan --branch 7
+    """
+    from mmcli.manage import plan_removal, remove
+
+    store = _store()
+    removal = plan_removal(store, name, branch)
+    say(f"to delete: {escape(removal.describe())}")
+    _confirm("Delete it?", yes)
+    remove(store, removal)
+    if json_out:
+        print(json.dumps({"deleted": [removal.as_json()]}))
+    say("deleted " + escape(removal.describe()))
+
+
+@app.command("mv", cls=MMCommand)
+def mv(
+    old: Annotated[str, typer.Argument(help="The recording to rename.")],
+    new: Annotated[str, typer.Argument(help="Its new name (not taken).")],
+) -> None:
+    """Rename a recording (any kind); its thumbnails and replay history go with it.
+
+    Example: mm mv loan loan-v1
+    """
+    from mmcli.manage import move
+
+    move(_store(), old, new, progress=progress)
+
+
+@app.command("export", cls=MMCommand)
+def export(
+    name: Annotated[str, typer.Argument(help="The recording to export.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The archive to write (.tar.gz).")],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace FILE if it exists.")
+    ] = False,
+) -> None:
+    """Write a recording (its TOML and thumbnails) to one archive file, for `mm import`.
+
+    Example: mm export loan loan.tar.gz
+    """
+    from mmcli.manage import export as export_recording
+
+    steps, thumbs = export_recording(_store(), name, file, overwrite=overwrite)
+    say(
+        f"exported {escape(name)} to {escape(str(file))} "
+        f"({plural(steps, 'step')}, {plural(thumbs, 'thumbnail')})"
+    )
+
+
+@app.command("import", cls=MMCommand)
+def import_(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="An archive from `mm export`.")],
+    as_name: Annotated[
+        str | None,
+        typer.Option("--as", metavar="NAME", help="Import under this name instead."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a recording of the same name.")
+    ] = False,
+) -> None:
+    """Add the recording in an archive from `mm export` to the store, checked in full first.
+
+    Example: mm import loan.tar.gz --as loan-copy
+    """
+    from mmcli.manage import import_archive
+
+    store = _store()
+    doc = import_archive(store, file, as_name, overwrite=overwrite)
+    say(f"imported {escape(doc.name)} ({plural(doc.steps, 'step')}) into {escape(str(store.root))}")
+
+
 @app.command(cls=MMCommand)
 def doctor(json_out: JsonOption = False) -> None:
     """Check the display, screenshots, input, the store and the fail-safe; say what to fix.
@@ -823,12 +1062,18 @@ def _act(action: Any) -> None:
     from mmcli.recorder import action_to_json
 
     socket_path = os.environ.get(SOCKET_ENV)
-    if socket_path:
-        try:
-            RecorderLink(socket_path).send({"op": "act", "action": action_to_json(action)})
-        except (OSError, RuntimeError) as e:
-            raise MMError(f"cannot reach the recorder: {e}") from None
     with open_backend() as backend:
+        unknown = [k for k in action.keys if not backend.valid_key(k)]
+        if unknown:
+            raise UsageError(
+                f"unknown key {unknown[0]!r}: use a key name such as enter, tab, esc, "
+                "backspace, up, f5, ctrl, a (to type text: mm act type TEXT)"
+            )
+        if socket_path:
+            try:
+                RecorderLink(socket_path).send({"op": "act", "action": action_to_json(action)})
+            except (OSError, RuntimeError) as e:
+                raise MMError(f"cannot reach the recorder: {e}") from None
         backend.perform(action)
 
 

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from mmcli.cli import _store, _values, console, progress, say
 from mmcli.errors import UsageError
+from mmcli.model import plural
 
 
 def record_llm(
@@ -112,8 +113,9 @@ def show_llm(name: str, html_file: Path | None, json_out: bool) -> None:
         return
     out = console()
     out.print(
-        f"[bold]{escape(name)}[/]: model-API recording, {len(lines)} model calls, "
-        f"{rec.tree.branches()} branches; agent: {escape(shlex.join(rec.command))}"
+        f"[bold]{escape(name)}[/]: model-API recording, {plural(len(lines), 'model call')}, "
+        f"{plural(rec.tree.branches(), 'branch', 'branches')}; "
+        f"agent: {escape(shlex.join(rec.command))}"
     )
     for depth, _, text in lines:
         out.print(f"{'  ' * depth}{depth + 1:>3}. {text}", markup=False)

@@ -18,6 +18,21 @@ if TYPE_CHECKING:
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 BUTTONS = ("left", "right", "middle")
+FAST_KEYS = frozenset(
+    [
+        *("enter", "return", "tab", "space", "backspace", "delete", "del", "esc", "escape"),
+        *("up", "down", "left", "right", "home", "end", "pageup", "pagedown", "pgup", "pgdn"),
+        *("insert", "shift", "ctrl", "alt", "shiftleft", "shiftright", "ctrlleft", "ctrlright"),
+        *("altleft", "altright", "win", "winleft", "capslock", "printscreen"),
+        *(f"f{i}" for i in range(1, 13)),
+        *"abcdefghijklmnopqrstuvwxyz0123456789",
+    ]
+)
+"""Key names known good on X11; any other goes to the full CLI, which checks it."""
+
+
+def _known(keys: list[str]) -> bool:
+    return all(k.lower() in FAST_KEYS for k in keys)
 
 
 class _NotPlain(Exception):
@@ -68,9 +83,9 @@ def _parse(args: list[str]) -> dict[str, Any] | None:
         return {"kind": "click", "x": x, "y": y, "button": b, "clicks": 1 + (double is not None)}
     if command == "type" and len(words) == 1:
         return {"kind": "type", "text": words[0]}
-    if command == "press" and len(words) == 1 and not words[0].startswith("-"):
+    if command == "press" and len(words) == 1 and _known(words):
         return {"kind": "press", "keys": words, "clicks": 1}
-    if command == "hotkey" and words and not any(w.startswith("-") for w in words):
+    if command == "hotkey" and words and _known(words):
         return {"kind": "hotkey", "keys": words}
     if command == "scroll":
         words, at = _take(words, "--at", 2)

@@ -19,7 +19,7 @@ import numpy as np
 
 from mmcli.fingerprint import Rect, covered_share
 from mmcli.merge import merge
-from mmcli.model import PLACEHOLDER, Recording, Step
+from mmcli.model import PLACEHOLDER, Recording, Step, plural
 from mmcli.params import Values
 from mmcli.recorder import Built, Capture, Recorder, build_steps, parametrize, volatile_masks
 from mmcli.secrets import find_leak
@@ -183,8 +183,8 @@ def _merge(
     keep = {s.thumbnail for s in merged.added if s.thumbnail}
     store.save(rec, {k: v for k, v in built.thumbnails.items() if k in keep})
     say(
-        f"merged into {existing.name!r}: {merged.shared} steps shared, a branch of "
-        f"{len(merged.added)} steps at step {merged.branch_at + 1}"
+        f"merged into {existing.name!r}: {plural(merged.shared, 'step')} shared, a branch of "
+        f"{plural(len(merged.added), 'step')} at step {merged.branch_at + 1}"
     )
     return Integrated(True, len(merged.added), shared=merged.shared, merged=True)
 
@@ -207,7 +207,7 @@ def _branch(
     _note_params(existing, run.values)
     find_leak(existing, run.values.secrets)
     store.save(existing, built.thumbnails)
-    say(f"saved a branch of {len(built.steps)} steps")
+    say(f"saved a branch of {plural(len(built.steps), 'step')}")
     return Integrated(True, len(built.steps))
 
 

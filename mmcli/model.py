@@ -50,6 +50,11 @@ def render_text(text: str, values: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 step`, `2 steps` (`many`: an irregular plural: `1 branch`, `2 branches`)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
 @dataclass(frozen=True)
 class Action:
     """One input action. Fields not used by a kind keep their defaults."""

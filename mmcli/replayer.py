@@ -25,6 +25,7 @@ from PIL import Image
 from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.errors import Aborted, DisplayError, MMError, NotSaved, StoreError, UsageError
+from mmcli.explain import headline
 from mmcli.fingerprint import Frame, Rect, blank
 from mmcli.integrate import FinishedRun, Into, integrate
 from mmcli.inuse import in_use
@@ -480,7 +481,8 @@ class Replayer:
     # ---- the walk ------------------------------------------------------------------------
 
     def run(self) -> ReplayReport:
-        check_values(self.recording, self.values)
+        if not self.options.dry_run:  # a dry run types nothing: no param needed
+            check_values(self.recording, self.values)
         check_geometry(self.recording, self.backend)
         started = time.monotonic()
         report = ReplayReport(
@@ -613,6 +615,9 @@ class Replayer:
                 f"the task is found moved by {_signed(match.offset)}, but differs there "
                 f"(regions as recorded): {reason}"
             )
+        found_at = None if self.options.relocate else self._found_at(children, match.frame)
+        sentence = headline(match.verdict, children[0].action.kind, match.offset, found_at)
+        reason = f"{sentence}. {reason}"
         thumb = self._keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
         report.divergence = Divergence(
             depth, children[0].action.describe(), reason, thumb, children[0].thumbnail
@@ -622,6 +627,14 @@ class Replayer:
         if self.options.dry_run or not self.options.agent:
             return
         self._hand_over(report, children, depth, node, focus)
+
+    def _found_at(self, children: list[Step], frame: Frame) -> Offset | None:
+        """Where the task area stands on the live screen when it has moved (to suggest
+        --relocate); None when it has not, or cannot be told."""
+        reference = self._reference(children[0])
+        if self.area is None or reference is None:
+            return None
+        return find_offset(reference, self.area, frame)
 
     def _keep_live_thumbnail(self, frame: Frame, depth: int, masks: Sequence[Rect]) -> str | None:
         """Save the live screen for diagnostics, with the step's masked regions (typed

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mmcli.catalog import TreeLine, tree
-from mmcli.model import Recording, Step
+from mmcli.model import Recording, Step, plural
 from mmcli.storefs import read_plain
 
 STYLE = """
@@ -50,8 +50,9 @@ def render(
         f"<title>mm: {_e(recording.name)}</title><style>{STYLE}</style>",
         f"<script>{SCRIPT}</script></head><body>",
         f"<h1>{_e(recording.name)}</h1>",
-        f"<div class='meta'>{len(recording.steps)} steps, {recording.branch_count()} "
-        f"branches; recorded {recording.created:%Y-%m-%d %H:%M}; params: "
+        f"<div class='meta'>{plural(len(recording.steps), 'step')}, "
+        f"{plural(recording.branch_count(), 'branch', 'branches')}; "
+        f"recorded {recording.created:%Y-%m-%d %H:%M}; params: "
         f"{_e(', '.join(recording.params) or 'none')}</div>",
     ]
     last_point: dict[int, tuple[int, int]] = {}

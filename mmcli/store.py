@@ -55,8 +55,11 @@ def validate_name(name: str) -> str:
         )
     if len(name) > MAX_NAME:
         raise InvalidName(f"recording name too long ({len(name)} > {MAX_NAME} characters)")
-    if set(name) == {"."}:
-        raise InvalidName(f"invalid recording name {name!r}")
+    if name.startswith("."):
+        raise InvalidName(
+            f"invalid recording name {shown!r}: it must not start with '.' (the file would be "
+            "hidden); start with a letter or digit"
+        )
     # NAME/ holds a recording's thumbnails: a name ending in .toml would share its folder
     # with another recording's file, and .mm/ is the store's own bookkeeping.
     if name.endswith(SUFFIX) or name == ".mm":
@@ -291,25 +294,29 @@ class Store:
                         os.unlink(e.name, dir_fd=dfd)
 
     def delete(self, name: str) -> None:
-        path = self.path(name)
         with self.lock(name):
-            has_thumbs = self.check_thumbs_dir(name)  # a link is refused before anything goes
-            try:
-                path.unlink()  # a link here is itself removed, never what it points to
-            except FileNotFoundError:
-                raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
-            if has_thumbs:
-                with (
-                    contextlib.suppress(OSError, UnsafePath),
-                    storefs.folder(self.root, [name]) as dfd,
-                ):
-                    with os.scandir(dfd) as it:
-                        entries = [e.name for e in it if not e.is_dir(follow_symlinks=False)]
-                    for entry in entries:  # files, and links themselves (not their targets)
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry, dir_fd=dfd)
-                with contextlib.suppress(OSError):
-                    self.thumbs_dir(name).rmdir()
+            self.remove_files(name)
+
+    def remove_files(self, name: str) -> None:
+        """Remove NAME.toml and its thumbnails; the caller holds `lock(name)`."""
+        path = self.path(name)
+        has_thumbs = self.check_thumbs_dir(name)  # a link is refused before anything goes
+        try:
+            path.unlink()  # a link here is itself removed, never what it points to
+        except FileNotFoundError:
+            raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
+        if has_thumbs:
+            with (
+                contextlib.suppress(OSError, UnsafePath),
+                storefs.folder(self.root, [name]) as dfd,
+            ):
+                with os.scandir(dfd) as it:
+                    entries = [e.name for e in it if not e.is_dir(follow_symlinks=False)]
+                for entry in entries:  # files, and links themselves (not their targets)
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry, dir_fd=dfd)
+            with contextlib.suppress(OSError):
+                self.thumbs_dir(name).rmdir()
 
     def write_thumbnail(self, name: str, file_name: str, data: bytes) -> Path:
         tdir = self.thumbs_dir(name)

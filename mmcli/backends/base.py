@@ -92,6 +92,10 @@ class Backend(ABC):
     @abstractmethod
     def move(self, x: int, y: int) -> None: ...
 
+    def valid_key(self, key: str) -> bool:
+        """Whether a press or hotkey of `key` does something (else it would do nothing)."""
+        return True
+
     @abstractmethod
     def perform(self, action: Action) -> None:
         """Perform `action` (already rendered: no placeholders left)."""

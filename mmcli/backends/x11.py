@@ -107,21 +107,43 @@ def _type_segment(d: Any, chars: list[str], spare: list[int], width: int) -> Non
         d.sync()
 
 
+def pyautogui_types(gui: Any, char: str) -> bool:
+    """Whether pyautogui types `char` as itself on this keymap. Not non-ASCII (it drops
+    it), nor a character whose key gives another one at the shift level pyautogui uses:
+    '<' is found on the pc105 key whose shifted level is '>' (measured on Xvfb: keycode
+    94 is less/greater; pyautogui presses it with shift)."""
+    if not char.isascii():
+        return False
+    platform = getattr(gui, "platformModule", None)
+    mapping = getattr(platform, "keyboardMapping", None)
+    display = getattr(platform, "_display", None)
+    if mapping is None or display is None or char in "\t\n\r\b":
+        return True
+    code = mapping.get(char)
+    if not code:
+        return False
+    level = 1 if gui.isShiftCharacter(char) else 0
+    return bool(display.keycode_to_keysym(code, level) == keysym_of(char))
+
+
 def type_text(gui: Any, text: str) -> None:
-    """ASCII runs through pyautogui, other characters through `type_unicode`."""
+    """Runs pyautogui types right through pyautogui, other characters through
+    `type_unicode`."""
     run = ""
+    plain = True
     for char in text:
-        if char.isascii() == (run.isascii() if run else char.isascii()):
-            run += char
+        ok = pyautogui_types(gui, char)
+        if not run or ok == plain:
+            run, plain = run + char, ok
             continue
-        _type_run(gui, run)
-        run = char
+        _type_run(gui, run, plain)
+        run, plain = char, ok
     if run:
-        _type_run(gui, run)
+        _type_run(gui, run, plain)
 
 
-def _type_run(gui: Any, run: str) -> None:
-    if run.isascii():
+def _type_run(gui: Any, run: str, plain: bool) -> None:
+    if plain:
         gui.write(run, interval=0.0, _pause=False)
     else:
         type_unicode(run)
@@ -189,7 +211,9 @@ class X11Backend(Backend):
         display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
         # Non-ASCII text is typed through a keymap changed for it, which the app must
         # fetch before the keys arrive: it cannot while every other client is held.
-        remaps = action.kind is ActionKind.TYPE and not action.text.isascii()
+        remaps = action.kind is ActionKind.TYPE and not all(
+            pyautogui_types(self._gui, c) for c in action.text
+        )
         if display is None or action.kind not in HELD or remaps:
             return super().perform_checked(action, unchanged)
         if action.kind in MOVES:
@@ -236,6 +260,9 @@ class X11Backend(Backend):
             return _focus_window_at(display, x, y)
         except Exception:  # a window vanished under us, or no window manager: do nothing
             return False
+
+    def valid_key(self, key: str) -> bool:
+        return bool(self._gui.isValidKey(key.lower() if len(key) > 1 else key))
 
     def perform(self, action: Action) -> None:
         self._act(action)

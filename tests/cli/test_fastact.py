@@ -47,6 +47,9 @@ def test_plain_actions_are_parsed(args: list[str], action: dict[str, Any]) -> No
         ["type", "--help"],
         ["scroll", "3", "--at", "4"],
         ["jump"],
+        ["press", "notakey"],
+        ["press", "é"],
+        ["hotkey", "ctrl", "notakey"],
         [],
     ],
 )

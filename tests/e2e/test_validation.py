@@ -118,3 +118,21 @@ def test_relocate_acts_on_a_moved_window_only_when_it_is_intact(
         assert [{k: str(r[k]) for k in WANTED} for r in submitted] == [WANTED]
     else:
         assert submitted == []
+
+
+def test_a_moved_window_without_relocate_says_so(recorded: Path, tmp_path: Path) -> None:
+    app = LoanApp(tmp_path / "app")
+    try:
+        app.start("--position", "160,100")
+        result = mm(
+            "--store", str(recorded), "replay", "plain", "--no-agent",
+            "--param", "name=John Smith", "--timeout", "2",
+        )  # fmt: skip
+        submitted = app.records()
+    finally:
+        app.stop()
+    assert result.returncode == 3, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "The window moved 60 px right; replay with --relocate to act there." in said
+    assert "next: replay without --no-agent" in said
+    assert submitted == []

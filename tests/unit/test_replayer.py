@@ -227,3 +227,19 @@ def test_the_task_area_leaves_out_the_desktop_panels() -> None:
     assert task_area(stretched, workarea) == Rect(100, 100, 1700, 950)
     assert task_area(stretched, None) == stretched
     assert task_area(Rect(0, 1060, 50, 10), workarea) == Rect(0, 1060, 50, 10)  # all panel
+
+
+def test_dry_run_needs_no_params() -> None:
+    backend = FakeBackend(form_screen())
+    report = run(backend, {}, dry_run=True)
+    assert report.outcome is Outcome.WOULD_REPLAY
+    assert backend.performed == []
+
+
+def test_a_divergence_leads_with_one_plain_sentence() -> None:
+    backend = FakeBackend(form_screen(popup=True), on_action=typing_app)
+    report = run(backend)
+    assert report.divergence is not None
+    sentence, _, details = report.divergence.reason.partition(". ")
+    assert sentence == "Part of the screen near the task looks different"
+    assert details.startswith("grid: tile")

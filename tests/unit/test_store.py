@@ -19,13 +19,27 @@ from mmcli.store import Store, default_store_path, validate_name
 from tests.helpers import sample_recording
 
 
-@pytest.mark.parametrize("name", ["a", "loan-intake_v2.1", "A" * 100, "...a"])
+@pytest.mark.parametrize("name", ["a", "loan-intake_v2.1", "A" * 100, "a...", "_a"])
 def test_valid_names(name: str) -> None:
     assert validate_name(name) == name
 
 
 @pytest.mark.parametrize(
-    "name", ["", ".", "..", "a/b", "../x", "a\x00b", "naïve", "a b", "A" * 101, "x/../../etc"]
+    "name",
+    [
+        "",
+        ".",
+        "..",
+        "...a",
+        ".hidden",
+        "a/b",
+        "../x",
+        "a\x00b",
+        "naïve",
+        "a b",
+        "A" * 101,
+        "x/../../etc",
+    ],
 )
 def test_invalid_names_are_refused(name: str, isolated_store: Path) -> None:
     with pytest.raises(InvalidName):
