@@ -110,7 +110,7 @@ class App:
 
     def type_into_first_field(self, text: str) -> None:
         x, y = self.first_field()
-        subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y), "click", "1"], check=True)
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
         subprocess.run(["xdotool", "type", "--delay", "30", text], check=True)
         self.desktop.settle()
 
@@ -369,7 +369,7 @@ class XCalc(App):
 
     def type_into_first_field(self, text: str) -> None:
         x, y = self.display()
-        subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y), "click", "1"], check=True)
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
         subprocess.run(["xdotool", "type", "--delay", "60", text], check=True)
         self.desktop.settle()
 
@@ -389,7 +389,7 @@ class XCalc(App):
         if exit_code != 0:  # only the last key (=) submits: a stopped replay left none
             return None
         x, y = self.display()
-        subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y), "click", "1"], check=True)
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
         time.sleep(0.3)
         out = subprocess.run(
             ["xclip", "-o", "-selection", "primary"], capture_output=True, text=True, timeout=5

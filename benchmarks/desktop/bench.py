@@ -169,6 +169,7 @@ class Bench:
             record = app.result(result.returncode)
         finally:
             app.stop()
+            self.desktop.clear_notifications()
         expected = app.expected(value)
         return Judgement(
             app.key,

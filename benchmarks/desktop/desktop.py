@@ -272,6 +272,13 @@ class Desktop:
             )
         time.sleep(0.3)
 
+    def clear_notifications(self) -> None:
+        if self._run("dunstctl", "count", "displayed") not in ("", "0"):
+            self._run("dunstctl", "close-all")
+            self._wait(
+                lambda: self._run("dunstctl", "count", "displayed") == "0", "no notification"
+            )
+
     def find_windows(self, pattern: str, by: str = "name", visible: bool = True) -> list[int]:
         argv = ["xdotool", "search"]
         if visible:
@@ -303,27 +310,31 @@ class Desktop:
 
     def move(self, wid: int, x: int, y: int, timeout: float = 10.0) -> Geometry:
         """Put a window's client area at (x, y) and wait until it is there."""
-        self._run("xdotool", "windowmove", "--sync", str(wid), str(x), str(y))
         deadline = time.monotonic() + timeout
+        target = (x, y)  # where the frame goes: the WM places the frame, not the client
         geometry = self.geometry(wid)
         while (geometry.x, geometry.y) != (x, y) and time.monotonic() < deadline:
-            # The WM moves the frame: correct by the offset of the decoration.
-            self._run(
-                "xdotool", "windowmove", str(wid), str(2 * x - geometry.x), str(2 * y - geometry.y)
-            )
-            time.sleep(0.1)
-            geometry = self.geometry(wid)
+            # No --sync: it waits for a move that never comes when nothing has to move.
+            self._run("xdotool", "windowmove", str(wid), str(target[0]), str(target[1]))
+            before, settle_by = geometry, time.monotonic() + 1.0
+            while geometry == before and time.monotonic() < settle_by:
+                time.sleep(0.03)
+                geometry = self.geometry(wid)
+            target = (target[0] + x - geometry.x, target[1] + y - geometry.y)
         return geometry
 
     def activate(self, wid: int) -> None:
-        self._run("xdotool", "windowactivate", "--sync", str(wid))
+        self._run("xdotool", "windowactivate", str(wid))
+        deadline = time.monotonic() + 5
+        while self.active_window() != wid and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def active_window(self) -> int | None:
         out = self._run("xdotool", "getactivewindow")
         return int(out) if out.isdigit() else None
 
     def pointer(self, x: int, y: int) -> None:
-        self._run("xdotool", "mousemove", "--sync", str(x), str(y))
+        self._run("xdotool", "mousemove", str(x), str(y))
 
     def settle(self, quiet: float = 0.4, timeout: float = 10.0) -> None:
         """Wait until the screen outside the panel stops changing for `quiet` seconds."""
@@ -331,7 +342,7 @@ class Desktop:
 
         w, h = self.size
         region = {"left": 0, "top": 0, "width": w, "height": h - PANEL_HEIGHT}
-        with mss.mss() as grabber:
+        with mss.MSS() as grabber:
             last = bytes(grabber.grab(region).raw)
             still_since = time.monotonic()
             deadline = still_since + timeout
