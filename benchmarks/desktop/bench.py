@@ -108,7 +108,18 @@ class Bench:
         self.timeout = timeout
         self.style = style
 
-    def record(self, index: int) -> Recorded:
+    def record(self, index: int, attempts: int = 2) -> Recorded:
+        """Record the task (retried once: a recording that failed is not what is measured)."""
+        for attempt in range(attempts):
+            try:
+                return self._record(index)
+            except (RuntimeError, subprocess.TimeoutExpired):
+                self.app.stop()
+                if attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _record(self, index: int) -> Recorded:
         name = f"{self.app.key}-{index}"
         self.app.start()
         plan = self.app.work / f"plan-{index}.json"
@@ -147,6 +158,26 @@ class Bench:
         return Recorded(name, index, window, masked)
 
     def judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
+        """Replay `recorded` on the scenario; a harness failure is an ERROR, not a crash."""
+        try:
+            return self._judge(scenario, recorded)
+        except Exception as e:  # the benchmark goes on; the run shows what broke
+            self.app.stop()
+            self.desktop.clear_notifications()
+            return Judgement(
+                self.app.key,
+                scenario.key,
+                str(scenario.label),
+                recorded.index,
+                Outcome.ERROR,
+                -1,
+                None,
+                "",
+                f"harness: {type(e).__name__}: {e}",
+                0.0,
+            )
+
+    def _judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
         app = self.app
         started = time.monotonic()
         app.start(scenario.variant(app, recorded.index))

@@ -252,7 +252,10 @@ class Desktop:
 
     @staticmethod
     def _run(*argv: str) -> str:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        except subprocess.TimeoutExpired:  # xdotool search can hang on a dying window
+            return ""
         return result.stdout.strip() if result.returncode == 0 else ""
 
     # ----- what is on the desktop ------------------------------------------------------

@@ -49,7 +49,12 @@ def run_app(
     bench = Bench(desktop, app, work / "store", timeout=timeout, style=style)
     judgements: list[Judgement] = []
     try:
-        recorded = [bench.record(i) for i in range(recordings)]
+        recorded = []
+        for i in range(recordings):
+            try:
+                recorded.append(bench.record(i))
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"{key}: recording {i} failed twice, left out: {e}", file=sys.stderr)
         for r in recorded:
             print(f"{key}: recorded {r.name}, {r.masked:.1%} of the window masked", file=sys.stderr)
         for scenario in scenarios:
@@ -127,6 +132,8 @@ def main() -> int:
                 desktop, key, Path(tmp), scenarios, args.recordings, args.timeout, args.style
             )
             judgements += found
+            if args.json:  # after each app, so that an interrupted run keeps its figures
+                write_json(args.json, args.recordings, started, recorded, judgements)
     minutes = (time.monotonic() - started) / 60
     print(
         f"\nreal desktop, {args.recordings} recordings per task, commit {git_commit()}, "
@@ -143,16 +150,26 @@ def main() -> int:
     for label, counts in totals(judgements).items():
         print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if args.json:
-        out = {
-            "commit": git_commit(),
-            "recordings": args.recordings,
-            "minutes": round(minutes, 1),
-            "totals": totals(judgements),
-            "masked": {k: [r.masked for r in v] for k, v in recorded.items()},
-            "runs": [{**asdict(j), "stderr": j.stderr[-1500:]} for j in judgements],
-        }
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, args.recordings, started, recorded, judgements)
     return 0
+
+
+def write_json(
+    path: Path,
+    recordings: int,
+    started: float,
+    recorded: dict[str, list[Recorded]],
+    judgements: list[Judgement],
+) -> None:
+    out = {
+        "commit": git_commit(),
+        "recordings": recordings,
+        "minutes": round((time.monotonic() - started) / 60, 1),
+        "totals": totals(judgements),
+        "masked": {k: [r.masked for r in v] for k, v in recorded.items()},
+        "runs": [{**asdict(j), "stderr": j.stderr[-1500:]} for j in judgements],
+    }
+    path.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":
