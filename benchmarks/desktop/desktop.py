@@ -26,7 +26,10 @@ from PIL import Image, ImageDraw
 
 from mmcli.display import ensure_xauthority, start_xvfb, stop_xvfb
 
-PROGRAMS = ("Xvfb", "openbox", "tint2", "dunst", "dbus-launch", "notify-send", "xdotool", "feh")
+PROGRAMS = (
+    "Xvfb", "openbox", "tint2", "dunst", "dunstctl", "dbus-launch", "dbus-send", "notify-send",
+    "xdotool", "xwininfo", "xprop", "feh", "xmessage", "xterm", "xclip",
+)  # fmt: skip
 PANEL_HEIGHT = 30
 
 TINT2RC = """\
@@ -101,8 +104,9 @@ DUNSTRC = """\
 """
 
 
-def missing_programs() -> list[str]:
-    return [p for p in PROGRAMS if shutil.which(p) is None]
+def missing_programs(*extra: str) -> list[str]:
+    """What the desktop (and the `extra` programs asked for) needs that is not installed."""
+    return [p for p in (*PROGRAMS, *extra) if shutil.which(p) is None]
 
 
 @dataclass(frozen=True)

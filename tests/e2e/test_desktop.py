@@ -28,7 +28,7 @@ TODAY = "fails on today's matcher"
 
 @pytest.fixture(scope="module")
 def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
-    missing = missing_programs()
+    missing = missing_programs("zenity", "xcalc")
     if missing:
         if os.environ.get("MM_REQUIRE_XVFB"):
             pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
