@@ -1,0 +1,493 @@
+"""The third-party apps of the real-desktop benchmark, each with a task, a way to start it
+with a perturbation, and a way to read the record it submitted.
+
+Every task starts with a click into the task window and ends with a click that submits;
+its param (`name`) is typed into the first field. The agent gets the task as a plan of
+absolute screen actions (what an agent reading the screenshot would click).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlencode
+
+from benchmarks.desktop.desktop import Desktop, Geometry, terminate
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+HOME = (80, 90)
+"""Where the task window's client area is put before each run."""
+SYSTEM_PYTHON = "/usr/bin/python3"  # PyQt5 comes from Debian (python3-pyqt5)
+
+Plan = list[dict[str, object]]
+
+
+@dataclass
+class Variant:
+    """How an app is started for one run: the perturbations it must show itself."""
+
+    prefill: str = ""
+    error: bool = False
+    other_page: bool = False
+    autofill: bool = False
+    dialog_after_ms: int = 0
+
+
+@dataclass
+class App:
+    """One app under test. Subclasses fill in start/plan/result."""
+
+    desktop: Desktop
+    work: Path
+    key: str = ""
+    title: str = ""
+    value: str = "Ada"
+    other_value: str = "Bartholomew"
+    prefill_other: str = "Mallory"
+    native: frozenset[str] = frozenset()
+    """Variant fields the app can show itself (the others are applied from outside)."""
+    proc: subprocess.Popen[bytes] | None = None
+    wid: int = 0
+    extra: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    def start(self, variant: Variant | None = None) -> None:
+        self.stop()
+        self.work.mkdir(parents=True, exist_ok=True)
+        variant = variant or Variant()
+        self.reset_result()
+        self.proc = self.launch(variant)
+        self.wid = self.desktop.wait_window(self.title, timeout=60)
+        self.desktop.move(self.wid, *HOME)
+        self.desktop.activate(self.wid)
+        self.desktop.settle()
+        if variant.prefill and "prefill" not in self.native:
+            self.type_into_first_field(variant.prefill)
+
+    def stop(self) -> None:
+        for proc in [self.proc, *self.extra]:
+            if proc is not None:
+                terminate(proc)
+        self.proc, self.extra, self.wid = None, [], 0
+
+    def close(self) -> None:
+        """Stop the app and anything kept between runs."""
+        self.stop()
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        raise NotImplementedError
+
+    def supports(self, needed: set[str]) -> bool:
+        return needed <= self.native
+
+    # ----- the task --------------------------------------------------------------------
+
+    def geometry(self) -> Geometry:
+        return self.desktop.geometry(self.wid)
+
+    def at(self, dx: int, dy: int) -> tuple[int, int]:
+        g = self.geometry()
+        return (g.x + dx, g.y + dy)
+
+    def first_field(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def plan(self, value: str) -> Plan:
+        raise NotImplementedError
+
+    def expected(self, value: str) -> str:
+        return f"{value}|Paris"
+
+    def type_into_first_field(self, text: str) -> None:
+        x, y = self.first_field()
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+        subprocess.run(["xdotool", "type", "--delay", "30", text], check=True)
+        self.desktop.settle()
+
+    # ----- the result ------------------------------------------------------------------
+
+    def reset_result(self) -> None:
+        (self.work / "out.txt").unlink(missing_ok=True)
+
+    def result(self, exit_code: int) -> str | None:
+        """The record submitted, or None when nothing was."""
+        out = self.work / "out.txt"
+        deadline = time.monotonic() + 2.0
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not out.exists():
+            return None
+        lines = [line for line in out.read_text().splitlines() if line.strip()]
+        return " / ".join(lines) if lines else None
+
+
+def _click(x: int, y: int) -> dict[str, object]:
+    return {"op": "click", "x": x, "y": y}
+
+
+def _write(text: str) -> dict[str, object]:
+    return {"op": "write", "text": text}
+
+
+# ----- GTK 3: zenity --forms -----------------------------------------------------------
+
+
+@dataclass
+class Zenity(App):
+    key: str = "gtk"
+    title: str = "^Person$"
+    native: frozenset[str] = frozenset({"error", "other_page"})
+    _stdout: object = None
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        text = "Delete a person" if variant.other_page else "New person"
+        if variant.error:
+            text = "<span foreground='#c01010'><b>Error: server unreachable</b></span>"
+        out = open(self.work / "zenity.out", "wb")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [
+                "zenity",
+                "--forms",
+                "--title",
+                "Person",
+                "--text",
+                text,
+                "--width",
+                "360",
+                "--add-entry",
+                "Name",
+                "--add-entry",
+                "City",
+            ],
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
+        out.close()
+        self._other = variant.other_page
+        return proc
+
+    def reset_result(self) -> None:
+        (self.work / "zenity.out").unlink(missing_ok=True)
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(153, 53)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.at(153, 53)),
+            _write(value),
+            _click(*self.at(153, 93)),
+            _write("Paris"),
+            _click(*self.at(309, 136)),
+        ]
+
+    def result(self, exit_code: int) -> str | None:
+        if self.proc is not None:
+            try:  # OK closes zenity; wait for it to write the record
+                self.proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                return None
+        text = (self.work / "zenity.out").read_text().strip()
+        if not text:
+            return None
+        return ("DELETE " if self._other else "") + text
+
+
+# ----- Qt 5: a PyQt5 form (Debian's python3-pyqt5) -------------------------------------
+
+
+@dataclass
+class QtForm(App):
+    key: str = "qt"
+    title: str = "^Person \\(Qt\\)$"
+    native: frozenset[str] = frozenset(
+        {"prefill", "error", "other_page", "autofill", "dialog_after_ms"}
+    )
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        argv = [
+            SYSTEM_PYTHON,
+            str(HERE / "assets" / "qt_form.py"),
+            "--out",
+            str(self.work / "out.txt"),
+        ]
+        if variant.prefill:
+            argv += ["--prefill", variant.prefill]
+        if variant.error:
+            argv.append("--error")
+        if variant.other_page:
+            argv += ["--variant", "delete"]
+        if variant.autofill:
+            argv.append("--autofill")
+        if variant.dialog_after_ms:
+            argv += ["--dialog-after", str(variant.dialog_after_ms)]
+        return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(230, 64)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.at(230, 64)),
+            _write(value),
+            _click(*self.at(230, 109)),
+            _write("Paris"),
+            _click(*self.at(320, 196)),
+        ]
+
+
+# ----- Chromium on a local page --------------------------------------------------------
+
+
+class _Records(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        page = (HERE / "assets" / "form.html").read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+        out: Path = self.server.out  # type: ignore[attr-defined]
+        with out.open("a") as f:
+            f.write(body + "\n")
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@dataclass
+class Chromium(App):
+    key: str = "chromium"
+    title: str = "Person \\(web\\)"
+    native: frozenset[str] = frozenset(
+        {"prefill", "error", "other_page", "autofill", "dialog_after_ms"}
+    )
+    server: ThreadingHTTPServer | None = None
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        if self.server is None:
+            self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Records)
+            self.server.out = self.work / "out.txt"  # type: ignore[attr-defined]
+            threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        query: dict[str, str] = {}
+        if variant.prefill:
+            query["prefill"] = variant.prefill
+        if variant.error:
+            query["error"] = "1"
+        if variant.other_page:
+            query["variant"] = "delete"
+        if variant.autofill:
+            query["autofill"] = "1"
+        if variant.dialog_after_ms:
+            query["dialog_after"] = str(variant.dialog_after_ms)
+        url = f"http://127.0.0.1:{self.server.server_address[1]}/form?{urlencode(query)}"
+        profile = tempfile.mkdtemp(prefix="profile-", dir=self.work)
+        self._profile = profile
+        return subprocess.Popen(
+            [
+                shutil.which("chromium") or "chromium",
+                "--no-sandbox",
+                f"--user-data-dir={profile}",
+                "--disable-background-networking",
+                "--no-first-run",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-gpu",
+                "--force-device-scale-factor=1",
+                "--disable-features=Translate,AutofillServerCommunication",
+                "--password-store=basic",
+                "--test-type",
+                "--window-size=400,260",
+                f"--app={url}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def stop(self) -> None:
+        super().stop()
+        profile = getattr(self, "_profile", None)
+        if profile:
+            shutil.rmtree(profile, ignore_errors=True)
+
+    def close(self) -> None:
+        self.stop()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(230, 64)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.at(230, 64)),
+            _write(value),
+            _click(*self.at(230, 109)),
+            _write("Paris"),
+            _click(*self.at(320, 196)),
+        ]
+
+
+# ----- Xaw: xcalc ----------------------------------------------------------------------
+
+
+@dataclass
+class XCalc(App):
+    key: str = "xaw"
+    title: str = "^Calculator$"
+    value: str = "408"
+    other_value: str = "1234"
+    prefill_other: str = "17"
+    native: frozenset[str] = frozenset()
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(["xcalc"], stderr=subprocess.DEVNULL)
+
+    def display(self) -> tuple[int, int]:
+        return self.at(self.geometry().w // 2, 22)
+
+    def first_field(self) -> tuple[int, int]:
+        return self.display()
+
+    def type_into_first_field(self, text: str) -> None:
+        x, y = self.display()
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+        subprocess.run(["xdotool", "type", "--delay", "60", text], check=True)
+        self.desktop.settle()
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.display()),
+            _write(value),
+            {"op": "press", "key": "asterisk"},
+            {"op": "press", "key": "2"},
+            {"op": "press", "key": "Return"},
+        ]
+
+    def expected(self, value: str) -> str:
+        return str(int(value) * 2)
+
+    def result(self, exit_code: int) -> str | None:
+        if exit_code != 0:  # only the last key (=) submits: a stopped replay left none
+            return None
+        x, y = self.display()
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+        time.sleep(0.3)
+        out = subprocess.run(
+            ["xclip", "-o", "-selection", "primary"], capture_output=True, text=True, timeout=5
+        )
+        text = out.stdout.strip()
+        return text or None
+
+
+# ----- Tk: the example loan form -------------------------------------------------------
+
+
+@dataclass
+class TkLoan(App):
+    key: str = "tk"
+    title: str = "^Acme Loan Intake$"
+    value: str = "Ada Lovelace"
+    other_value: str = "Grace Hopper"
+    native: frozenset[str] = frozenset({"prefill", "error", "other_page"})
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        argv = [
+            sys.executable,
+            str(REPO / "examples" / "loan_form.py"),
+            "--out",
+            str(self.work / "records.jsonl"),
+            "--layout",
+            str(self.work / "layout.json"),
+            "--position",
+            f"{HOME[0]},{HOME[1]}",
+        ]
+        if variant.prefill:
+            argv += ["--prefill", f"name={variant.prefill}"]
+        if variant.error:
+            argv.append("--error-label")
+        if variant.other_page:
+            argv += ["--variant", "other"]
+        return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+
+    def reset_result(self) -> None:
+        (self.work / "records.jsonl").unlink(missing_ok=True)
+
+    def widget(self, label: str) -> tuple[int, int]:
+        layout = json.loads((self.work / "layout.json").read_text())
+        # by label, the last widget wins (an entry after its caption), as examples/world.py
+        widgets = {w["label"]: w for w in layout["windows"][0]["widgets"]}
+        w = widgets[label]
+        return (w["x"] + w["w"] // 2, w["y"] + w["h"] // 2)
+
+    def first_field(self) -> tuple[int, int]:
+        return self._fresh("Name")
+
+    def _fresh(self, label: str) -> tuple[int, int]:
+        deadline = time.monotonic() + 10
+        while True:  # the layout is republished after the window manager placed it
+            try:
+                layout = json.loads((self.work / "layout.json").read_text())
+                g = self.geometry()
+                window = layout["windows"][0]
+                if (window["x"], window["y"]) == (g.x, g.y):
+                    return self.widget(label)
+            except (OSError, ValueError, KeyError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no {label} in the loan form's layout")
+            time.sleep(0.1)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self._fresh("Name")),
+            _write(value),
+            _click(*self._fresh("Email")),
+            _write("ada@example.com"),
+            _click(*self._fresh("Amount")),
+            _write("1200"),
+            _click(*self._fresh("Auto")),
+            _click(*self._fresh("Submit")),
+        ]
+
+    def expected(self, value: str) -> str:
+        return f"{value}|ada@example.com|1200"
+
+    def result(self, exit_code: int) -> str | None:
+        out = self.work / "records.jsonl"
+        deadline = time.monotonic() + 2.0
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not out.exists():
+            return None
+        rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+        return (
+            " / ".join(f"{r.get('name')}|{r.get('email')}|{r.get('amount')}" for r in rows) or None
+        )
+
+
+APPS: dict[str, type[App]] = {
+    "gtk": Zenity,
+    "qt": QtForm,
+    "chromium": Chromium,
+    "xaw": XCalc,
+    "tk": TkLoan,
+}

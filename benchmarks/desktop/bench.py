@@ -1,0 +1,281 @@
+"""Recording a task and judging one scenario against one recording, with the real `mm` in
+a subprocess: shared by the benchmark (`run`), the one-shot `try` and the e2e tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.desktop.apps import HOME, App
+from benchmarks.desktop.desktop import PANEL_HEIGHT, Desktop, Geometry
+from benchmarks.desktop.scenarios import Label, Scenario, Setup
+
+REPO = Path(__file__).resolve().parent.parent.parent
+MOVE_BY = 60
+IDLE_SECONDS = 12.0
+
+
+class Outcome(StrEnum):
+    CORRECT = "correct"
+    FALSE_DIVERGENCE = "false divergence"
+    WRONG_ACTION = "wrong action"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    name: str
+    index: int
+    window: Geometry
+    masked: float
+    """Largest fraction of the task window masked at any step (masks' union / window)."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    app: str
+    scenario: str
+    label: str
+    recording: int
+    outcome: Outcome
+    exit_code: int
+    record: str | None
+    expected: str
+    stderr: str
+    seconds: float
+
+
+def mm(store: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mmcli", "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, "COLUMNS": "160", "NO_COLOR": "1"},
+    )
+
+
+def classify(label: Label, exit_code: int, record: str | None, expected: str) -> Outcome:
+    if record is not None and record != expected:
+        return Outcome.WRONG_ACTION
+    if exit_code == 3:
+        return Outcome.CORRECT if label is Label.UNSAFE else Outcome.FALSE_DIVERGENCE
+    if exit_code == 0:
+        # done: right only if the right record was submitted
+        return Outcome.CORRECT if record == expected else Outcome.WRONG_ACTION
+    return Outcome.ERROR
+
+
+def masked_fraction(toml_path: Path, window: Geometry) -> float:
+    doc = tomllib.loads(toml_path.read_text())
+    worst = 0.0
+    for step in doc.get("steps", []):
+        masks = step.get("screen", {}).get("masks", [])
+        grid = np.zeros((window.h, window.w), dtype=bool)
+        for x, y, w, h in masks:
+            x0, y0 = max(x - window.x, 0), max(y - window.y, 0)
+            x1, y1 = min(x + w - window.x, window.w), min(y + h - window.y, window.h)
+            if x1 > x0 and y1 > y0:
+                grid[y0:y1, x0:x1] = True
+        worst = max(worst, float(grid.mean()))
+    return worst
+
+
+class Bench:
+    """One app on one desktop, with a store of recordings of its task."""
+
+    def __init__(
+        self,
+        desktop: Desktop,
+        app: App,
+        store: Path,
+        timeout: float = 4.0,
+        style: str = "pyautogui",
+    ) -> None:
+        self.desktop = desktop
+        self.app = app
+        self.store = store
+        self.timeout = timeout
+        self.style = style
+
+    def record(self, index: int, attempts: int = 2) -> Recorded:
+        """Record the task (retried once: a recording that failed is not what is measured)."""
+        for attempt in range(attempts):
+            try:
+                return self._record(index)
+            except (RuntimeError, subprocess.TimeoutExpired):
+                self.app.stop()
+                if attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _record(self, index: int) -> Recorded:
+        name = f"{self.app.key}-{index}"
+        self.app.start()
+        plan = self.app.work / f"plan-{index}.json"
+        plan.write_text(json.dumps(self.app.plan(self.app.value)))
+        window = self.app.geometry()
+        agent = [
+            sys.executable,
+            "-m",
+            "benchmarks.desktop.agent",
+            str(plan),
+            "--style",
+            self.style,
+            "--seed",
+            str(index),
+        ]
+        result = mm(
+            self.store,
+            "record",
+            name,
+            "--overwrite",
+            "--param",
+            f"name={self.app.value}",
+            "--observe",
+            "1.0",
+            "--",
+            *agent,
+        )
+        got = self.app.result(result.returncode)
+        self.app.stop()
+        if result.returncode != 0 or got != self.app.expected(self.app.value):
+            raise RuntimeError(
+                f"recording {name} failed (exit {result.returncode}, record {got!r}):\n"
+                f"{result.stderr[-2000:]}"
+            )
+        masked = masked_fraction(self.store / f"{name}.toml", window)
+        return Recorded(name, index, window, masked)
+
+    def judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
+        """Replay `recorded` on the scenario; a harness failure is an ERROR, not a crash."""
+        try:
+            return self._judge(scenario, recorded)
+        except Exception as e:  # the benchmark goes on; the run shows what broke
+            self.app.stop()
+            self.desktop.clear_notifications()
+            return Judgement(
+                self.app.key,
+                scenario.key,
+                str(scenario.label),
+                recorded.index,
+                Outcome.ERROR,
+                -1,
+                None,
+                "",
+                f"harness: {type(e).__name__}: {e}",
+                0.0,
+            )
+
+    def _judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
+        app = self.app
+        started = time.monotonic()
+        app.start(scenario.variant(app, recorded.index))
+        try:
+            for setup in scenario.setup:
+                self.apply(setup)
+            value = app.other_value if scenario.other_value else app.value
+            args = [
+                "replay",
+                recorded.name,
+                "--no-agent",
+                "--param",
+                f"name={value}",
+                "--timeout",
+                str(self.timeout),
+            ]
+            if scenario.relocate:
+                args.append("--relocate")
+            result = mm(self.store, *args)
+            record = app.result(result.returncode)
+        finally:
+            app.stop()
+            self.desktop.clear_notifications()
+        expected = app.expected(value)
+        return Judgement(
+            app.key,
+            scenario.key,
+            str(scenario.label),
+            recorded.index,
+            classify(scenario.label, result.returncode, record, expected),
+            result.returncode,
+            record,
+            expected,
+            result.stderr,
+            round(time.monotonic() - started, 1),
+        )
+
+    # ----- perturbations from outside the app ----------------------------------------
+
+    def apply(self, setup: Setup) -> None:
+        d, app = self.desktop, self.app
+        width, height = d.size
+        if setup is Setup.POINTER_FAR:
+            d.pointer(width - 200, height - 200)
+        elif setup is Setup.IDLE:
+            time.sleep(IDLE_SECONDS)
+        elif setup is Setup.CLOCK:
+            time.sleep(1.2)
+        elif setup is Setup.NOTIFY:
+            d.notify("New mail", "3 unread messages from Alice")
+        elif setup is Setup.FOCUS_STOLEN:
+            self.spawn_window(
+                ["xmessage", "-name", "backup", "Backup finished."],
+                "^backup$",
+                (width - 330, height - PANEL_HEIGHT - 150),
+            )
+        elif setup is Setup.MODAL_DIALOG:
+            g = app.geometry()
+            self.spawn_window(
+                [
+                    "xmessage",
+                    "-name",
+                    "session",
+                    "-buttons",
+                    "Continue:0,Sign out:1",
+                    "Your session expires in 5 minutes.\nSave your work.",
+                ],
+                "^session$",
+                (g.x + 40, g.y + 30),
+            )
+        elif setup is Setup.WINDOW_IN_FRONT:
+            g = app.geometry()
+            self.spawn_window(
+                [
+                    "xterm",
+                    "-name",
+                    "logs",
+                    "-T",
+                    "logs",
+                    "-geometry",
+                    "48x8",
+                    "-e",
+                    "sh",
+                    "-c",
+                    "echo '$ tail -f /var/log/syslog'; sleep 600",
+                ],
+                "^logs$",
+                (g.x + 60, g.y + 20),
+            )
+        elif setup is Setup.MOVED:
+            d.move(app.wid, HOME[0] + MOVE_BY, HOME[1])
+            d.settle()
+
+    def spawn_window(self, argv: list[str], name: str, at: tuple[int, int]) -> None:
+        """Start another program's window at `at`; it takes the focus (openbox)."""
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.app.extra.append(proc)
+        wid = self.desktop.wait_window(name, by="classname", timeout=30)
+        self.desktop.move(wid, *at)
+        self.desktop.activate(wid)
+        self.desktop.settle()

@@ -1,0 +1,372 @@
+"""A desktop that looks like a user's, on a private Xvfb: a window manager with title bars
+and click-to-focus (openbox), a panel with a taskbar and a clock showing seconds (tint2),
+desktop notifications (dunst on a private session bus), and a coloured wallpaper.
+
+Every process is started here and stopped here by its PID. Usable by the benchmark and
+the end-to-end tests alike:
+
+    with Desktop(work_dir) as desktop:
+        desktop.notify("New mail", "3 unread messages")
+        wid = desktop.wait_window("Person")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+from mmcli.display import ensure_xauthority, start_xvfb, stop_xvfb
+
+PROGRAMS = (
+    "Xvfb", "openbox", "tint2", "dunst", "dunstctl", "dbus-launch", "dbus-send", "notify-send",
+    "xdotool", "xwininfo", "xprop", "feh", "xmessage", "xterm", "xclip",
+)  # fmt: skip
+PANEL_HEIGHT = 30
+
+TINT2RC = """\
+panel_items = TSC
+panel_size = 100% {height}
+panel_margin = 0 0
+panel_padding = 4 2 4
+panel_position = bottom center horizontal
+panel_layer = top
+panel_monitor = all
+strut_policy = follow_size
+panel_background_id = 1
+wm_menu = 0
+rounded = 0
+border_width = 0
+background_color = #2b303b 100
+border_color = #000000 0
+rounded = 2
+border_width = 1
+background_color = #4f5b66 100
+border_color = #a3be8c 100
+taskbar_mode = single_desktop
+taskbar_padding = 2 2 4
+taskbar_background_id = 0
+taskbar_active_background_id = 0
+task_text = 1
+task_icon = 0
+task_centered = 0
+task_maximum_size = 180 24
+task_padding = 4 2 4
+task_font = sans 9
+task_font_color = #eeeeee 100
+task_background_id = 0
+task_active_background_id = 2
+task_active_font_color = #ffffff 100
+systray_padding = 0 0 2
+time1_format = %H:%M:%S
+time1_font = sans bold 10
+clock_font_color = #ffffff 100
+clock_padding = 6 0
+clock_background_id = 0
+tooltip = 0
+"""
+
+DUNSTRC = """\
+[global]
+    monitor = 0
+    follow = none
+    width = 300
+    height = 100
+    origin = top-right
+    offset = 12x12
+    font = Sans 10
+    frame_width = 2
+    frame_color = "#88c0d0"
+    format = "<b>%s</b>\\n%b"
+    show_indicators = no
+    idle_threshold = 0
+    sticky_history = no
+[urgency_low]
+    background = "#3b4252"
+    foreground = "#eceff4"
+    timeout = 60
+[urgency_normal]
+    background = "#3b4252"
+    foreground = "#eceff4"
+    timeout = 60
+[urgency_critical]
+    background = "#bf616a"
+    foreground = "#eceff4"
+    timeout = 60
+"""
+
+
+def missing_programs(*extra: str) -> list[str]:
+    """What the desktop (and the `extra` programs asked for) needs that is not installed."""
+    return [p for p in (*PROGRAMS, *extra) if shutil.which(p) is None]
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A top-level window's client area in screen coordinates."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+
+    @property
+    def center(self) -> tuple[int, int]:
+        return (self.x + self.w // 2, self.y + self.h // 2)
+
+
+def wallpaper(path: Path, size: tuple[int, int]) -> Path:
+    """A coloured diagonal gradient with a few shapes: never a flat background."""
+    w, h = size
+    img = Image.new("RGB", (w, h))
+    px = img.load()
+    assert px is not None
+    for y in range(0, h):
+        for x in range(0, w, 4):
+            t = (x + y) / (w + h)
+            c = (int(40 + 60 * t), int(90 + 80 * (1 - t)), int(140 + 90 * t))
+            for dx in range(4):
+                if x + dx < w:
+                    px[x + dx, y] = c
+    draw = ImageDraw.Draw(img)
+    draw.ellipse((w - 420, h - 420, w + 180, h + 120), fill=(214, 150, 80))
+    draw.rectangle((w // 2, 40, w // 2 + 120, 160), fill=(120, 60, 140))
+    img.save(path)
+    return path
+
+
+class Desktop:
+    """Xvfb + dbus + openbox + tint2 + dunst + wallpaper; DISPLAY and the session bus are
+    set in os.environ while it runs (restored on stop)."""
+
+    def __init__(self, work: Path, size: tuple[int, int] = (1280, 800), panel: bool = True):
+        self.work = work
+        self.size = size
+        self.panel = panel
+        self.display = ""
+        self.xvfb: subprocess.Popen[bytes] | None = None
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.dbus_pid: int | None = None
+        self._saved: dict[str, str | None] = {}
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    def __enter__(self) -> Desktop:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.xvfb, self.display = start_xvfb(*self.size)
+        for key in ("DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS"):
+            self._saved[key] = os.environ.get(key)
+        os.environ["DISPLAY"] = self.display
+        ensure_xauthority()
+        self._start_bus()
+        self._set_wallpaper()
+        self._spawn(["openbox", "--config-file", str(self._openbox_rc())])
+        self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "openbox")
+        if self.panel:
+            rc = self.work / "tint2rc"
+            rc.write_text(TINT2RC.format(height=PANEL_HEIGHT))
+            self._spawn(["tint2", "-c", str(rc)])
+            self._wait(lambda: self.find_windows("tint2", by="class"), "tint2")
+        rc = self.work / "dunstrc"
+        rc.write_text(DUNSTRC)
+        self._spawn(["dunst", "-conf", str(rc)])
+        self._wait(self._dunst_ready, "dunst")
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            terminate(proc)
+        self.procs.clear()
+        if self.dbus_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.dbus_pid, signal.SIGTERM)
+            self.dbus_pid = None
+        if self.xvfb is not None:
+            stop_xvfb(self.xvfb)
+            self.xvfb = None
+        for key, value in self._saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    def _spawn(self, argv: list[str]) -> subprocess.Popen[bytes]:
+        log = open(self.work / f"{Path(argv[0]).name}.log", "ab")  # noqa: SIM115
+        proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def _start_bus(self) -> None:
+        out = subprocess.run(
+            ["dbus-launch", "--sh-syntax"], capture_output=True, text=True, check=True
+        ).stdout
+        address = re.search(r"DBUS_SESSION_BUS_ADDRESS='([^']*)'", out)
+        pid = re.search(r"DBUS_SESSION_BUS_PID=(\d+)", out)
+        if not address or not pid:
+            raise RuntimeError(f"dbus-launch gave no bus: {out!r}")
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = address.group(1)
+        self.dbus_pid = int(pid.group(1))
+
+    def _set_wallpaper(self) -> None:
+        image = wallpaper(self.work / "wallpaper.png", self.size)
+        subprocess.run(["feh", "--no-fehbg", "--bg-fill", str(image)], check=True)
+
+    def _openbox_rc(self) -> Path:
+        source = Path("/etc/xdg/openbox/rc.xml").read_text()
+        # No desktop switching or window cycling by the wheel on the root window.
+        rc = self.work / "openbox-rc.xml"
+        rc.write_text(source)
+        return rc
+
+    def _dunst_ready(self) -> bool:
+        return self._run(
+            "dbus-send",
+            "--session",
+            "--dest=org.freedesktop.DBus",
+            "--type=method_call",
+            "--print-reply",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.NameHasOwner",
+            "string:org.freedesktop.Notifications",
+        ).endswith("true")
+
+    @staticmethod
+    def _wait(ready: object, what: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready():  # type: ignore[operator]
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"{what} did not start within {timeout:.0f}s")
+
+    @staticmethod
+    def _run(*argv: str) -> str:
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        except subprocess.TimeoutExpired:  # xdotool search can hang on a dying window
+            return ""
+        return result.stdout.strip() if result.returncode == 0 else ""
+
+    # ----- what is on the desktop ------------------------------------------------------
+
+    def notify(self, summary: str, body: str = "") -> None:
+        """A desktop notification (top-right corner); returns once it is on screen."""
+        before = set(self.find_windows("Dunst", by="class"))
+        subprocess.run(["notify-send", "-t", "60000", summary, body], check=True, timeout=10)
+        with contextlib.suppress(RuntimeError):
+            self._wait(
+                lambda: (
+                    set(self.find_windows("Dunst", by="class")) - before
+                    or self.find_windows("Dunst", by="class", visible=True)
+                ),
+                "notification",
+                5,
+            )
+        time.sleep(0.3)
+
+    def clear_notifications(self) -> None:
+        if self._run("dunstctl", "count", "displayed") not in ("", "0"):
+            self._run("dunstctl", "close-all")
+            self._wait(
+                lambda: self._run("dunstctl", "count", "displayed") == "0", "no notification"
+            )
+
+    def find_windows(self, pattern: str, by: str = "name", visible: bool = True) -> list[int]:
+        argv = ["xdotool", "search"]
+        if visible:
+            argv.append("--onlyvisible")
+        argv += [f"--{by}", pattern]
+        return [int(w) for w in self._run(*argv).split()]
+
+    def wait_window(self, pattern: str, by: str = "name", timeout: float = 30.0) -> int:
+        found: list[int] = []
+
+        def ready() -> bool:
+            found[:] = self.find_windows(pattern, by=by)
+            return bool(found)
+
+        self._wait(ready, f"a window named {pattern!r}", timeout)
+        return found[-1]
+
+    def geometry(self, wid: int) -> Geometry:
+        # xwininfo, not `xdotool getwindowgeometry`: under a reparenting window manager
+        # the latter reports the client's position inside its frame.
+        out = self._run("xwininfo", "-id", str(wid))
+        values = dict(re.findall(r"^\s*([A-Za-z -]+):\s+(-?\d+)$", out, re.M))
+        return Geometry(
+            int(values["Absolute upper-left X"]),
+            int(values["Absolute upper-left Y"]),
+            int(values["Width"]),
+            int(values["Height"]),
+        )
+
+    def move(self, wid: int, x: int, y: int, timeout: float = 10.0) -> Geometry:
+        """Put a window's client area at (x, y) and wait until it is there."""
+        deadline = time.monotonic() + timeout
+        target = (x, y)  # where the frame goes: the WM places the frame, not the client
+        geometry = self.geometry(wid)
+        while (geometry.x, geometry.y) != (x, y) and time.monotonic() < deadline:
+            # No --sync: it waits for a move that never comes when nothing has to move.
+            self._run("xdotool", "windowmove", str(wid), str(target[0]), str(target[1]))
+            before, settle_by = geometry, time.monotonic() + 1.0
+            while geometry == before and time.monotonic() < settle_by:
+                time.sleep(0.03)
+                geometry = self.geometry(wid)
+            target = (target[0] + x - geometry.x, target[1] + y - geometry.y)
+        return geometry
+
+    def activate(self, wid: int) -> None:
+        self._run("xdotool", "windowactivate", str(wid))
+        deadline = time.monotonic() + 5
+        while self.active_window() != wid and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def active_window(self) -> int | None:
+        out = self._run("xdotool", "getactivewindow")
+        return int(out) if out.isdigit() else None
+
+    def pointer(self, x: int, y: int) -> None:
+        self._run("xdotool", "mousemove", str(x), str(y))
+
+    def settle(self, quiet: float = 0.4, timeout: float = 10.0) -> None:
+        """Wait until the screen outside the panel stops changing for `quiet` seconds."""
+        import mss
+
+        w, h = self.size
+        region = {"left": 0, "top": 0, "width": w, "height": h - PANEL_HEIGHT}
+        with mss.MSS() as grabber:
+            last = bytes(grabber.grab(region).raw)
+            still_since = time.monotonic()
+            deadline = still_since + timeout
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+                now = bytes(grabber.grab(region).raw)
+                if now != last:
+                    last, still_since = now, time.monotonic()
+                elif time.monotonic() - still_since >= quiet:
+                    return
+
+
+def terminate(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)

@@ -1,0 +1,176 @@
+"""Screen validation on a real desktop with third-party apps: every scenario judged against
+every recording through the real `mm replay --no-agent`.
+
+Starts a desktop (Xvfb + openbox + tint2 with a seconds clock + dunst + wallpaper), records
+each app's task N times (the agent's timing differs per recording) and replays every
+applicable scenario (benchmarks/desktop/scenarios.py) against every recording. Prints the
+matrix app x scenario -> correct / false divergence / wrong action (counted over
+recordings) and the masked fraction of each recording's task window.
+
+    python -m benchmarks.desktop.run [--apps gtk qt ...] [--scenarios ...]
+        [--recordings N] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+
+from benchmarks.desktop.apps import APPS
+from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
+from benchmarks.desktop.desktop import Desktop, missing_programs
+from benchmarks.desktop.scenarios import SCENARIOS, Scenario
+
+SHORT = {
+    Outcome.CORRECT: "ok",
+    Outcome.FALSE_DIVERGENCE: "fd",
+    Outcome.WRONG_ACTION: "WRONG",
+    Outcome.ERROR: "err",
+}
+
+
+def run_app(
+    desktop: Desktop,
+    key: str,
+    work: Path,
+    scenarios: list[Scenario],
+    recordings: int,
+    timeout: float,
+    style: str,
+) -> tuple[list[Recorded], list[Judgement]]:
+    app = APPS[key](desktop, work / key)
+    bench = Bench(desktop, app, work / "store", timeout=timeout, style=style)
+    judgements: list[Judgement] = []
+    try:
+        recorded = []
+        for i in range(recordings):
+            try:
+                recorded.append(bench.record(i))
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"{key}: recording {i} failed twice, left out: {e}", file=sys.stderr)
+        for r in recorded:
+            print(f"{key}: recorded {r.name}, {r.masked:.1%} of the window masked", file=sys.stderr)
+        for scenario in scenarios:
+            if not scenario.applies_to(app):
+                continue
+            for r in recorded:
+                j = bench.judge(scenario, r)
+                judgements.append(j)
+                print(
+                    f"{key:<9}{scenario.key:<20}#{r.index} {j.outcome:<17} exit {j.exit_code} "
+                    f"record {j.record!r} ({j.seconds}s)",
+                    file=sys.stderr,
+                )
+    finally:
+        app.close()
+    return recorded, judgements
+
+
+def cell(items: list[Judgement]) -> str:
+    if not items:
+        return "n/a"
+    counts = Counter(j.outcome for j in items)
+    return " ".join(f"{counts[o]}{SHORT[o]}" for o in Outcome if counts[o]) or "-"
+
+
+def matrix(apps: list[str], scenarios: list[Scenario], judgements: list[Judgement]) -> str:
+    width = 14
+    lines = [f"{'scenario':<20}{'label':<10}" + "".join(f"{a:>{width}}" for a in apps)]
+    for s in scenarios:
+        row = f"{s.key:<20}{s.label!s:<10}"
+        for a in apps:
+            items = [j for j in judgements if j.app == a and j.scenario == s.key]
+            row += f"{cell(items):>{width}}"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def totals(judgements: list[Judgement]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for label in ("harmless", "unsafe"):
+        items = [j for j in judgements if j.label == label]
+        out[label] = {str(o): sum(1 for j in items if j.outcome is o) for o in Outcome}
+        out[label]["runs"] = len(items)
+    return out
+
+
+def git_commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--apps", nargs="*", choices=sorted(APPS), default=list(APPS))
+    parser.add_argument("--scenarios", nargs="*", help="only these scenario keys")
+    parser.add_argument("--recordings", type=int, default=10, help="recordings per task")
+    parser.add_argument("--timeout", type=float, default=4.0, help="mm replay --timeout")
+    parser.add_argument("--style", default="pyautogui", help="agent style (pyautogui, xdotool)")
+    parser.add_argument("--json", type=Path, help="also write every run to this file")
+    args = parser.parse_args()
+    missing = missing_programs()
+    if missing:
+        print(f"missing programs: {', '.join(missing)} (scripts/setup)", file=sys.stderr)
+        return 1
+    scenarios = [s for s in SCENARIOS if not args.scenarios or s.key in args.scenarios]
+    started = time.monotonic()
+    recorded: dict[str, list[Recorded]] = {}
+    judgements: list[Judgement] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="mm-desktop-") as tmp,
+        Desktop(Path(tmp) / "desktop") as desktop,
+    ):
+        for key in args.apps:
+            recorded[key], found = run_app(
+                desktop, key, Path(tmp), scenarios, args.recordings, args.timeout, args.style
+            )
+            judgements += found
+            if args.json:  # after each app, so that an interrupted run keeps its figures
+                write_json(args.json, args.recordings, started, recorded, judgements)
+    minutes = (time.monotonic() - started) / 60
+    print(
+        f"\nreal desktop, {args.recordings} recordings per task, commit {git_commit()}, "
+        f"{minutes:.1f} min"
+    )
+    print(
+        "ok = correct, fd = false divergence, WRONG = wrong action (a wrong record or none), "
+        "err = mm error\n"
+    )
+    print(matrix(args.apps, scenarios, judgements))
+    print("\nmasked fraction of the task window (largest at any step), per recording:")
+    for key, items in recorded.items():
+        print(f"  {key:<9}" + " ".join(f"{r.masked:.0%}" for r in items))
+    for label, counts in totals(judgements).items():
+        print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if args.json:
+        write_json(args.json, args.recordings, started, recorded, judgements)
+    return 0
+
+
+def write_json(
+    path: Path,
+    recordings: int,
+    started: float,
+    recorded: dict[str, list[Recorded]],
+    judgements: list[Judgement],
+) -> None:
+    out = {
+        "commit": git_commit(),
+        "recordings": recordings,
+        "minutes": round((time.monotonic() - started) / 60, 1),
+        "totals": totals(judgements),
+        "masked": {k: [r.masked for r in v] for k, v in recorded.items()},
+        "runs": [{**asdict(j), "stderr": j.stderr[-1500:]} for j in judgements],
+    }
+    path.write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
