@@ -221,6 +221,8 @@ class Context:
     references: References = field(default_factory=References)
     pointer_step: bool = True
     """The action is a pointer action (click, scroll, move, drag), not keyboard input."""
+    workarea: Rect | None = None
+    """The screen less the desktop's panels (their clock, the taskbar), where known."""
 
 
 Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
@@ -277,7 +279,10 @@ def match_target(recorded: Fingerprint, live: Live, ctx: Context) -> list[Differ
 def _inside_area(region: Rect, ctx: Context) -> bool:
     if ctx.area is None or not ctx.tolerance.outside_area:
         return True
-    return region.intersects(ctx.area.grow(AREA_MARGIN))
+    near = ctx.area.grow(AREA_MARGIN)
+    if ctx.workarea is not None:  # the margin never reaches into the desktop's panels
+        near = near.intersection(ctx.workarea) or ctx.area
+    return region.intersects(near)
 
 
 @matcher("grid")
@@ -487,9 +492,12 @@ def compare(
     references: References | None = None,
     pointer_step: bool = True,
     matchers: Sequence[str] = DEFAULT_MATCHERS,
+    workarea: Rect | None = None,
 ) -> Verdict:
     live = Live(frame, recorded)
-    ctx = Context(policy.tolerance, ignore, area, references or References(), pointer_step)
+    ctx = Context(
+        policy.tolerance, ignore, area, references or References(), pointer_step, workarea
+    )
     differences: list[Difference] = []
     excused: list[str] = []
     for name in matchers:

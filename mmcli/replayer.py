@@ -276,7 +276,8 @@ class Replayer:
         self._chain_lengths: dict[int, int] = {}
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
-        self.area = task_area(recording.area, backend.workarea())
+        self.workarea = backend.workarea()
+        self.area = task_area(recording.area, self.workarea)
         """Where the task acts: the recorded area, less the desktop's panels."""
 
     # ---- waiting for the screen ------------------------------------------------------------
@@ -435,6 +436,7 @@ class Replayer:
             self.options.policy,
             [*self.recording.ignore, *self.ignore],
             area=self.area,
+            workarea=self.workarea,
             references=self.references(step),
             pointer_step=step.action.kind in POINTED,
         )

@@ -150,3 +150,18 @@ def test_a_caret_beside_the_field_border_is_a_caret() -> None:
     base = form_screen()
     caret = glyph(base, 202, 1)
     assert is_caret(Frame.from_image(caret), Frame.from_image(base), Rect(200, 176, 8, 20))
+
+
+def test_the_task_area_margin_never_reaches_into_a_panel() -> None:
+    """A taskbar button appearing just below the task area (a new window far away) is in
+    the desktop's panel: never part of the task, however close."""
+    base = form_screen()
+    live = base.copy()
+    ImageDraw.Draw(live).rectangle([200, 530, 260, 545], fill="white")  # a taskbar button
+    recorded = Frame.from_image(base)
+    fp = fingerprint_of(recorded, SUBMIT)
+    refs = References.prepare(recorded.small, [], [])
+    kwargs = {"area": AREA, "references": refs}
+    assert not compare(fp, Frame.from_image(live), **kwargs).ok  # 48 px margin: inside
+    panel_above = Rect(0, 0, 1920, 528)  # the work area ends where the panel starts
+    assert compare(fp, Frame.from_image(live), workarea=panel_above, **kwargs).ok
