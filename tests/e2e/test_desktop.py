@@ -4,8 +4,7 @@ a GTK 3 form (zenity --forms) and an Xaw calculator (xcalc), through the real
 `mm replay --no-agent`.
 
 Harmless changes must let replay complete the right record; unsafe ones must stop it
-(exit 3) before anything wrong is submitted. The cases marked xfail fail on today's
-matcher: drop the mark as the fixes land.
+(exit 3) before anything wrong is submitted.
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ from benchmarks.desktop.desktop import Desktop, missing_programs
 from benchmarks.desktop.scenarios import BY_KEY
 
 pytestmark = pytest.mark.e2e
-
-TODAY = "fails on today's matcher"
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +67,6 @@ def judge(bench_recorded: tuple[Bench, Recorded], scenario: str) -> None:
     assert j.outcome is Outcome.CORRECT, detail
 
 
-FAILING_TODAY = {
-    "notification": "the notification far away is not excused",
-    "focus-stolen": "the inactive title bar and taskbar are not excused",
-    "moved-relocate": "the moved window is not found with a panel on screen",
-    "prefilled-other": "typed after it where the recording masked the field",
-    "prefilled-same": "typed again: AdaAda",
-}
 CASE_IDS = {
     "plain": "plain",
     "notification": "notification-far-away",
@@ -87,25 +77,11 @@ CASE_IDS = {
 }
 
 
-def cases(failing: set[str]) -> list[object]:
-    """Every case, those that fail on today's matcher for this app marked xfail."""
-    return [
-        pytest.param(
-            key,
-            id=ident,
-            marks=[pytest.mark.xfail(strict=False, reason=f"{TODAY}: {FAILING_TODAY[key]}")]
-            if key in failing
-            else [],
-        )
-        for key, ident in CASE_IDS.items()
-    ]
-
-
-@pytest.mark.parametrize("scenario", cases(set(FAILING_TODAY)))
+@pytest.mark.parametrize("scenario", list(CASE_IDS), ids=list(CASE_IDS.values()))
 def test_gtk_form(gtk: tuple[Bench, Recorded], scenario: str) -> None:
     judge(gtk, scenario)
 
 
-@pytest.mark.parametrize("scenario", cases({"notification", "focus-stolen", "moved-relocate"}))
+@pytest.mark.parametrize("scenario", list(CASE_IDS), ids=list(CASE_IDS.values()))
 def test_xaw_calculator(xaw: tuple[Bench, Recorded], scenario: str) -> None:
     judge(xaw, scenario)
