@@ -118,19 +118,7 @@ def parse(text: str, source: str) -> Document:
 def read(store: Store, name: str) -> Document:
     """NAME's document, parsed and validated; `RecordingNotFound` when there is none."""
     path = store.path(name)
-    try:
-        data = storefs.read_bytes(store.root, [], path.name, limit=codec.MAX_DOCUMENT)
-    except FileNotFoundError:
-        raise RecordingNotFound(f"no recording named {name!r} in {store.root}") from None
-    except OSError as e:
-        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-    if len(data) > codec.MAX_DOCUMENT:
-        raise RecordingCorrupt(f"{path}: larger than {codec.MAX_DOCUMENT >> 20} MiB")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
-    doc = parse(text, str(path))
+    doc = parse(store.read_text(name), str(path))
     if doc.name != name:
         raise RecordingCorrupt(f"{path}: holds recording {doc.name!r}, not {name!r}")
     return doc

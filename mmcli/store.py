@@ -146,7 +146,8 @@ class Store:
 
     # ---- reading -----------------------------------------------------------------------
 
-    def load(self, name: str) -> Recording:
+    def read_text(self, name: str) -> str:
+        """NAME's document as text, read without following links and bounded in size."""
         path = self.path(name)
         try:
             data = storefs.read_bytes(self.root, [], path.name, limit=codec.MAX_DOCUMENT)
@@ -159,10 +160,13 @@ class Store:
                 f"{path}: larger than {codec.MAX_DOCUMENT >> 20} MiB; not an mm recording"
             )
         try:
-            text = data.decode("utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError:
             raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
-        recording = codec.loads(text, str(path))
+
+    def load(self, name: str) -> Recording:
+        path = self.path(name)
+        recording = codec.loads(self.read_text(name), str(path))
         if recording.name != name:
             raise RecordingCorrupt(f"{path}: holds recording {recording.name!r}, not {name!r}")
         return recording
