@@ -16,17 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+# typer carries its own copy of click (never imported on its own)
+from typer._click import exceptions as click_errors
+from typer._click.globals import get_current_context
 from typer.core import TyperCommand, TyperGroup
 
 from mmcli.errors import Aborted, MMError, UsageError
 from mmcli.model import plural
-
-try:  # typer 0.2x carries its own copy of click
-    from typer._click import exceptions as click_errors
-    from typer._click.globals import get_current_context
-except ImportError:  # pragma: no cover - older typer, on click itself
-    from click import exceptions as click_errors  # type: ignore[no-redef]
-    from click.globals import get_current_context  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
     from rich.console import Console
