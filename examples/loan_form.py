@@ -292,10 +292,14 @@ class LoanFormApp:
             self._tick()
 
     def _tick(self) -> None:
-        self.clock.configure(text=time.strftime("%H:%M:%S"))
+        # One reading of the precise clock for both the text and the next tick: strftime
+        # alone reads the kernel's coarse seconds, which lag by up to a timer tick, so
+        # just after a second it can show the second before (and the clock skip one).
+        now = time.time()
+        self.clock.configure(text=time.strftime("%H:%M:%S", time.localtime(now)))
         self.schedule_publish()
         # Re-arm on the next wall-clock second so the display never lags behind.
-        delay = 1000 - int(time.time() * 1000) % 1000
+        delay = 1000 - int(now * 1000) % 1000
         self.root.after(delay + 5, self._tick)
 
     # ----- dialogs ------------------------------------------------------

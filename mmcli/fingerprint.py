@@ -388,7 +388,41 @@ def changed_regions(before: np.ndarray, after: np.ndarray, threshold: int = 12) 
     if before.shape != after.shape:
         h, w = after.shape
         return [Rect(0, 0, w * SCALE, h * SCALE)]
-    delta = np.abs(before.astype(np.int16) - after.astype(np.int16)) > threshold
+    return _regions_of(np.abs(before.astype(np.int16) - after.astype(np.int16)) > threshold)
+
+
+FINE_THRESHOLD = 32
+"""A full-resolution pixel whose colour moved by more than this (any channel) changed."""
+
+
+def changed_regions_fine(before: Frame, after: Frame, threshold: int = 12) -> list[Rect]:
+    """The regions that changed between two frames, seen at least as finely as the matcher
+    sees them: a downscaled pixel counts as changed when its luma moved by more than
+    `threshold` (what `changed_regions` and the matcher count) or when any of its
+    full-resolution pixels moved by more than `FINE_THRESHOLD`. One stroke of a small
+    glyph (a clock's digit 7 becoming 8) can move a downscaled pixel by less than the
+    threshold, yet the matcher sees the next tick, which changes several digits at once:
+    what is learned as changing alone must not miss what the matcher will see."""
+    if before.small.shape != after.small.shape:
+        return changed_regions(before.small, after.small, threshold)
+    delta = np.abs(before.small.astype(np.int16) - after.small.astype(np.int16)) > threshold
+    a = before.pixels.view(np.uint32)[..., 0]
+    b = after.pixels.view(np.uint32)[..., 0]
+    ys, xs = np.nonzero(a != b)
+    if len(ys):
+        moved = np.abs(
+            before.pixels[ys, xs, :3].astype(np.int16) - after.pixels[ys, xs, :3].astype(np.int16)
+        ).max(axis=1)
+        strong = moved > FINE_THRESHOLD
+        sy, sx = ys[strong] // SCALE, xs[strong] // SCALE
+        keep = (sy < delta.shape[0]) & (sx < delta.shape[1])
+        delta[sy[keep], sx[keep]] = True
+    return _regions_of(delta)
+
+
+def _regions_of(delta: np.ndarray) -> list[Rect]:
+    """Changed downscaled pixels grouped into regions (screen pixels), as described in
+    `changed_regions`."""
     h, w = delta.shape
     bh, bw = -(-h // BLOCK), -(-w // BLOCK)
     padded = np.zeros((bh * BLOCK, bw * BLOCK), dtype=bool)

@@ -42,6 +42,7 @@ from mmcli.fingerprint import (
     Patch,
     Rect,
     changed_regions,
+    changed_regions_fine,
     find_template,
     grid_of,
     grow_to_text_run,
@@ -363,7 +364,7 @@ class Recorder:
             previous = current
 
     def _note_volatile(self, before: Frame, after: Frame) -> None:
-        for region in changed_regions(before.small, after.small):
+        for region in changed_regions_fine(before, after):
             if is_caret(before, after, region):
                 # A blinking caret: the matcher knows carets where they are harmless;
                 # masking it (let alone the text run beside it) would hide its field.

@@ -83,3 +83,18 @@ def test_a_clock_at_a_window_edge_grows_to_the_whole_clock() -> None:
     small[20:23, 60:62] = 217
     grown = grow_to_text_run(small, Rect(56 * SCALE, 20 * SCALE, 2 * SCALE, 2 * SCALE))
     assert grown.x <= 40 * SCALE and grown.right == 60 * SCALE
+
+
+def test_a_change_too_faint_when_downscaled_is_still_seen_at_full_resolution() -> None:
+    """One stroke of a small glyph (a clock digit 7 -> 8) may move a downscaled pixel by
+    less than the threshold: learning what changes alone must still see it."""
+    from mmcli.fingerprint import Frame, changed_regions_fine
+
+    pixels = np.full((64, 96, 4), 200, np.uint8)
+    before = Frame(pixels.tobytes(), 96, 64)
+    pixels[41, 50, :3] = 40  # one dark pixel: 160 / 16 = 10 luma levels once downscaled
+    after = Frame(pixels.tobytes(), 96, 64)
+    assert changed_regions(before.small, after.small) == []
+    (region,) = changed_regions_fine(before, after)
+    assert region.x <= 50 < region.right and region.y <= 41 < region.bottom
+    assert changed_regions_fine(before, Frame(before.raw, 96, 64)) == []

@@ -165,3 +165,21 @@ def test_the_task_area_margin_never_reaches_into_a_panel() -> None:
     assert not compare(fp, Frame.from_image(live), **kwargs).ok  # 48 px margin: inside
     panel_above = Rect(0, 0, 1920, 528)  # the work area ends where the panel starts
     assert compare(fp, Frame.from_image(live), workarea=panel_above, **kwargs).ok
+
+
+def test_a_tick_too_faint_when_downscaled_is_learned_as_volatile() -> None:
+    """A tick that changes one stroke of one digit (a few pixels) is below the
+    downscaled threshold; the next tick the matcher sees may change several digits."""
+    from mmcli.backends.fake import FakeBackend
+    from mmcli.recorder import Recorder
+
+    base = form_screen()
+    ImageDraw.Draw(base).text((1700, 20), "12:00:07", fill="white")
+    ticked = base.copy()
+    shade = base.getpixel((1745, 26))[0]
+    shade = shade + 150 if shade < 128 else shade - 150  # < 12 levels once downscaled
+    ticked.putpixel((1745, 26), (shade, shade, shade))
+    before, after = Frame.from_image(base), Frame.from_image(ticked)
+    recorder = Recorder(FakeBackend(base))
+    recorder._note_volatile(before, after)
+    assert len(recorder.volatile) == 1 and recorder.volatile[0].intersects(Rect(1745, 26, 1, 1))
