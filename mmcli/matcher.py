@@ -223,6 +223,11 @@ class Context:
     """The action is a pointer action (click, scroll, move, drag), not keyboard input."""
     workarea: Rect | None = None
     """The screen less the desktop's panels (their clock, the taskbar), where known."""
+    unmoved: np.ndarray | None = None
+    """With `--relocate`, the live downscaled screen as it stands, when the check looks at
+    it shifted back by `offset` (the window moved): the desktop around the window did not
+    move with it."""
+    offset: tuple[int, int] = (0, 0)
 
 
 Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
@@ -440,6 +445,8 @@ def judge_regions(
         on_target = target is not None and region.intersects(target)
         if not on_target and not _inside_area(region, ctx):
             excused.append(f"outside the task area: {region}")
+        elif not on_target and _left_behind(region, reference, ctx):
+            excused.append(f"desktop that stayed where it was as the window moved: {region}")
         elif (
             tol.carets
             and ctx.pointer_step
@@ -475,6 +482,40 @@ def judge_regions(
     return found, excused
 
 
+def _left_behind(region: Rect, reference: np.ndarray, ctx: Context) -> bool:
+    """With the window moved (`--relocate`), whether a difference beside the task is only
+    the desktop that stayed put: shifting the live screen back by the offset brings other
+    desktop content (the wallpaper, another window) into the margin around the task. It is
+    excused only when the live screen, *unshifted*, shows exactly what the recording
+    showed both where the region is and where its content now comes from: nothing there
+    is new (a dialog beside the moved window is new at the place it stands, and stays a
+    difference). The one ring of downscaled pixels along the task area's edge, where the
+    window's frame and the desktop share a pixel, is not asked to match. Inside the task
+    area proper, nothing is excused this way."""
+    unmoved, area = ctx.unmoved, ctx.area
+    if unmoved is None or area is None or not ctx.tolerance.outside_area:
+        return False
+    if region.intersects(area) or unmoved.shape != reference.shape:
+        return False
+    edge = area.grow(SCALE)
+    for dx, dy in ((0, 0), ctx.offset):
+        place = Rect(region.x + dx, region.y + dy, region.w, region.h)
+        ys, xs = small_slice(place, reference.shape)
+        if (ys.stop - ys.start) * SCALE < place.h or (xs.stop - xs.start) * SCALE < place.w:
+            return False  # partly off the screen: what is there cannot be told
+        was = reference[ys, xs].astype(np.int16)
+        differs = np.abs(was - unmoved[ys, xs].astype(np.int16)) > PIXEL_THRESHOLD
+        # Cells on the task area's edge (in the recording's coordinates) are let be.
+        cx = np.arange(xs.start, xs.stop) * SCALE - dx
+        cy = np.arange(ys.start, ys.stop) * SCALE - dy
+        off_x = (cx + SCALE <= edge.x) | (cx >= edge.right)
+        off_y = (cy + SCALE <= edge.y) | (cy >= edge.bottom)
+        judged = off_y[:, None] | off_x[None, :]
+        if (differs & judged).any():
+            return False
+    return True
+
+
 @matcher("regions")
 def match_regions(recorded: Fingerprint, live: Live, ctx: Context) -> list[Difference]:
     return judge_regions(recorded, live, ctx)[0]
@@ -493,10 +534,22 @@ def compare(
     pointer_step: bool = True,
     matchers: Sequence[str] = DEFAULT_MATCHERS,
     workarea: Rect | None = None,
+    unmoved: Frame | None = None,
+    offset: tuple[int, int] = (0, 0),
 ) -> Verdict:
+    """Check the live `frame` against a recorded step. With `unmoved` (`--relocate`),
+    `frame` is the live screen shifted back by `offset` and `unmoved` the screen as it
+    stands."""
     live = Live(frame, recorded)
     ctx = Context(
-        policy.tolerance, ignore, area, references or References(), pointer_step, workarea
+        policy.tolerance,
+        ignore,
+        area,
+        references or References(),
+        pointer_step,
+        workarea,
+        None if unmoved is None else blank(unmoved.small, [*recorded.masks, *ignore]),
+        offset,
     )
     differences: list[Difference] = []
     excused: list[str] = []

@@ -429,7 +429,10 @@ class Replayer:
             self._prepared.popitem(last=False)
         return prepared
 
-    def _verdict(self, step: Step, view: Frame) -> Verdict:
+    def _verdict(self, step: Step, frame: Frame, offset: Offset = (0, 0)) -> Verdict:
+        """The check of `frame` (the live screen) against `step`, shifted back by `offset`
+        where the task moved."""
+        view = shifted(frame, offset) if offset != (0, 0) else frame
         return compare(
             step.fingerprint,
             view,
@@ -439,13 +442,14 @@ class Replayer:
             workarea=self.workarea,
             references=self.references(step),
             pointer_step=step.action.kind in POINTED,
+            unmoved=frame if offset != (0, 0) else None,
+            offset=offset,
         )
 
     def _first_match(self, children: list[Step], frame: Frame) -> Match:
-        view = shifted(frame, self.offset) if self.offset != (0, 0) else frame
         closest: Verdict | None = None
         for child in children:
-            verdict = self._verdict(child, view)
+            verdict = self._verdict(child, frame, self.offset)
             if verdict.ok:
                 return Match(child, verdict, frame, self.offset)
             if closest is None or len(verdict.differences) < len(closest.differences):
@@ -471,8 +475,7 @@ class Replayer:
             offset = find_offset(reference, area, frame)
             if offset is None or offset == self.offset:
                 continue
-            view = shifted(frame, offset) if offset != (0, 0) else frame
-            verdict = self._verdict(child, view)
+            verdict = self._verdict(child, frame, offset)
             match = Match(child if verdict.ok else None, verdict, frame, offset)
             if verdict.ok:
                 return match

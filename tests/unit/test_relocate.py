@@ -51,3 +51,76 @@ def test_actions_move_with_the_offset() -> None:
     assert moved(drag, (10, 20)) == Action(ActionKind.DRAG, x=11, y=22, x2=13, y2=24)
     typed = Action(ActionKind.TYPE, text="hi")
     assert moved(typed, (10, 20)) == typed
+
+
+def desk(window_at: tuple[int, int], *extra: tuple[int, int, int, int, int]) -> Frame:
+    """A flat desktop with a static object (another window) above and right of where the
+    task window was recorded, the textured task window at `window_at`, and `extra`
+    rectangles (x, y, w, h, shade) drawn last (a dialog)."""
+    rng = np.random.default_rng(7)
+    window = np.repeat(np.repeat(rng.integers(0, 256, (15, 20), np.uint8), 8, 0), 8, 1)
+    pixels = np.full((H, W, 4), 90, np.uint8)
+    pixels[20:60, 300:360, :3] = 200
+    x, y = window_at
+    pixels[y : y + AREA.h, x : x + AREA.w, :3] = window[:, :, None]
+    for ex, ey, ew, eh, shade in extra:
+        pixels[ey : ey + eh, ex : ex + ew, :3] = shade
+    return Frame(pixels.tobytes(), W, H)
+
+
+def relocated_check(live: Frame, offset: tuple[int, int]):  # type: ignore[no-untyped-def]
+    from mmcli.fingerprint import fingerprint_of
+    from mmcli.matcher import References, compare
+
+    recorded = desk((AREA.x, AREA.y))
+    fp = fingerprint_of(recorded, (AREA.x + 40, AREA.y + 40))
+    refs = References.prepare(recorded.small, [], [], [])
+    return compare(
+        fp, shifted(live, offset), area=AREA, references=refs, unmoved=live, offset=offset
+    )
+
+
+def test_the_desktop_beside_a_moved_window_is_not_a_difference() -> None:
+    """Shifted back, the static object above the window lands in the task's margin; the
+    screen unshifted shows it exactly where it was recorded: nothing there is new."""
+    live = desk((AREA.x + 60, AREA.y))
+    assert find_offset(desk((AREA.x, AREA.y)).small, AREA, live) == (60, 0)
+    verdict = relocated_check(live, (60, 0))
+    assert verdict.ok, verdict.differences
+    assert any("stayed where it was" in why for why in verdict.excused)
+
+
+def test_a_dialog_beside_the_moved_window_is_still_a_difference() -> None:
+    live = desk((AREA.x + 60, AREA.y), (364, 24, 40, 30, 20))
+    verdict = relocated_check(live, (60, 0))
+    assert not verdict.ok
+
+
+def test_the_desktop_rule_needs_the_window_moved() -> None:
+    """Not relocating, the same difference (an object moved on the desktop) counts."""
+    from mmcli.fingerprint import fingerprint_of
+    from mmcli.matcher import References, compare
+
+    recorded = desk((AREA.x, AREA.y))
+    live = desk((AREA.x, AREA.y), (240, 20, 60, 40, 200), (300, 20, 60, 40, 90))
+    fp = fingerprint_of(recorded, (AREA.x + 40, AREA.y + 40))
+    refs = References.prepare(recorded.small, [], [], [])
+    assert not compare(fp, live, area=AREA, references=refs).ok
+
+
+def test_a_dialog_the_shift_pushes_off_the_screen_is_still_a_difference() -> None:
+    """Shifted back by the offset, a dialog at the screen's left edge leaves the picture;
+    the screen unshifted still shows it where the region is: not excused."""
+    recorded = desk((AREA.x, AREA.y), (70, 20, 60, 40, 200))
+    live = desk((AREA.x + 60, AREA.y), (70, 20, 60, 40, 200), (0, 24, 50, 30, 20))
+    from mmcli.fingerprint import fingerprint_of
+    from mmcli.matcher import References, compare
+
+    fp = fingerprint_of(recorded, (AREA.x + 40, AREA.y + 40))
+    refs = References.prepare(recorded.small, [], [], [])
+    view = shifted(live, (60, 0))
+    verdict = compare(fp, view, area=AREA, references=refs, unmoved=live, offset=(60, 0))
+    assert not verdict.ok
+    calm = desk((AREA.x + 60, AREA.y), (70, 20, 60, 40, 200))
+    shifted_calm = shifted(calm, (60, 0))
+    assert compare(fp, shifted_calm, area=AREA, references=refs, unmoved=calm, offset=(60, 0)).ok
