@@ -698,8 +698,9 @@ def show(
         typer.Option(
             "--html",
             metavar="FILE",
-            help="Also write one self-contained HTML page: each step's thumbnail with a "
-            "marker where it acted, and the live vs recorded screens of recent divergences.",
+            help="Also write one self-contained HTML page: the tree as a picture (branches "
+            "where they depart), each step's thumbnail with a marker where it acted, and the "
+            "live vs recorded screens of recent divergences.",
         ),
     ] = None,
     json_out: JsonOption = False,
