@@ -757,8 +757,9 @@ def show(
         f"{plural(recording.branch_count(), 'branch', 'branches')}; agent: {escape(agent)}"
     )
     for t in lines:
-        pad = "  " * t.indent
-        mark = "└─ branch: " if t.branch_start else ""
+        # A branch's steps stand under its first one, right of the mark that starts it.
+        mark = "  └─ branch: " if t.branch_start else ""
+        pad = " " * len("  └─ branch: ") * (t.indent - 1 if t.branch_start else t.indent)
         share = masked_share(recording, t.step)
         masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
         masked += f"  (branch id {t.step.id})" if t.branch_start else ""

@@ -314,6 +314,8 @@ def test_show_puts_a_branch_under_the_step_it_replaces() -> None:
     assert lines[0].strip() == "1. click at (100, 200)"
     assert "branch:" in lines[1] and "1. press escape" in lines[1] and "branch id 9" in lines[1]
     assert lines[2].strip() == "2. click at (500, 500)"
+    assert lines[2].index("2. click") == lines[1].index("1. press")  # under its first step
+    assert lines[1].index("└─") > 0 and lines[3].index("2.") < lines[2].index("2.")
     assert lines[3].strip() == "2. click at (101, 200)"
     at_5 = next(i for i, line in enumerate(lines) if "click at (104, 200)" in line)
     assert lines[at_5].strip() == "5. click at (104, 200)"
