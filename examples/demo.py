@@ -2,16 +2,20 @@
 
 Runs the real `mm` command against the example loan form app and its agent, on the
 current display, or on a virtual one (Xvfb) when DISPLAY is not set. Recordings go to
-.demo/recordings (see them afterwards with `mm --store .demo/recordings ls`).
+.demo/recordings (see them afterwards with `mm --store .demo/recordings ls`). Each command
+is printed as it runs, ready to be pasted in a shell at the repository's root with the
+virtualenv active (`. .venv/bin/activate`).
 
-    python examples/demo.py [--keep]
+    python examples/demo.py
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -19,6 +23,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.rule import Rule
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -36,20 +41,69 @@ class DemoFailed(Exception):
     pass
 
 
+def _from_root(word: str) -> str:
+    """A path inside the repository as it is written from its root; `python` for this
+    interpreter (the virtualenv's, once activated); any other word as it is."""
+    if word == sys.executable:
+        return "python"
+    path = Path(word)
+    if path.is_absolute() and path.is_relative_to(ROOT):
+        return str(path.relative_to(ROOT))
+    return word
+
+
+def command_line(args: list[str]) -> list[str]:
+    """The command a user types for `mm ARGS` run from the repository's root."""
+    return ["mm", "--store", _from_root(str(STORE)), *(_from_root(a) for a in args)]
+
+
+def shown(args: list[str]) -> str:
+    """`command_line(args)` quoted for a shell, to copy and paste."""
+    return shlex.join(command_line(args))
+
+
+def _runnable(line: list[str]) -> list[str]:
+    """`line` as this process runs it: the virtualenv's `mm` (or `python -m mmcli` when no
+    `mm` is installed beside this interpreter), and this interpreter for the agent's
+    `python`."""
+    installed = Path(sys.executable).parent / "mm"
+    head = [str(installed)] if installed.exists() else [sys.executable, "-m", "mmcli"]
+    rest = line[1:]
+    if "--" in rest and rest[rest.index("--") + 1 :][:1] == ["python"]:
+        rest[rest.index("--") + 1] = sys.executable
+    return head + rest
+
+
+def announce(line: list[str]) -> None:
+    """Print the command about to run on one line (never wrapped: it is pasted whole)."""
+    console.print(f"[bold cyan]$ {escape(shlex.join(line))}[/]", soft_wrap=True)
+
+
 def mm(*args: str) -> subprocess.CompletedProcess[str]:
-    shown = " ".join(["mm", *args])
-    console.print(f"[bold cyan]$ {shown}[/]")
+    line = command_line(list(args))
+    announce(line)
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "mmcli", "--store", str(STORE), *args],
+        _runnable(line),
         stdout=subprocess.PIPE,
         text=True,
+        cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     if result.stdout.strip():
         print(result.stdout.strip())
     console.print(f"[dim]-> exit {result.returncode} in {time.monotonic() - started:.1f}s[/]")
     return result
+
+
+def agent_runs() -> int:
+    """How many times the agent ran: once to record, then once per replay that handed over
+    (from the recording's replay history)."""
+    history = STORE / ".mm" / "history" / "loan.jsonl"
+    if not history.exists():
+        return 1
+    lines = [json.loads(line) for line in history.read_text().splitlines() if line.strip()]
+    return 1 + sum(int(entry.get("agent_runs", 0)) for entry in lines)
 
 
 def expect(result: subprocess.CompletedProcess[str], code: int, what: str) -> None:
@@ -72,9 +126,7 @@ def chapter(title: str) -> None:
 def run() -> None:
     shutil.rmtree(WORK, ignore_errors=True)
     app = LoanApp(WORK / "app")
-    counter = WORK / "agent-runs"
-    agent = agent_command(app, counter=counter, think=0.3)
-    agent_runs = lambda: counter.read_text().count("started") if counter.exists() else 0  # noqa: E731
+    agent = agent_command(app, think=0.3)
     try:
         chapter("1. Record: the agent enters a loan application, mm watches")
         app.start()

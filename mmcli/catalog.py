@@ -284,7 +284,9 @@ class TreeLine:
 
 
 def tree(recording: Recording) -> Iterator[TreeLine]:
-    """The steps in display order: each path depth-first, branches after the trunk."""
+    """The steps in display order: each path depth-first, a branch right after the step
+    it is an alternative to (a branch departing before step 1 follows step 1), before the
+    path that step continues."""
 
     # Iterative, with the children indexed once: a 10,000-step path is no deeper a
     # recursion than a 3-step one, and no slower than linear.
@@ -292,15 +294,19 @@ def tree(recording: Recording) -> Iterator[TreeLine]:
     for step in recording.steps:
         children.setdefault(step.parent, []).append(step)
 
-    def lines(parent: int | None, depth: int, indent: int) -> list[TreeLine]:
-        kids = children.get(parent, [])
-        return [TreeLine(depth, indent + (i > 0), kid, i > 0) for i, kid in enumerate(kids)]
-
-    todo = lines(None, 0, 0)[::-1]
+    roots = children.get(None, [])
+    todo = [TreeLine(0, 0, roots[0], False)] if roots else []
     while todo:
         line = todo.pop()
         yield line
-        todo.extend(lines(line.step.id, line.depth + 1, line.indent)[::-1])
+        kids = children.get(line.step.id, [])
+        if kids:  # the path goes on, after the alternatives to this step
+            todo.append(TreeLine(line.depth + 1, line.indent, kids[0], False))
+        if not line.branch_start:
+            alternatives = children[line.step.parent][1:]
+            todo.extend(
+                TreeLine(line.depth, line.indent + 1, alt, True) for alt in reversed(alternatives)
+            )
 
 
 def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str, Any]]:

@@ -698,8 +698,9 @@ def show(
         typer.Option(
             "--html",
             metavar="FILE",
-            help="Also write one self-contained HTML page: each step's thumbnail with a "
-            "marker where it acted, and the live vs recorded screens of recent divergences.",
+            help="Also write one self-contained HTML page: the tree as a picture (branches "
+            "where they depart), each step's thumbnail with a marker where it acted, and the "
+            "live vs recorded screens of recent divergences.",
         ),
     ] = None,
     json_out: JsonOption = False,
@@ -756,8 +757,9 @@ def show(
         f"{plural(recording.branch_count(), 'branch', 'branches')}; agent: {escape(agent)}"
     )
     for t in lines:
-        pad = "  " * t.indent
-        mark = "└─ branch: " if t.branch_start else ""
+        # A branch's steps stand under its first one, right of the mark that starts it.
+        mark = "  └─ branch: " if t.branch_start else ""
+        pad = " " * len("  └─ branch: ") * (t.indent - 1 if t.branch_start else t.indent)
         share = masked_share(recording, t.step)
         masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
         masked += f"  (branch id {t.step.id})" if t.branch_start else ""

@@ -30,7 +30,7 @@ from mmcli.fingerprint import Frame, Rect, blank
 from mmcli.integrate import FinishedRun, Into, integrate
 from mmcli.inuse import in_use
 from mmcli.matcher import Difference, Policy, References, Verdict, compare, target_rect
-from mmcli.model import POINTED, ActionKind, Recording, Step
+from mmcli.model import POINTED, Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded
 from mmcli.recorder import blank_png, focus_point
@@ -309,7 +309,7 @@ class Replayer:
                 told = True
                 self.progress(
                     f"step {depth + 1}: waiting for the screen of "
-                    f"{children[0].action.describe()} (up to {self.options.timeout:g}s)"
+                    f"{self._shown(children[0].action)} (up to {self.options.timeout:g}s)"
                 )
             for pointer, group in groups.items():
                 self._check_abort()
@@ -523,7 +523,7 @@ class Replayer:
                 return
             step = match.step
             if self.options.dry_run:
-                self.progress(f"step {depth + 1}: screen matches; would {step.action.describe()}")
+                self.progress(f"step {depth + 1}: screen matches; would {self._shown(step.action)}")
                 report.outcome = Outcome.WOULD_REPLAY
                 report.steps_replayed = depth
                 return
@@ -544,12 +544,26 @@ class Replayer:
                 self._check_abort()  # Ctrl-C stops a long action between two pieces
                 self.backend.perform(piece)
             total = depth + 1 + self._chain_length(step)
-            self.progress(f"step {depth + 1}/{total}: {step.action.describe()}")
+            self.progress(f"step {depth + 1}/{total}: {self._shown(step.action)}")
             focus = focus_point(moved(step.action, self.offset), focus)
             report.path.append(step.id)
             node = step.id
             depth += 1
             report.steps_replayed = depth
+
+    def _shown(self, action: Action) -> str:
+        """The action as progress tells it: where it acts (moved by `--relocate`: and where
+        it was recorded) and the params' values it types; a secret stays `{{key}}`."""
+        hidden = set(self.recording.secrets) | set(self.values.secrets)
+        params = {k: v for k, v in self.values.params.items() if k not in hidden}
+        text = moved(action.render(params), self.offset).describe()
+        if any(value in text for value in self.values.secrets.values()):
+            # A param's value holding a secret's: nothing typed is told.
+            text = moved(action, self.offset).describe()
+        if self.offset != (0, 0) and action.x is not None and action.y is not None:
+            dx, dy = self.offset
+            text += f" (moved by {dx:+d},{dy:+d} from ({action.x}, {action.y}))"
+        return text
 
     def _trunk_length(self) -> int:
         roots = self._children(None)

@@ -1,6 +1,7 @@
-"""`mm show --html`: one self-contained page (thumbnails inlined) showing every step of a
-recording with a marker where it acted, and the live vs recorded screens of the last
-divergences. Text only ever comes from the recording (placeholders, never param values)."""
+"""`mm show --html`: one self-contained page (thumbnails inlined) showing the recording's
+tree as a picture (inline SVG), every step with a marker where it acted, and the live vs
+recorded screens of the last divergences. Text only ever comes from the recording
+(placeholders, never param values)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 18p
 .no-shot { width: 480px; height: 60px; line-height: 60px; text-align: center; color: #888;
            border: 1px dashed #ccc; }
 .num { font-weight: 600; } code { background: #f1f1f1; padding: 1px 4px; border-radius: 3px; }
+.map { overflow-x: auto; margin: 0 0 18px; background: #fff; border: 1px solid #ddd;
+       border-radius: 6px; } .map svg { display: block; }
 .divergence { margin: 18px 0; padding: 10px; background: #fff4f4; border: 1px solid #f3b4b4;
               border-radius: 6px; } .pair { display: flex; gap: 16px; }
 """
@@ -55,13 +58,77 @@ def render(
         f"recorded {recording.created:%Y-%m-%d %H:%M}; params: "
         f"{_e(', '.join(recording.params) or 'none')}</div>",
     ]
+    lines = list(tree(recording))
+    parts.append(f"<div class='map'>{tree_svg(lines)}</div>")
     last_point: dict[int, tuple[int, int]] = {}
-    for line in tree(recording):
+    for line in lines:
         parts.append(_step_html(recording, line, thumbs_dir, last_point))
     for d in divergences:
         parts.append(_divergence_html(recording, d, thumbs_dir))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+COLUMN, LANE, MARGIN, RADIUS = 34, 56, 24, 10
+"""The tree's picture: a step every COLUMN px along its path, a branch a LANE lower."""
+LABEL = 48
+"""Characters of a branch's first action written beside it."""
+
+
+def tree_svg(lines: Sequence[TreeLine]) -> str:
+    """The recording's tree as an inline SVG: the trunk's steps in a row from a start
+    node, each branch on a row of its own below, joined to the step it departs after (the
+    start node for a branch before step 1) and labelled with its first action. A node
+    links to its step's block below; hovering shows its action."""
+    where: dict[int | None, tuple[int, int]] = {None: (0, 0)}  # (column, lane); None: start
+    lanes = 0
+    edges, nodes, labels = [], [], []
+    for line in lines:
+        step = line.step
+        if line.branch_start:
+            lanes += 1
+        lane = lanes if line.branch_start else where[step.parent][1]
+        where[step.id] = (line.depth + 1, lane)
+        (px, py), (x, y) = _xy(*where[step.parent]), _xy(line.depth + 1, lane)
+        parent = "start" if step.parent is None else step.parent
+        # Down between two columns, never through another branch's node.
+        mx = px + COLUMN // 2
+        shape = f"M{px},{py} L{x},{y}" if py == y else f"M{px},{py} L{mx},{py} L{mx},{y} L{x},{y}"
+        edges.append(f"<path class='edge' data-from='{parent}' data-to='{step.id}' d='{shape}'/>")
+        kind = "branch" if lane else "trunk"
+        nodes.append(
+            f"<a href='#step-{step.id}'><g class='node {kind}' data-step='{step.id}' "
+            f"data-parent='{parent}' data-depth='{line.depth}'>"
+            f"<title>step {line.depth + 1}: {_e(step.action.describe())}</title>"
+            f"<circle cx='{x}' cy='{y}' r='{RADIUS}'/>"
+            f"<text x='{x}' y='{y + 4}'>{line.depth + 1}</text></g></a>"
+        )
+        if line.branch_start:
+            action = step.action.describe()
+            action = action if len(action) <= LABEL else action[: LABEL - 3] + "..."
+            labels.append(
+                f"<text class='label' data-step='{step.id}' x='{x - RADIUS}' "
+                f"y='{y + RADIUS + 14}'>branch {step.id}: {_e(action)}</text>"
+            )
+    columns = max((c for c, _ in where.values()), default=0)
+    width, height = _xy(columns, lanes)
+    sx, sy = _xy(0, 0)
+    return (
+        f"<svg class='tree' width='{width + MARGIN + 200}' "
+        f"height='{height + MARGIN + 16}' role='img' aria-label='the recording as a tree'>"
+        "<style>.edge{fill:none;stroke:#999;stroke-width:2}"
+        ".node circle{stroke:#fff;stroke-width:2}.trunk circle{fill:#2563eb}"
+        ".branch circle{fill:#d97706}.node text{fill:#fff;font:600 10px sans-serif;"
+        "text-anchor:middle}.label{fill:#92400e;font:11px sans-serif}"
+        ".start{fill:#555}</style>"
+        f"{''.join(edges)}<circle class='start' cx='{sx}' cy='{sy}' r='5'>"
+        "<title>start</title></circle>"
+        f"{''.join(nodes)}{''.join(labels)}</svg>"
+    )
+
+
+def _xy(column: int, lane: int) -> tuple[int, int]:
+    return (MARGIN + column * COLUMN, MARGIN + lane * LANE)
 
 
 def _step_html(

@@ -12,8 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from mmcli.cli import app
+from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.store import Store
-from tests.helpers import sample_recording
+from tests.helpers import CREATED, literal_fingerprint, sample_recording
 
 runner = CliRunner()
 ENV = {"COLUMNS": "120", "NO_COLOR": "1"}
@@ -74,7 +75,9 @@ def test_show_draws_the_tree() -> None:
 def test_show_json() -> None:
     Store().save(sample_recording("tree"))
     data = json.loads(runner.invoke(app, ["show", "tree", "--json"], env=ENV).stdout)
-    assert [s["depth"] for s in data["steps"]] == [0, 1, 2, 3, 1]
+    # The branch (id 4: the agent pressed enter instead of typing) right after step 2.
+    steps = [(s["id"], s["depth"]) for s in data["steps"]]
+    assert steps == [(0, 0), (1, 1), (4, 1), (2, 2), (3, 3)]
 
 
 def test_unknown_recording_is_exit_1_with_one_line() -> None:
@@ -280,6 +283,46 @@ def test_show_says_how_much_of_the_task_area_each_step_leaves_unchecked() -> Non
     line = next(x for x in result.stderr.splitlines() if "hotkey" in x)
     assert "unchecked: 40% of the task area" in line
     data = json.loads(runner.invoke(app, ["show", "weak", "--json"], env=ENV).stdout)
-    assert [s["masked_share"] for s in data["steps"]][:3] == [0.0, 0.0, 0.4]
+    shares = {s["id"]: s["masked_share"] for s in data["steps"]}
+    assert [shares[i] for i in range(3)] == [0.0, 0.0, 0.4]
     (warning,) = weak_steps(recording)
     assert warning.startswith("warning: step 3 (hotkey") and "40%" in warning
+
+
+def _branch_before_the_first_step() -> Recording:
+    """A 9-step trunk and a 2-step branch that departs before step 1 (`parent = None`),
+    plus one departing after step 4."""
+    fp = literal_fingerprint
+    trunk = [
+        Step(i, i - 1 if i else None, Action(ActionKind.CLICK, x=100 + i, y=200), fp(i))
+        for i in range(9)
+    ]
+    branch = [
+        Step(9, None, Action(ActionKind.PRESS, keys=("escape",)), fp(9, None)),
+        Step(10, 9, Action(ActionKind.CLICK, x=500, y=500), fp(10)),
+        Step(11, 3, Action(ActionKind.PRESS, keys=("tab",)), fp(11, None)),
+    ]
+    return Recording(name="early", steps=trunk + branch, created=CREATED, command=["agent"])
+
+
+def test_show_puts_a_branch_under_the_step_it_replaces() -> None:
+    Store().save(_branch_before_the_first_step())
+    result = runner.invoke(app, ["show", "early"], env=ENV)
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()[1:]
+    # The branch at step 1 follows step 1, its own steps after it, then the trunk goes on.
+    assert lines[0].strip() == "1. click at (100, 200)"
+    assert "branch:" in lines[1] and "1. press escape" in lines[1] and "branch id 9" in lines[1]
+    assert lines[2].strip() == "2. click at (500, 500)"
+    assert lines[2].index("2. click") == lines[1].index("1. press")  # under its first step
+    assert lines[1].index("└─") > 0 and lines[3].index("2.") < lines[2].index("2.")
+    assert lines[3].strip() == "2. click at (101, 200)"
+    at_5 = next(i for i, line in enumerate(lines) if "click at (104, 200)" in line)
+    assert lines[at_5].strip() == "5. click at (104, 200)"
+    assert "branch:" in lines[at_5 + 1] and "5. press tab" in lines[at_5 + 1]
+    assert lines[at_5 + 2].strip() == "6. click at (105, 200)"
+    assert lines[-1].strip() == "9. click at (108, 200)"
+    ids = [
+        s["id"] for s in json.loads(runner.invoke(app, ["show", "early", "--json"]).stdout)["steps"]
+    ]
+    assert ids == [0, 9, 10, 1, 2, 3, 4, 11, 5, 6, 7, 8]

@@ -49,7 +49,10 @@ def test_a_secret_typed_in_pieces_and_shown_again_leaks_nowhere(
     monkeypatch.setenv("MM_SECRET_EMAIL", SECRET)
     loan_app.start("--echo", "email")
     agent = agent_command(loan_app, email=SECRET, typing=typing)
-    recorded = mm("record", "loan", "--secret", "email", "--observe", "0", "--", *agent)
+    recorded = mm(
+        "record", "loan", "--secret", "email", "--param", "name=John Smith", "--observe", "0",
+        "--", *agent,
+    )  # fmt: skip
     assert recorded.returncode == 0, recorded.stderr
     assert loan_app.records()[-1]["email"] == SECRET, recorded.stderr
 
@@ -69,10 +72,17 @@ def test_a_secret_typed_in_pieces_and_shown_again_leaks_nowhere(
 
     loan_app.out.unlink()
     loan_app.start("--echo", "email")
-    replayed = mm("replay", "loan", "--secret", "email", "--no-agent", "--json")
+    replayed = mm(
+        "replay", "loan", "--secret", "email", "--param", "name=Ada Lovelace", "--no-agent",
+        "--json",
+    )  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr  # from memory, thumbnails painted
     assert json.loads(replayed.stdout)["outcome"] == "from-memory", replayed.stderr
     assert loan_app.records()[-1]["email"] == SECRET
+    assert loan_app.records()[-1]["name"] == "Ada Lovelace"
+    # Progress tells the param's value typed, and the secret only by its name.
+    assert "type 'Ada Lovelace'" in replayed.stderr and "John Smith" not in replayed.stderr
+    assert "type '{{email}}'" in replayed.stderr, replayed.stderr
 
     outputs = [recorded.stdout, recorded.stderr, replayed.stdout, replayed.stderr, shown.stderr]
     pieces = {SECRET[i : i + 4] for i in range(len(SECRET) - 3)}

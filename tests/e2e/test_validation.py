@@ -136,3 +136,25 @@ def test_a_moved_window_without_relocate_says_so(recorded: Path, tmp_path: Path)
     assert "The window moved 60 px right; replay with --relocate to act there." in said
     assert "next: replay without --no-agent" in said
     assert submitted == []
+
+
+def test_relocate_progress_tells_where_it_acted(recorded: Path, tmp_path: Path) -> None:
+    app = LoanApp(tmp_path / "app")
+    try:
+        app.start("--position", "160,100")  # recorded at 100,100
+        result = mm(
+            "--store", str(recorded), "replay", "plain", "--no-agent", "--relocate",
+            "--param", "name=Ada Lovelace", "--timeout", "2",
+        )  # fmt: skip
+        submitted = app.records()
+    finally:
+        app.stop()
+    assert result.returncode == 0, result.stderr
+    assert [r["name"] for r in submitted] == ["Ada Lovelace"]
+    steps = Store(recorded).load("plain").steps
+    clicks = [s.action for s in steps if s.action.kind.value == "click"]
+    said = result.stderr
+    for click in clicks:
+        x, y = click.x, click.y
+        assert f"click at ({x + 60}, {y}) (moved by +60,+0 from ({x}, {y}))" in said, said
+    assert "/9: type 'Ada Lovelace'" in said, said

@@ -243,3 +243,30 @@ def test_a_divergence_leads_with_one_plain_sentence() -> None:
     sentence, _, details = report.divergence.reason.partition(". ")
     assert sentence == "Part of the screen near the task looks different"
     assert details.startswith("grid: tile")
+
+
+def _progress_of(recording: Recording, values: Values) -> list[str]:
+    Store().save(recording, overwrite=True)
+    said: list[str] = []
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    report = replay(
+        Store(), backend, recording.name, values, ReplayOptions(timeout=0.3), said.append
+    )
+    assert report.outcome is Outcome.FROM_MEMORY, said
+    return said
+
+
+def test_progress_tells_the_params_value_typed() -> None:
+    said = _progress_of(form_recording(), Values({"name": "John"}))
+    assert "step 2/3: type 'John'" in said
+
+
+@pytest.mark.parametrize(
+    "values", [Values({}, {"name": "John"}), Values({"name": "John"})], ids=["secret", "as-param"]
+)
+def test_progress_never_tells_a_secrets_value(values: Values) -> None:
+    recording = form_recording()
+    recording.secrets = ["name"]
+    said = _progress_of(recording, values)
+    assert "step 2/3: type '{{name}}'" in said
+    assert not [line for line in said if "John" in line]
