@@ -13,7 +13,7 @@ from typing import Any
 
 from mmcli import storefs
 from mmcli.codec import is_plain_file_name
-from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
+from mmcli.errors import Outcome, RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.model import Recording, Step
 from mmcli.skim import skim
 from mmcli.store import NAME_PATTERN, SUFFIX, Store, atomic_write
@@ -226,9 +226,9 @@ def _tally(store: Store, name: str) -> dict[str, Any]:
     return {
         "last": str(history[-1].get("at")) if history else None,
         "replays": len(history),
-        "from_memory": outcomes.count("from-memory"),
-        "healed": outcomes.count("healed"),
-        "diverged": outcomes.count("diverged") + outcomes.count("agent-failed"),
+        "from_memory": outcomes.count(Outcome.FROM_MEMORY),
+        "healed": outcomes.count(Outcome.HEALED),
+        "diverged": outcomes.count(Outcome.DIVERGED) + outcomes.count(Outcome.AGENT_FAILED),
     }
 
 

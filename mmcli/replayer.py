@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,16 @@ from PIL import Image
 
 from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
-from mmcli.errors import Aborted, DisplayError, MMError, NotSaved, StoreError, UsageError
+from mmcli.errors import (
+    Aborted,
+    DisplayError,
+    ExitCode,
+    MMError,
+    NotSaved,
+    Outcome,
+    StoreError,
+    UsageError,
+)
 from mmcli.explain import headline
 from mmcli.fingerprint import Frame, Rect, blank
 from mmcli.integrate import FinishedRun, Into, integrate
@@ -66,27 +74,6 @@ DECODED = 2 * SEEN_REACH + 16
 PREPARED = 16
 """Steps whose masked references are kept (the children of the last few nodes)."""
 Progress = Callable[[str], None]
-
-
-class Outcome(StrEnum):
-    FROM_MEMORY = "from-memory"
-    HEALED = "healed"
-    RECORDED = "recorded"
-    DIVERGED = "diverged"
-    AGENT_FAILED = "agent-failed"
-    NOT_SAVED = "done-not-saved"
-    """The agent did the task, but what it did could not be saved: do not retry."""
-    WOULD_REPLAY = "would-replay"
-    ABORTED = "aborted"
-
-    @property
-    def exit_code(self) -> int:
-        return {
-            Outcome.DIVERGED: 3,
-            Outcome.AGENT_FAILED: 4,
-            Outcome.NOT_SAVED: 5,
-            Outcome.ABORTED: 130,
-        }.get(self, 0)
 
 
 @dataclass(frozen=True)
@@ -142,7 +129,7 @@ class ReplayReport:
     """Why the agent is said to have failed, or why what it did was not saved."""
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         return self.outcome.exit_code
 
     def as_json(self) -> dict[str, Any]:
@@ -150,7 +137,7 @@ class ReplayReport:
         return {
             "name": self.name,
             "outcome": str(self.outcome),
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "steps_replayed": self.steps_replayed,
             "steps_total": self.steps_total,
             "agent_steps": self.agent_steps,
