@@ -720,12 +720,14 @@ def show(
     ] = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Show a recording's steps as a tree.
+    """Show a recording's steps as a tree, and the steps whose thumbnail is missing or
+    unreadable (replay checks those with the coarse grid only).
 
     Example: mm show loan --html loan.html
     """
     from mmcli.catalog import recent_divergences, tree
     from mmcli.integrate import masked_share
+    from mmcli.thumbnails import describe, unusable
 
     if _store().kind(name) == "sdk":
         _show_sdk(name, html_file, json_out)
@@ -738,6 +740,7 @@ def show(
     recording = _store().load(name)
     lines = list(tree(recording))
     divergences = recent_divergences(_store(), name)
+    problems = {step.id: problem for step, problem in unusable(_store(), recording)}
     if html_file is not None:
         _write_html(recording, divergences, html_file)
     if json_out:
@@ -754,6 +757,7 @@ def show(
                             "depth": t.depth,
                             "action": t.step.action.describe(),
                             "thumbnail": t.step.thumbnail,
+                            "thumbnail_problem": problems.get(t.step.id),
                             "masks": [m.as_list() for m in t.step.fingerprint.masks],
                             "masked_share": round(masked_share(recording, t.step), 3),
                         }
@@ -778,6 +782,14 @@ def show(
         masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
         masked += f"  (branch id {t.step.id})" if t.branch_start else ""
         out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}", markup=False)
+    for t in lines:
+        if t.step.id in problems:
+            what = describe(recording.name, t.step, problems[t.step.id])
+            out.print(
+                f"warning: step {t.depth + 1} (id {t.step.id}): {what}; replay checks it with "
+                "the coarse grid only, and --policy strict does not act on it",
+                markup=False,
+            )
     for d in divergences:
         out.print(
             f"diverged {d['at']} ({d['outcome']}) at step {d['step'] + 1}: {d['reason']}",
