@@ -41,7 +41,8 @@ from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded
 from mmcli.recorder import blank_png, focus_point
 from mmcli.relocate import Offset, find_offset, moved, moved_point, shifted
-from mmcli.store import Store, new_token
+from mmcli.store import Store
+from mmcli.storefs import new_token
 from mmcli.thumbnails import describe, load_reference
 
 POLL = 0.03

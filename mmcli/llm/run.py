@@ -21,8 +21,7 @@ from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.matcher import Policy
 from mmcli.model import PLACEHOLDER
-from mmcli.params import Values
-from mmcli.recorder import parametrize
+from mmcli.params import Values, parametrize
 from mmcli.store import Store, validate_name
 
 Progress = Callable[[str], None]
