@@ -4,8 +4,8 @@
 The CLI maps an `MMError` to a one-line message and `error.exit_code` in one function
 (`mmcli.cli.fail`); a run that ends (a replay, a batch row, a model-API run) reports an
 `Outcome`, whose `exit_code` is the command's: a divergence or a failed agent is such an
-ending, reported, not raised. No exit code is written as a bare number
-anywhere else (tests/unit/test_vocabulary.py checks). Messages never include secret values.
+ending, reported, not raised. No exit code is written as a bare number anywhere else
+(tests/unit/test_vocabulary.py checks). Messages never include secret values.
 """
 
 from __future__ import annotations
@@ -49,16 +49,19 @@ class Outcome(StrEnum):
     UNCHANGED = "unchanged"
     """`--add` of a run whose every step the recording already holds: nothing to save."""
     NOT_RECORDED = "not-saved"
-    """A recording run whose agent failed: nothing saved (exit: the agent's own code)."""
+    """A recording run whose agent failed: nothing saved."""
 
     @property
     def exit_code(self) -> ExitCode:
+        """The exit code of a run that ends so (`mm record` passes on a failed agent's
+        own exit code instead, when it has one)."""
         return _OUTCOME_EXIT.get(self, ExitCode.OK)
 
 
 _OUTCOME_EXIT = {
     Outcome.DIVERGED: ExitCode.DIVERGED,
     Outcome.AGENT_FAILED: ExitCode.AGENT_FAILED,
+    Outcome.NOT_RECORDED: ExitCode.AGENT_FAILED,
     Outcome.NOT_SAVED: ExitCode.NOT_SAVED,
     Outcome.ABORTED: ExitCode.ABORTED,
 }

@@ -180,6 +180,7 @@ def test_exit_codes_are_the_documented_ones() -> None:
     assert {o: int(o.exit_code) for o in Outcome if o.exit_code is not ExitCode.OK} == {
         Outcome.DIVERGED: 3,
         Outcome.AGENT_FAILED: 4,
+        Outcome.NOT_RECORDED: 4,
         Outcome.NOT_SAVED: 5,
         Outcome.ABORTED: 130,
     }
