@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mmcli.backends.base import Backend
-from mmcli.errors import Aborted, MMError, UsageError
+from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
 from mmcli.model import Recording
 from mmcli.params import KEY, Values
-from mmcli.replayer import Outcome, ReplayOptions, ReplayReport, check_values, replay
+from mmcli.replayer import ReplayOptions, ReplayReport, check_values, replay
 from mmcli.store import Store
 
 Progress = Callable[[str], None]
@@ -32,20 +32,20 @@ class RowResult:
     params: dict[str, str]
     """The row's values, secrets excluded."""
     outcome: str
-    exit_code: int
+    exit_code: ExitCode
     detail: str = ""
     report: ReplayReport | None = None
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0
+        return self.exit_code is ExitCode.OK
 
     def as_json(self) -> dict[str, Any]:
         return {
             "row": self.row,
             "params": self.params,
             "outcome": self.outcome,
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "detail": self.detail,
             "replay": self.report.as_json() if self.report else None,
         }
@@ -108,9 +108,9 @@ def _columns(names: Sequence[str]) -> str:
     return f"column {quoted} is" if len(names) == 1 else f"columns {quoted} are"
 
 
-def outcome_exit(results: Sequence[RowResult]) -> int:
+def outcome_exit(results: Sequence[RowResult]) -> ExitCode:
     """0 when every row succeeded, else the exit code of the first failed row."""
-    return next((r.exit_code for r in results if not r.ok), 0)
+    return next((r.exit_code for r in results if not r.ok), ExitCode.OK)
 
 
 def run_batch(
@@ -158,14 +158,18 @@ def _run_row(
         done = subprocess.run(before_each, shell=True, env={**os.environ, **values.env()})
         if done.returncode != 0:
             return RowResult(
-                number, shown, "setup-failed", 1, f"--before-each exited {done.returncode}"
+                number,
+                shown,
+                "setup-failed",
+                ExitCode.ERROR,
+                f"--before-each exited {done.returncode}",
             )
     try:
         report = replay(store, backend, name, values, options, progress)
     except Aborted:
         raise
     except MMError as e:
-        return RowResult(number, shown, "error", int(e.exit_code), str(e))
+        return RowResult(number, shown, "error", e.exit_code, str(e))
     detail = ""
     if report.divergence is not None:
         d = report.divergence

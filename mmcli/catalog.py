@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,10 +13,11 @@ from typing import Any
 from mmcli import storefs
 from mmcli.codec import is_plain_file_name
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
+from mmcli.index import describe_recording as _describe_recording
+from mmcli.index import read_index, refresh, write_index
 from mmcli.model import Recording, Step
 from mmcli.skim import skim
-from mmcli.store import NAME_PATTERN, SUFFIX, Store, atomic_write
-from mmcli.storefs import UnsafePath
+from mmcli.store import NAME_PATTERN, SUFFIX, Store
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,6 @@ class Summary:
         }
 
 
-INDEX_VERSION = 1
-
-
 READ_NOTICE = 200
 """With more documents than this to read (not in the index), `summarize` says so first."""
 
@@ -71,7 +68,7 @@ def summarize(store: Store, notice: Callable[[str], None] | None = None) -> list
     its history); only documents that changed since the last listing are read again.
     Saving a recording puts it in the index, so that happens for copied-in stores.
     """
-    cached = _read_index(store)
+    cached = read_index(store)
     fresh: dict[str, Any] = {}
     out = []
     everything = _all_stamps(store)
@@ -83,30 +80,17 @@ def summarize(store: Store, notice: Callable[[str], None] | None = None) -> list
     if notice is not None and unread > READ_NOTICE:
         notice(f"reading {unread} recordings that are not in the store's index yet (once)")
     for name, stamps in everything.items():
-        entry = _refresh(store, name, stamps, cached.get(name))
+        entry = refresh(store, name, stamps, cached.get(name), _describe)
         try:
             summary = _summary(name, entry)
         except (KeyError, TypeError, ValueError, AttributeError):  # a hand-damaged index
-            entry = _refresh(store, name, stamps, None)
+            entry = refresh(store, name, stamps, None, _describe)
             summary = _summary(name, entry)
         fresh[name] = entry
         out.append(summary)
     if fresh != cached:
-        _write_index(store, fresh)
+        write_index(store, fresh)
     return out
-
-
-def _refresh(
-    store: Store, name: str, stamps: dict[str, list[int]], entry: object
-) -> dict[str, Any]:
-    """The index entry of `name`, re-reading only the parts whose files changed."""
-    if not isinstance(entry, dict) or entry.get("doc_stamp") != stamps["doc"]:
-        entry = {"doc_stamp": stamps["doc"], "doc": _describe(store, name)}
-    if entry.get("thumbs_stamp") != stamps["thumbs"]:
-        entry = {**entry, "thumbs_stamp": stamps["thumbs"], "thumbs": store.thumbs_size(name)}
-    if entry.get("history_stamp") != stamps["history"]:
-        entry = {**entry, "history_stamp": stamps["history"], "history": _tally(store, name)}
-    return entry
 
 
 def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
@@ -135,45 +119,6 @@ def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
                 "history": history.get(name + ".jsonl", none),
             }
     return out
-
-
-def note_saved(store: Store, recording: Recording) -> None:
-    """Put a just-saved recording in the index, so listing never has to parse it.
-
-    Best effort: the index is a cache. Two processes saving at once may each drop the
-    other's note; the next listing re-reads that one document.
-    """
-    name = recording.name
-    stamps = {
-        "doc": _stamp(store.path(name)),
-        "thumbs": _stamp(store.thumbs_dir(name)),
-        "history": _stamp(store.history_path(name)),
-    }
-    entries = _read_index(store)
-    previous = entries.get(name)
-    entry: dict[str, Any] = {"doc_stamp": stamps["doc"], "doc": _describe_recording(recording)}
-    if isinstance(previous, dict) and previous.get("history_stamp") == stamps["history"]:
-        entry.update(history_stamp=previous["history_stamp"], history=previous.get("history"))
-    entries[name] = _refresh(store, name, stamps, entry)
-    _write_index(store, entries)
-
-
-def _stamp(path: Path) -> list[int]:
-    try:
-        st = path.stat()
-    except OSError:
-        return [0, 0]
-    return [st.st_mtime_ns, st.st_size]
-
-
-def _describe_recording(rec: Recording) -> dict[str, Any]:
-    return {
-        "kind": "cli",
-        "steps": len(rec.steps),
-        "branches": rec.branch_count(),
-        "params": list(rec.params),
-        "created": rec.created.isoformat(),
-    }
 
 
 def _describe(store: Store, name: str) -> dict[str, Any]:
@@ -220,18 +165,6 @@ def _iso(value: object) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else None
 
 
-def _tally(store: Store, name: str) -> dict[str, Any]:
-    history = store.history(name)
-    outcomes = [h.get("outcome") for h in history]
-    return {
-        "last": str(history[-1].get("at")) if history else None,
-        "replays": len(history),
-        "from_memory": outcomes.count("from-memory"),
-        "healed": outcomes.count("healed"),
-        "diverged": outcomes.count("diverged") + outcomes.count("agent-failed"),
-    }
-
-
 def _summary(name: str, entry: dict[str, Any]) -> Summary:
     doc, history = entry["doc"], entry["history"]
     created = doc.get("created")
@@ -251,26 +184,6 @@ def _summary(name: str, entry: dict[str, Any]) -> Summary:
         size=entry["doc_stamp"][1] + entry["thumbs"],
         error=doc.get("error"),
     )
-
-
-def _read_index(store: Store) -> dict[str, Any]:
-    try:
-        data = json.loads(storefs.read_bytes(store.root, [".mm"], "index.json"))
-    except (OSError, ValueError, UnsafePath):
-        return {}  # no index yet, a damaged one, or a link: it is only a cache
-    if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
-        return {}
-    entries = data.get("entries")
-    return entries if isinstance(entries, dict) else {}
-
-
-def _write_index(store: Store, entries: dict[str, Any]) -> None:
-    data = json.dumps({"version": INDEX_VERSION, "entries": entries}, separators=(",", ":"))
-    # A read-only store still lists, just slower; a linked .mm/ is not written through.
-    with contextlib.suppress(OSError, UnsafePath):
-        store.root.mkdir(parents=True, exist_ok=True)
-        with storefs.folder(store.root, [".mm"], create=True):
-            atomic_write(store.index_path(), data.encode("utf-8"))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The `mm` command: parse arguments, call one core function, render the result.
 
 Human output goes to stderr (rich); `--json` data goes to stdout. Errors are mapped to a
-one-line message and an exit code in `main()`; `MM_DEBUG=1` shows the traceback.
+one-line message and an exit code in `fail()` alone; `MM_DEBUG=1` shows the traceback.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typer._click import exceptions as click_errors
 from typer._click.globals import get_current_context
 from typer.core import TyperCommand, TyperGroup
 
-from mmcli.errors import Aborted, MMError, UsageError
+from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
 from mmcli.model import plural
 
 if TYPE_CHECKING:
@@ -30,6 +30,15 @@ if TYPE_CHECKING:
 
 # rich is imported where output is rendered, and help is plain text (no rich panels):
 # `mm --help` and `mm act` start without it.
+
+
+def fail(error: MMError) -> ExitCode:
+    """The one place an `MMError` becomes what the user sees: one `mm: error:` line on
+    stderr (with `MM_DEBUG=1`, the traceback first); returns the exit code to exit with."""
+    if os.environ.get("MM_DEBUG") == "1":
+        traceback.print_exception(error)
+    print(f"mm: error: {error}", file=sys.stderr)
+    return error.exit_code
 
 
 class MMCommand(TyperCommand):
@@ -40,10 +49,7 @@ class MMCommand(TyperCommand):
         try:
             return super().invoke(ctx)
         except MMError as e:
-            if os.environ.get("MM_DEBUG") == "1":
-                traceback.print_exc()
-            print(f"mm: error: {e}", file=sys.stderr)
-            raise typer.Exit(int(e.exit_code)) from None
+            raise typer.Exit(fail(e)) from None
 
 
 GLOBAL_OPTIONS = ("--store", "--lock-wait")
@@ -218,6 +224,24 @@ UpstreamOption = Annotated[
 ]
 
 
+PolicyOption = Annotated[
+    str,
+    typer.Option(
+        metavar="POLICY", help="How strictly screens are compared: strict, default or loose."
+    ),
+]
+
+
+def _policy(value: str) -> Any:
+    """The `--policy` named (a `mmcli.matcher.Policy`)."""
+    from mmcli.matcher import Policy
+
+    try:
+        return Policy(value)
+    except ValueError:
+        raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
+
+
 def _not_negative(value: float | None) -> float | None:
     if value is not None and value < 0:
         raise typer.BadParameter("must be 0 or more (seconds)")
@@ -229,7 +253,7 @@ def _show_version(value: bool) -> None:
         from mmcli import __version__
 
         print(f"mm {__version__}")
-        raise typer.Exit(0)
+        raise typer.Exit(ExitCode.OK)
 
 
 @app.callback()
@@ -452,12 +476,7 @@ def replay(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the screen, act on nothing.")
     ] = False,
-    policy: Annotated[
-        str,
-        typer.Option(
-            metavar="POLICY", help="How strictly screens are compared: strict, default or loose."
-        ),
-    ] = "default",
+    policy: PolicyOption = "default",
     ignore_region: IgnoreOption = None,
     relocate: Annotated[
         bool,
@@ -506,7 +525,6 @@ def replay(
     """
     from mmcli.backends import open_backend
     from mmcli.display import display_lock
-    from mmcli.matcher import Policy
     from mmcli.model import render_text
     from mmcli.replayer import ReplayOptions
     from mmcli.replayer import replay as replay_task
@@ -515,10 +533,7 @@ def replay(
     validate_name(name)
     if agent and no_agent:
         raise UsageError("--agent and --no-agent exclude each other")
-    try:
-        chosen = Policy(policy)
-    except ValueError:
-        raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
+    chosen = _policy(policy)
     values = _values(param, secret)
     store = _store()
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
@@ -595,21 +610,22 @@ def _render_report(report: Any, dry_run: bool = False) -> None:
     d = report.divergence
     where = escape(f" at step {d.step + 1} ({d.expected}): {d.reason}") if d else ""
     messages = {
-        "from-memory": f"[green]done from memory[/]: {plural(report.steps_replayed, 'step')}",
-        "healed": f"[green]healed[/]: {plural(report.steps_replayed, 'step')} from memory, "
+        Outcome.FROM_MEMORY: f"[green]done from memory[/]: {plural(report.steps_replayed, 'step')}",
+        Outcome.HEALED: f"[green]healed[/]: {plural(report.steps_replayed, 'step')} from memory, "
         f"{report.agent_steps} by the agent{where}",
-        "recorded": f"[green]recorded[/] {report.name!r} with the agent: "
+        Outcome.RECORDED: f"[green]recorded[/] {report.name!r} with the agent: "
         f"{plural(report.agent_steps, 'step')}",
-        "diverged": f"[red]diverged[/]{where}",
-        "agent-failed": f"[red]agent failed[/] (exit {report.agent_returncode})"
+        Outcome.DIVERGED: f"[red]diverged[/]{where}",
+        Outcome.AGENT_FAILED: f"[red]agent failed[/] (exit {report.agent_returncode})"
         + escape(f": {report.detail}" if report.detail else "")
         + where,
-        "done-not-saved": "[yellow]done, not saved[/]: "
+        Outcome.NOT_SAVED: "[yellow]done, not saved[/]: "
         + escape(f"{report.detail}; the task was done: do not retry it"),
-        "would-replay": f"[green]dry run[/]: the screen matches step {report.steps_replayed + 1}",
+        Outcome.WOULD_REPLAY: "[green]dry run[/]: the screen matches step "
+        f"{report.steps_replayed + 1}",
     }
-    say(messages.get(str(report.outcome), str(report.outcome)), soft_wrap=True)
-    if str(report.outcome) == "diverged":
+    say(messages.get(report.outcome, str(report.outcome)), soft_wrap=True)
+    if report.outcome is Outcome.DIVERGED:
         say(escape(next_steps(report.name, dry_run)), soft_wrap=True)
 
 
@@ -705,12 +721,14 @@ def show(
     ] = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Show a recording's steps as a tree.
+    """Show a recording's steps as a tree, and the steps whose thumbnail is missing or
+    unreadable (replay checks those with the coarse grid only).
 
     Example: mm show loan --html loan.html
     """
     from mmcli.catalog import recent_divergences, tree
     from mmcli.integrate import masked_share
+    from mmcli.thumbnails import describe, unusable
 
     if _store().kind(name) == "sdk":
         _show_sdk(name, html_file, json_out)
@@ -723,6 +741,7 @@ def show(
     recording = _store().load(name)
     lines = list(tree(recording))
     divergences = recent_divergences(_store(), name)
+    problems = {step.id: problem for step, problem in unusable(_store(), recording)}
     if html_file is not None:
         _write_html(recording, divergences, html_file)
     if json_out:
@@ -739,6 +758,7 @@ def show(
                             "depth": t.depth,
                             "action": t.step.action.describe(),
                             "thumbnail": t.step.thumbnail,
+                            "thumbnail_problem": problems.get(t.step.id),
                             "masks": [m.as_list() for m in t.step.fingerprint.masks],
                             "masked_share": round(masked_share(recording, t.step), 3),
                         }
@@ -764,6 +784,14 @@ def show(
         masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
         masked += f"  (branch id {t.step.id})" if t.branch_start else ""
         out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}", markup=False)
+    for t in lines:
+        if t.step.id in problems:
+            what = describe(recording.name, t.step, problems[t.step.id])
+            out.print(
+                f"warning: step {t.depth + 1} (id {t.step.id}): {what}; replay checks it with "
+                "the coarse grid only, and --policy strict does not act on it",
+                markup=False,
+            )
     for d in divergences:
         out.print(
             f"diverged {d['at']} ({d['outcome']}) at step {d['step'] + 1}: {d['reason']}",
@@ -863,7 +891,7 @@ def prune(
             raise UsageError("not a terminal: add --yes to delete, or --dry-run to only look")
         if not typer.confirm(f"Delete these {len(plan.deletions)} item(s)?", err=True):
             say("nothing deleted")
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.ERROR)
     deleted = execute(store, plan, progress)
     if json_out:
         print(json.dumps({"deleted": [d.as_json() for d in deleted], "plan": []}))
@@ -894,7 +922,7 @@ def _confirm(question: str, yes: bool) -> None:
         raise UsageError("not a terminal: add --yes to go ahead")
     if not typer.confirm(question, err=True):
         say("nothing changed")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.ERROR)
 
 
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")]
@@ -1020,12 +1048,7 @@ def proxy(
     ),
     param: ParamOption = None,
     secret: SecretOption = None,
-    policy: Annotated[
-        str,
-        typer.Option(
-            metavar="POLICY", help="How strictly screenshots are compared: strict, default, loose."
-        ),
-    ] = "default",
+    policy: PolicyOption = "default",
     upstream: UpstreamOption = None,
     no_upstream: Annotated[
         bool, typer.Option("--no-upstream", help="Answer from memory only; refuse a miss.")
@@ -1040,7 +1063,7 @@ def proxy(
     """
     from mmcli.cli_llm import serve_proxy
 
-    serve_proxy(port, param, secret, policy, upstream, no_upstream)
+    serve_proxy(port, param, secret, _policy(policy), upstream, no_upstream)
 
 
 @app.command(cls=MMCommand)
@@ -1156,11 +1179,8 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupted)
     try:
         app(prog_name="mm")
-    except MMError as e:
-        if os.environ.get("MM_DEBUG") == "1":
-            traceback.print_exc()
-        print(f"mm: error: {e}", file=sys.stderr)
-        sys.exit(int(e.exit_code))
+    except MMError as e:  # raised outside a command (Ctrl-C before one runs)
+        sys.exit(fail(e))
 
 
 def _interrupted(signum: int, frame: object) -> None:

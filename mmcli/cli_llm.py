@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
 
 from mmcli.cli import _store, _values, console, progress, say
-from mmcli.errors import UsageError
+from mmcli.errors import Outcome, UsageError
 from mmcli.model import plural
+
+if TYPE_CHECKING:
+    from mmcli.matcher import Policy
 
 
 def record_llm(
@@ -42,7 +45,7 @@ def record_llm(
     )
     if result.saved:
         say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {_store().root}")
-    elif result.outcome == "unchanged":
+    elif result.outcome is Outcome.UNCHANGED:
         say("not saved: the recording's tree already holds this run")
     else:
         say(f"[yellow]not saved[/]: the agent exited {result.agent_returncode}")
@@ -76,12 +79,12 @@ def replay_llm(
         print(json.dumps(result.as_json()))
     where = escape(f": {result.reasons[0]}") if result.reasons else ""
     messages = {
-        "from-memory": f"[green]done from memory[/]: {result.hits} model calls answered",
-        "healed": f"[green]healed[/]: {result.hits} answers from memory, {result.forwarded} "
-        f"from the model, saved as a branch{where}",
-        "diverged": f"[red]diverged[/]: {result.refused} model calls refused{where}",
-        "agent-failed": f"[red]agent failed[/] (exit {result.agent_returncode}){where}",
-        "done-not-saved": f"[yellow]done, not saved[/] (do not retry the task){where}",
+        Outcome.FROM_MEMORY: f"[green]done from memory[/]: {result.hits} model calls answered",
+        Outcome.HEALED: f"[green]healed[/]: {result.hits} answers from memory, "
+        f"{result.forwarded} from the model, saved as a branch{where}",
+        Outcome.DIVERGED: f"[red]diverged[/]: {result.refused} model calls refused{where}",
+        Outcome.AGENT_FAILED: f"[red]agent failed[/] (exit {result.agent_returncode}){where}",
+        Outcome.NOT_SAVED: f"[yellow]done, not saved[/] (do not retry the task){where}",
     }
     say(messages.get(result.outcome, result.outcome))
     raise typer.Exit(result.exit_code)
@@ -125,24 +128,19 @@ def serve_proxy(
     port: int,
     param: list[str] | None,
     secret: list[str] | None,
-    policy: str,
+    policy: Policy,
     upstream: str | None,
     no_upstream: bool,
 ) -> None:
     from mmcli.llm.run import serve
-    from mmcli.matcher import Policy
     from mmcli.params import parse_values
 
-    try:
-        chosen = Policy(policy)
-    except ValueError:
-        raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
     values = parse_values(param or [], secret or [])
     serve(
         _store(),
         values,
         port=port,
-        policy=chosen,
+        policy=policy,
         upstream=upstream,
         no_upstream=no_upstream,
         progress=progress,

@@ -49,7 +49,7 @@ def ensure_xauthority() -> None:
     except MMError as e:
         raise DisplayError(str(e)) from None
     if not path.exists() or path.stat().st_size == 0:
-        from mmcli.store import atomic_write
+        from mmcli.storefs import atomic_write
 
         atomic_write(path, _dummy_xauthority())
     os.environ["XAUTHORITY"] = str(path)

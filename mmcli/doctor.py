@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mmcli.backends.base import Backend, in_failsafe_corner
-from mmcli.errors import MMError
+from mmcli.errors import ExitCode, MMError
 from mmcli.store import Store
 
 
@@ -190,5 +190,6 @@ def check_failsafe(backend: Backend) -> Finding:
     )
 
 
-def exit_code(findings: list[Finding]) -> int:
-    return 1 if any(f.status is Status.FAIL for f in findings) else 0
+def exit_code(findings: list[Finding]) -> ExitCode:
+    failed = any(f.status is Status.FAIL for f in findings)
+    return ExitCode.ERROR if failed else ExitCode.OK

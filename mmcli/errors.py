@@ -1,23 +1,70 @@
-"""The errors `mm` can raise, each with the exit code the CLI maps it to.
+"""`mm`'s vocabulary of failures and endings: the errors it raises, how a run ends
+(`Outcome`), and the exit code of each (`ExitCode`).
 
-The CLI catches `MMError` in one place, prints `str(error)` as a one-line message and
-exits with `error.exit_code`. Messages never include secret values.
+The CLI maps an `MMError` to a one-line message and `error.exit_code` in one function
+(`mmcli.cli.fail`); a run that ends (a replay, a batch row, a model-API run) reports an
+`Outcome`, whose `exit_code` is the command's: a divergence or a failed agent is such an
+ending, reported, not raised. No exit code is written as a bare number anywhere else
+(tests/unit/test_vocabulary.py checks). Messages never include secret values.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 
 class ExitCode(IntEnum):
+    """The exit codes `mm` documents (README "Exit codes"). `mm record` also passes on
+    the agent's own exit code when the agent fails."""
+
     OK = 0
+    """The task was done: from memory, healed by the agent, or recorded."""
     ERROR = 1
+    """Any other error: a recording missing or corrupt, no display, the store unwritable."""
     USAGE = 2
+    """A bad option or name, a param the recording needs is missing."""
     DIVERGED = 3
+    """The screen diverged and no agent was allowed; nothing was done at that step."""
     AGENT_FAILED = 4
+    """The agent failed, timed out, or exited 0 having done nothing; nothing was saved."""
     NOT_SAVED = 5
     """The task was done but what was learned could not be saved: do not retry it."""
     ABORTED = 130
+    """Ctrl-C, or the fail-safe corner, stopped the run between two actions."""
+
+
+class Outcome(StrEnum):
+    """How a run ended: a replay (`mm replay`, a batch row, a model-API replay), a
+    recording, or an SDK call. The value is what `--json` and the history say."""
+
+    FROM_MEMORY = "from-memory"
+    HEALED = "healed"
+    RECORDED = "recorded"
+    DIVERGED = "diverged"
+    AGENT_FAILED = "agent-failed"
+    NOT_SAVED = "done-not-saved"
+    """The agent did the task, but what it did could not be saved: do not retry."""
+    WOULD_REPLAY = "would-replay"
+    ABORTED = "aborted"
+    UNCHANGED = "unchanged"
+    """`--add` of a run whose every step the recording already holds: nothing to save."""
+    NOT_RECORDED = "not-saved"
+    """A recording run whose agent failed: nothing saved."""
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """The exit code of a run that ends so (`mm record` passes on a failed agent's
+        own exit code instead, when it has one)."""
+        return _OUTCOME_EXIT.get(self, ExitCode.OK)
+
+
+_OUTCOME_EXIT = {
+    Outcome.DIVERGED: ExitCode.DIVERGED,
+    Outcome.AGENT_FAILED: ExitCode.AGENT_FAILED,
+    Outcome.NOT_RECORDED: ExitCode.AGENT_FAILED,
+    Outcome.NOT_SAVED: ExitCode.NOT_SAVED,
+    Outcome.ABORTED: ExitCode.ABORTED,
+}
 
 
 class MMError(Exception):
@@ -62,19 +109,9 @@ class DisplayError(MMError):
     """No usable display, or the screen differs in geometry from the recording."""
 
 
-class ScreenDiverged(MMError):
-    """The live screen never matched the step's fingerprint within the timeout."""
-
-    exit_code = ExitCode.DIVERGED
-
-
 class NotSaved(MMError):
     """The agent did the task, then saving what it did failed (the store, a secret left in
     it). `mm record` exits 1; a replay that recorded or healed reports exit 5."""
-
-
-class AgentFailed(MMError):
-    exit_code = ExitCode.AGENT_FAILED
 
 
 class Aborted(MMError):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from mmcli.errors import ExitCode
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -120,7 +122,7 @@ def _ask(path: str, request: bytes) -> bytes:
         sock.close()
 
 
-def run(args: list[str]) -> int | None:
+def run(args: list[str]) -> ExitCode | None:
     """Perform `mm act ARGS` through the recorder; None when the full CLI should."""
     path = os.environ.get(SOCKET_ENV)
     action = parse(args) if path else None
@@ -133,13 +135,13 @@ def run(args: list[str]) -> int | None:
         reply = json.loads(line)
     except (OSError, RuntimeError, ValueError) as e:
         print(f"mm: error: cannot reach the recorder: {e}", file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     if not reply.get("ok"):
         print(
             f"mm: error: mm recorder: {reply.get('error', 'refused the action')}", file=sys.stderr
         )
-        return 1
-    return 0
+        return ExitCode.ERROR
+    return ExitCode.OK
 
 
 def main() -> None:

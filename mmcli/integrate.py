@@ -20,8 +20,8 @@ import numpy as np
 from mmcli.fingerprint import Rect, covered_share
 from mmcli.merge import merge
 from mmcli.model import PLACEHOLDER, Recording, Step, plural
-from mmcli.params import Values
-from mmcli.recorder import Built, Capture, Recorder, build_steps, parametrize, volatile_masks
+from mmcli.params import Values, parametrize
+from mmcli.recorder import Built, Capture, Recorder, build_steps, volatile_masks
 from mmcli.secrets import find_leak
 from mmcli.store import Store
 

@@ -84,3 +84,14 @@ def parse_values(params: Iterable[str], secrets: Iterable[str]) -> Values:
     if both:
         raise UsageError(f"{both[0]!r} is given both as --param and as --secret")
     return Values(p, s)
+
+
+def parametrize(text: str, values: Mapping[str, str]) -> str:
+    """Replace each param value in typed text with its `{{key}}` placeholder, longest
+    value first so that one value inside another does not split it."""
+    if not text:
+        return text
+    for key, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
+        if value:
+            text = text.replace(value, "{{" + key + "}}")
+    return text

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 from mmcli.agent import AgentRun, Interrupt, run_agent
 from mmcli.backends.base import Backend
-from mmcli.errors import Aborted, DisplayError, MMError, NotSaved, RecordingExists, UsageError
+from mmcli.errors import (
+    Aborted,
+    DisplayError,
+    ExitCode,
+    MMError,
+    NotSaved,
+    RecordingExists,
+    UsageError,
+)
 from mmcli.fingerprint import Rect
 from mmcli.input_events import STOP_CHORD, summarize
 from mmcli.input_watch import InputWatch
@@ -27,6 +35,7 @@ Progress = Callable[[str], None]
 @dataclass(frozen=True)
 class RecordResult:
     returncode: int
+    """`mm record`'s exit code: an `ExitCode`, or the failed agent's own."""
     saved: bool
     steps: int
     reason: str = ""
@@ -192,7 +201,9 @@ def record(
         record_input=record_input,
     )
     if run.timed_out:
-        return RecordResult(4, False, 0, f"the agent timed out after {agent_timeout}s")
+        return RecordResult(
+            ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {agent_timeout}s"
+        )
     if not run.ok:
         return RecordResult(run.returncode, False, 0, f"the agent exited {run.returncode}")
     check_recordable(recorder)
@@ -236,7 +247,7 @@ def save_run(
         )
     except MMError as e:
         raise NotSaved(str(e)) from e
-    return RecordResult(0, done.saved, done.steps, done.reason, merged=done.merged)
+    return RecordResult(ExitCode.OK, done.saved, done.steps, done.reason, merged=done.merged)
 
 
 def record_demo(

@@ -53,6 +53,7 @@ from mmcli.fingerprint import (
 from mmcli.input_watch import InputWatch, Observed
 from mmcli.matcher import CARET_INK, CARET_MAX, CARET_WIDTH, ink_columns, on_focus_line
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
+from mmcli.params import parametrize
 from mmcli.secrets import join_keystrokes, joined
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
@@ -497,17 +498,6 @@ class Recorder:
 
 TEXT_GROW = 160
 """A param-typed field may show longer text at replay: its mask extends this far right."""
-
-
-def parametrize(text: str, values: Mapping[str, str]) -> str:
-    """Replace each param value in typed text with its `{{key}}` placeholder, longest
-    value first so that one value inside another does not split it."""
-    if not text:
-        return text
-    for key, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
-        if value:
-            text = text.replace(value, "{{" + key + "}}")
-    return text
 
 
 @dataclass

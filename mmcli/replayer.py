@@ -9,22 +9,28 @@ exits 0); without one, replay stops before acting.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from mmcli.agent import Interrupt
 from mmcli.backends.base import Backend, in_failsafe_corner
-from mmcli.errors import Aborted, DisplayError, MMError, NotSaved, StoreError, UsageError
+from mmcli.errors import (
+    Aborted,
+    DisplayError,
+    ExitCode,
+    MMError,
+    NotSaved,
+    Outcome,
+    StoreError,
+    UsageError,
+)
 from mmcli.explain import headline
 from mmcli.fingerprint import Frame, Rect, blank
 from mmcli.integrate import FinishedRun, Into, integrate
@@ -35,7 +41,9 @@ from mmcli.params import Values
 from mmcli.record import check_recordable, run_recorded
 from mmcli.recorder import blank_png, focus_point
 from mmcli.relocate import Offset, find_offset, moved, moved_point, shifted
-from mmcli.store import Store, new_token
+from mmcli.store import Store
+from mmcli.storefs import new_token
+from mmcli.thumbnails import describe, load_reference
 
 POLL = 0.03
 """Before the pointer moves on, the screen must have been still this long since the last
@@ -66,27 +74,6 @@ DECODED = 2 * SEEN_REACH + 16
 PREPARED = 16
 """Steps whose masked references are kept (the children of the last few nodes)."""
 Progress = Callable[[str], None]
-
-
-class Outcome(StrEnum):
-    FROM_MEMORY = "from-memory"
-    HEALED = "healed"
-    RECORDED = "recorded"
-    DIVERGED = "diverged"
-    AGENT_FAILED = "agent-failed"
-    NOT_SAVED = "done-not-saved"
-    """The agent did the task, but what it did could not be saved: do not retry."""
-    WOULD_REPLAY = "would-replay"
-    ABORTED = "aborted"
-
-    @property
-    def exit_code(self) -> int:
-        return {
-            Outcome.DIVERGED: 3,
-            Outcome.AGENT_FAILED: 4,
-            Outcome.NOT_SAVED: 5,
-            Outcome.ABORTED: 130,
-        }.get(self, 0)
 
 
 @dataclass(frozen=True)
@@ -142,7 +129,7 @@ class ReplayReport:
     """Why the agent is said to have failed, or why what it did was not saved."""
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         return self.outcome.exit_code
 
     def as_json(self) -> dict[str, Any]:
@@ -150,7 +137,7 @@ class ReplayReport:
         return {
             "name": self.name,
             "outcome": str(self.outcome),
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "steps_replayed": self.steps_replayed,
             "steps_total": self.steps_total,
             "agent_steps": self.agent_steps,
@@ -267,6 +254,9 @@ class Replayer:
         self.interrupt = Interrupt()
         self.ignore = list(options.ignore)
         self._references: OrderedDict[int, np.ndarray | None] = OrderedDict()
+        self._problems: dict[int, str] = {}
+        """Steps whose thumbnail cannot serve as their recorded screen, and why."""
+        self._warned: set[int] = set()
         self._prepared: OrderedDict[int, References] = OrderedDict()
         self._kids: dict[int | None, list[Step]] = {}
         self._by_id: dict[int, Step] = {}
@@ -360,11 +350,10 @@ class Replayer:
         if step.id in self._references:
             self._references.move_to_end(step.id)
             return self._references[step.id]
-        image = None
-        data = self.store.read_thumbnail(self.recording.name, step.thumbnail or "")
-        if data is not None:
-            with contextlib.suppress(OSError, ValueError), Image.open(io.BytesIO(data)) as img:
-                image = Frame.small_from_thumbnail(img)
+        loaded = load_reference(self.store, self.recording.name, step)
+        image = loaded.screen
+        if loaded.problem is not None:
+            self._problems[step.id] = loaded.problem
         self._references[step.id] = image
         if len(self._references) > DECODED:
             self._references.popitem(last=False)
@@ -372,6 +361,28 @@ class Replayer:
 
     def _children(self, node: int | None) -> list[Step]:
         return self._kids.get(node, [])
+
+    def _checkable(self, children: list[Step], depth: int) -> list[Step]:
+        """The children that may be acted on. One whose thumbnail is missing or unreadable
+        can be checked with the coarse grid only: that is said once for each, and under
+        `--policy strict` such a child is never acted on."""
+        strict = self.options.policy is Policy.STRICT
+        out = []
+        for child in children:
+            self._reference(child)
+            problem = self._problems.get(child.id)
+            if problem is not None and child.id not in self._warned:
+                self._warned.add(child.id)
+                then = (
+                    "--policy strict does not act on it"
+                    if strict
+                    else "checking with the coarse grid only"
+                )
+                what = describe(self.recording.name, child, problem)
+                self.progress(f"warning: step {depth + 1}: {what}; {then}")
+            if problem is None or not strict:
+                out.append(child)
+        return out
 
     def _chain_below(self, step: Step, limit: int | None = None) -> list[Step]:
         """The steps that followed `step` first when it was recorded (the first `limit`)."""
@@ -517,7 +528,11 @@ class Replayer:
                     report.outcome = Outcome.WOULD_REPLAY
                 return
             self._check_abort()  # before the approach moves the pointer out of the corner
-            match = self.wait_for_match(children, depth)
+            checkable = self._checkable(children, depth)
+            if not checkable:
+                self._unchecked(report, children, depth, node, focus)
+                return
+            match = self.wait_for_match(checkable, depth)
             if match.step is None:
                 self._diverged(report, children, match, depth, node, focus)
                 return
@@ -627,7 +642,25 @@ class Replayer:
         depth: int,
         node: int | None,
         focus: tuple[int, int] | None,
+        reason: str | None = None,
     ) -> None:
+        """Stop before acting at `depth` (no child matched: `match` is the closest look, or
+        `reason` says why none could be checked); the agent takes over if there is one."""
+        said = "screen differs" if reason is None else "not acted on"
+        if reason is None:
+            reason = self._why(children, match)
+        thumb = self._keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
+        report.divergence = Divergence(
+            depth, children[0].action.describe(), reason, thumb, children[0].thumbnail
+        )
+        report.outcome = Outcome.DIVERGED
+        self.progress(f"step {depth + 1}: {said}: {reason}")
+        if self.options.dry_run or not self.options.agent:
+            return
+        self._hand_over(report, children, depth, node, focus)
+
+    def _why(self, children: list[Step], match: Match) -> str:
+        """A divergence as one sentence, then the checks that failed."""
         reason = match.verdict.summary() if match.verdict else "no step to compare"
         if match.offset != (0, 0) and match.verdict is not None:
             reason = (
@@ -636,16 +669,27 @@ class Replayer:
             )
         found_at = None if self.options.relocate else self._found_at(children, match.frame)
         sentence = headline(match.verdict, children[0].action.kind, match.offset, found_at)
-        reason = f"{sentence}. {reason}"
-        thumb = self._keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
-        report.divergence = Divergence(
-            depth, children[0].action.describe(), reason, thumb, children[0].thumbnail
+        return f"{sentence}. {reason}"
+
+    def _unchecked(
+        self,
+        report: ReplayReport,
+        children: list[Step],
+        depth: int,
+        node: int | None,
+        focus: tuple[int, int] | None,
+    ) -> None:
+        """`--policy strict` and no child whose recorded screen can be compared in full."""
+        problems = "; ".join(
+            describe(self.recording.name, c, self._problems[c.id]) for c in children
         )
-        report.outcome = Outcome.DIVERGED
-        self.progress(f"step {depth + 1}: screen differs: {reason}")
-        if self.options.dry_run or not self.options.agent:
-            return
-        self._hand_over(report, children, depth, node, focus)
+        reason = (
+            "The recorded screen of this step cannot be checked in full, and --policy strict "
+            f"does not act on the coarse grid alone: {problems}. Replay with --policy default "
+            "to check it with the grid, or record the task again"
+        )
+        match = Match(None, None, self.backend.grab(), self.offset)
+        self._diverged(report, children, match, depth, node, focus, reason)
 
     def _found_at(self, children: list[Step], frame: Frame) -> Offset | None:
         """Where the task area stands on the live screen when it has moved (to suggest

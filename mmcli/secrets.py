@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from mmcli.errors import MMError
 from mmcli.model import PLACEHOLDER, Action, ActionKind, Recording
+from mmcli.params import parametrize
 
 FRAGMENT = 4
 """A piece of a secret this long (or the whole secret, if shorter) counts as a leak."""
@@ -119,8 +120,6 @@ def find_leak(recording: Recording, secrets: Mapping[str, str]) -> None:
 def describe(action: Action, values: Mapping[str, str], secrets: Mapping[str, str]) -> str:
     """`action.describe()` with param and secret values as placeholders, and typed text
     or keys that are a piece of a secret hidden."""
-    from mmcli.recorder import parametrize
-
     if action.kind is ActionKind.TYPE:
         action = replace(action, text=parametrize(action.text, values))
     typed = typed_text(action)

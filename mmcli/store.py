@@ -6,7 +6,7 @@ Layout of a store directory:
     NAME/                its thumbnails (PNG), referenced by the TOML
     .mm/locks/NAME.lock  serializes writers of NAME
     .mm/history/NAME.jsonl  one line per replay (appended)
-    .mm/index.json       a cache of what each document says, for `mm ls` (rebuilt at will)
+    .mm/index.json       a cache of what each document says, for `mm ls` (index.py)
 
 Every write of a recording is atomic: a temporary file in the same directory, fsync,
 rename. Thumbnails are written first under fresh names and the old ones removed only
@@ -21,7 +21,6 @@ import errno
 import json
 import os
 import re
-import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +35,10 @@ from mmcli.errors import (
     RecordingNotFound,
     StoreError,
 )
+from mmcli.index import note_saved
 from mmcli.locking import acquire
 from mmcli.model import Recording
-from mmcli.storefs import UnsafePath
+from mmcli.storefs import UnsafePath, atomic_write
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 MAX_NAME = 100
@@ -280,8 +280,6 @@ class Store:
                 f"{path}: cannot save ({os_reason(e)}); the previous version is intact"
             ) from None
         self._collect_thumbnails(recording)
-        from mmcli.catalog import note_saved  # the listing index; catalog imports store
-
         note_saved(self, recording)
         return path
 
@@ -336,7 +334,7 @@ class Store:
         return self._meta("history", validate_name(name) + ".jsonl")
 
     def index_path(self) -> Path:
-        """A cache of what each document says, for fast listings (see catalog.py)."""
+        """A cache of what each document says, for fast listings (see index.py)."""
         return self._meta("index.json")
 
     def append_history(self, name: str, entry: Mapping[str, Any]) -> None:
@@ -365,31 +363,6 @@ class Store:
                 if isinstance(item, dict):
                     out.append(item)
         return out
-
-
-def new_token() -> str:
-    return secrets.token_hex(4)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so a reader sees the old bytes or the new, never a mix."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{new_token()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
 
 
 def os_reason(e: OSError) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -128,3 +129,28 @@ def check_folder(root: Path, parts: Sequence[str]) -> bool:
             return True
     except FileNotFoundError:
         return False
+
+
+def new_token() -> str:
+    return secrets.token_hex(4)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so a reader sees the old bytes or the new, never a mix."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{new_token()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)

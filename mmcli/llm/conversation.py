@@ -26,7 +26,7 @@ from functools import cached_property
 from typing import Any
 
 from mmcli.model import render_text
-from mmcli.recorder import parametrize
+from mmcli.params import parametrize
 
 ID_KEYS = ("tool_use_id", "tool_call_id")
 DROPPED_KEYS = ("cache_control",)

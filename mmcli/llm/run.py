@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from mmcli.agent import run_agent
-from mmcli.errors import ExitCode, MMError, RecordingExists, StoreError, UsageError
+from mmcli.errors import ExitCode, MMError, Outcome, RecordingExists, StoreError, UsageError
 from mmcli.llm.document import LLMRecording, load, now, save
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.matcher import Policy
 from mmcli.model import PLACEHOLDER
-from mmcli.params import Values
-from mmcli.recorder import parametrize
+from mmcli.params import Values, parametrize
 from mmcli.store import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -30,10 +29,11 @@ Progress = Callable[[str], None]
 
 @dataclass
 class LLMResult:
-    outcome: str
-    """recorded, unchanged (`--add` of a run the tree holds), not-saved, from-memory,
-    healed, diverged, agent-failed."""
+    outcome: Outcome
+    """RECORDED, UNCHANGED, NOT_RECORDED (record); FROM_MEMORY, HEALED, DIVERGED,
+    AGENT_FAILED, NOT_SAVED (replay)."""
     exit_code: int
+    """An `ExitCode`, or (recording) the failed agent's own."""
     hits: int = 0
     forwarded: int = 0
     refused: int = 0
@@ -44,7 +44,7 @@ class LLMResult:
     def as_json(self) -> dict[str, object]:
         return {
             "outcome": self.outcome,
-            "exit_code": self.exit_code,
+            "exit_code": int(self.exit_code),
             "from_memory": self.hits,
             "upstream_calls": self.forwarded,
             "refused": self.refused,
@@ -98,21 +98,21 @@ def record_llm(
         if progress is not None:
             progress(f"model API proxy on {server.root}")
         run = run_agent(command, agent_env(server.root, name, values, False), agent_timeout)
-    result = LLMResult("not-saved", run.returncode, forwarded=session.stats.forwarded)
+    result = LLMResult(Outcome.NOT_RECORDED, run.returncode, forwarded=session.stats.forwarded)
     result.agent_returncode = run.returncode
     if run.timed_out:
-        result.exit_code = int(ExitCode.AGENT_FAILED)
+        result.exit_code = ExitCode.AGENT_FAILED
         return result
     if not run.ok:
         return result
     if not session.new and session.stats.forwarded and add:
-        result.outcome = "unchanged"
+        result.outcome = Outcome.UNCHANGED
         return result
     if not session.new:
         raise MMError("the agent exited 0 without calling the model; nothing to record")
     rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
     save(store, rec, session.new, overwrite=overwrite)
-    result.outcome, result.saved = "recorded", len(session.new)
+    result.outcome, result.saved = Outcome.RECORDED, len(session.new)
     return result
 
 
@@ -157,8 +157,8 @@ def replay_llm(
         run = run_agent(command, agent_env(server.root, name, values, True), agent_timeout)
     stats = session.stats
     result = LLMResult(
-        "from-memory",
-        0,
+        Outcome.FROM_MEMORY,
+        ExitCode.OK,
         hits=stats.hits,
         forwarded=stats.forwarded,
         refused=stats.refused,
@@ -166,18 +166,19 @@ def replay_llm(
         reasons=stats.reasons,
     )
     if stats.refused:
-        result.outcome, result.exit_code = "diverged", int(ExitCode.DIVERGED)
+        result.outcome = Outcome.DIVERGED
     elif not run.ok:
-        result.outcome, result.exit_code = "agent-failed", int(ExitCode.AGENT_FAILED)
+        result.outcome = Outcome.AGENT_FAILED
     elif session.new:
-        result.outcome = "healed"
+        result.outcome = Outcome.HEALED
         rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
         try:
             save(store, rec, session.new)
             result.saved = len(session.new)
         except MMError as e:  # the task was done: a retry would do it twice
-            result.outcome, result.exit_code = "done-not-saved", int(ExitCode.NOT_SAVED)
+            result.outcome = Outcome.NOT_SAVED
             result.reasons.insert(0, f"the task was done, but the branch was not saved: {e}")
+    result.exit_code = result.outcome.exit_code
     _journal(store, name, result, time.monotonic() - started)
     return result
 

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from mmcli.errors import StoreError
+from mmcli.errors import Outcome, StoreError
 from mmcli.sdk.check import Check
 from mmcli.sdk.document import StepRecord, Trajectory, now
 from mmcli.sdk.errors import EngineBusy, EngineNotReady
@@ -253,7 +253,7 @@ class Engine:
         )
         result = walk.run(candidates)
         if result.hit is not None:
-            self._journal(docs, "from-memory", bucket, result, 0, started)
+            self._journal(docs, Outcome.FROM_MEMORY, bucket, result, 0, started)
             return True
         run = _Run(threading.get_ident(), bucket, values, steps=list(result.performed))
         agent = self.agent
@@ -262,7 +262,7 @@ class Engine:
         try:
             agent(*args, **kwargs)
         except BaseException as e:
-            outcome = "aborted" if isinstance(e, KeyboardInterrupt) else "agent-failed"
+            outcome = Outcome.ABORTED if isinstance(e, KeyboardInterrupt) else Outcome.AGENT_FAILED
             self._journal(docs, outcome, bucket, result, len(run.steps), started)
             raise
         finally:
@@ -282,7 +282,7 @@ class Engine:
                 RuntimeWarning,
                 stacklevel=4,
             )
-            self._journal(docs, "agent-failed", run.tags, result, agent_steps, started)
+            self._journal(docs, Outcome.AGENT_FAILED, run.tags, result, agent_steps, started)
             return
         stored = None
         if run.steps:
@@ -297,13 +297,13 @@ class Engine:
                     branch_step=len(result.performed) if branch is not None else None,
                 )
             )
-        outcome = "healed" if known else "recorded"
+        outcome = Outcome.HEALED if known else Outcome.RECORDED
         self._journal(docs, outcome, run.tags, result, agent_steps, started, stored)
 
     def _journal(
         self,
         docs: DocumentStore,
-        outcome: str,
+        outcome: Outcome,
         tags: tuple[str, ...],
         result: WalkResult,
         agent_steps: int,

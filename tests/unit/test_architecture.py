@@ -1,0 +1,279 @@
+"""docs/architecture.md stays true: its table of module groups is compared with the real
+import graph of mmcli (built with `ast`), and the imports form no cycle."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "mmcli"
+DOC = ROOT / "docs" / "architecture.md"
+
+
+@functools.cache
+def modules() -> dict[str, Path]:
+    """Every module of mmcli by dotted name (a package by its own name)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _targets(name: str, node: ast.Import | ast.ImportFrom, is_package: bool) -> list[str]:
+    """The mmcli modules an import statement in `name` loads."""
+    known = modules()
+    if isinstance(node, ast.Import):
+        wanted = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            here = name.split(".") if is_package else name.split(".")[:-1]
+            here = here[: len(here) - (node.level - 1)]
+            base = ".".join([*here, base] if base else here)
+        wanted = [
+            f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+            for alias in node.names
+        ]
+    out = []
+    for target in wanted:
+        # `import mmcli.x.y` runs mmcli/x/__init__.py first (not one's own package's).
+        for loaded in [*_parents(target), target]:
+            if loaded in known and loaded != name and loaded not in _parents(name):
+                out.append(loaded)
+    return out
+
+
+@functools.cache
+def import_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(module-level imports, imports inside functions) of each module; imports under
+    `if TYPE_CHECKING:` are left out (they never run)."""
+    top: dict[str, set[str]] = {}
+    inner: dict[str, set[str]] = {}
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        top[name], inner[name] = set(), set()
+        is_package = path.name == "__init__.py"
+
+        def visit(
+            node: ast.AST, in_function: bool, name: str = name, pkg: bool = is_package
+        ) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    for rest in child.orelse:
+                        visit(rest, in_function)
+                    continue
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    (inner if in_function else top)[name].update(_targets(name, child, pkg))
+                nested = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                visit(child, in_function or nested)
+
+        visit(tree, False)
+    return top, inner
+
+
+def _components(edges: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of `edges` (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                component.add(w)
+                if w == v:
+                    break
+            out.append(component)
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _path(edges: dict[str, set[str]], start: str, end: str, within: set[str]) -> list[str]:
+    """A shortest path from `start` to `end` inside `within` (breadth first)."""
+    came: dict[str, str | None] = {start: None}
+    todo = [start]
+    while todo:
+        node = todo.pop(0)
+        if node == end:
+            path = [node]
+            while came[path[-1]] is not None:
+                path.append(came[path[-1]])  # type: ignore[arg-type]
+            return path[::-1]
+        for nxt in sorted(edges.get(node, ())):
+            if nxt in within and nxt not in came:
+                came[nxt] = node
+                todo.append(nxt)
+    return []
+
+
+def find_cycle(edges: dict[str, set[str]], group: dict[str, str] | None = None) -> list[str]:
+    """An import cycle as a path (its first module repeated at the end), or [] if none.
+    With `group` (module -> group), only a cycle through two groups or more counts."""
+    for component in _components(edges):
+        for a in sorted(component):
+            for b in sorted(edges.get(a, set()) & component):
+                if group is None or group[a] != group[b]:
+                    return [a, *_path(edges, b, a, component)]
+    return []
+
+
+# ---- the document's table --------------------------------------------------------------
+
+
+def parse_groups(text: str) -> tuple[dict[str, list[str]], dict[str, set[str]]]:
+    """From the "Module groups" table: each group's module patterns, and the groups it
+    may import."""
+    section = text.split("## Module groups", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    members: dict[str, list[str]] = {}
+    may: dict[str, set[str]] = {}
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        group, listed, _owns, imports = cells[0], cells[1], cells[2], cells[-1]
+        members[group] = re.findall(r"`([\w.*]+)`", listed)
+        may[group] = {g.strip() for g in imports.split(",") if g.strip() not in ("", "—")}
+    return members, may
+
+
+def group_of(members: dict[str, list[str]]) -> tuple[dict[str, str], list[str]]:
+    """Each module's group, and the problems: a module in no group, or in two."""
+    owner: dict[str, str] = {}
+    problems = []
+    for module in modules():
+        short = module.removeprefix("mmcli.") if module != "mmcli" else "mmcli"
+        hits = [
+            group
+            for group, patterns in members.items()
+            for p in patterns
+            if short == p or (p.endswith(".*") and (short == p[:-2] or short.startswith(p[:-1])))
+        ]
+        if len(hits) != 1:
+            problems.append(f"{module} is in {len(hits)} groups of docs/architecture.md")
+        else:
+            owner[module] = hits[0]
+    return owner, problems
+
+
+def layering_violations(
+    owner: dict[str, str], may: dict[str, set[str]], edges: dict[str, set[str]]
+) -> list[str]:
+    out = []
+    for a, targets in sorted(edges.items()):
+        for b in sorted(targets):
+            ga, gb = owner[a], owner[b]
+            if ga != gb and gb not in may[ga]:
+                out.append(f"{a} ({ga}) imports {b} ({gb}); {ga} may import: {sorted(may[ga])}")
+    return out
+
+
+def _all_edges() -> dict[str, set[str]]:
+    top, inner = import_graph()
+    return {m: top[m] | inner[m] for m in top}
+
+
+# ---- the tests --------------------------------------------------------------------------
+
+
+def test_no_import_cycle_at_module_level() -> None:
+    cycle = find_cycle(import_graph()[0])
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_import_cycle_across_groups_even_inside_functions() -> None:
+    members, _ = parse_groups(DOC.read_text(encoding="utf-8"))
+    owner, _ = group_of(members)
+    cycle = find_cycle(_all_edges(), owner)
+    assert not cycle, "import cycle across groups: " + " -> ".join(cycle)
+
+
+def test_every_module_is_in_one_group() -> None:
+    members, may = parse_groups(DOC.read_text(encoding="utf-8"))
+    assert len(members) >= 8 and all(members.values())
+    assert all(g in members for targets in may.values() for g in targets), may
+    _, problems = group_of(members)
+    assert not problems, "\n".join(problems)
+
+
+def test_imports_follow_the_documented_layering() -> None:
+    members, may = parse_groups(DOC.read_text(encoding="utf-8"))
+    owner, _ = group_of(members)
+    violations = layering_violations(owner, may, _all_edges())
+    assert not violations, "\n".join(violations)
+
+
+def test_every_module_says_what_it_owns() -> None:
+    silent = [m for m, p in modules().items() if not ast.get_docstring(ast.parse(p.read_text()))]
+    assert not silent, f"modules without a docstring: {silent}"
+
+
+# ---- the checks can fail ------------------------------------------------------------------
+
+
+def test_a_cycle_is_found_and_named() -> None:
+    edges = {"mmcli.store": {"mmcli.catalog"}, "mmcli.catalog": {"mmcli.sdk.document"}}
+    edges["mmcli.sdk.document"] = {"mmcli.store"}
+    assert find_cycle(edges) == [
+        "mmcli.catalog",
+        "mmcli.sdk.document",
+        "mmcli.store",
+        "mmcli.catalog",
+    ]
+    owner = {
+        "mmcli.store": "persistence",
+        "mmcli.catalog": "inventory",
+        "mmcli.sdk.document": "sdk",
+    }
+    assert find_cycle(edges, owner)
+    same = {m: "one" for m in owner}
+    assert not find_cycle(edges, same)
+
+
+def test_a_function_level_import_counts_for_the_layering() -> None:
+    source = "def f():\n    from mmcli.catalog import tree\n"
+    tree = ast.parse(source)
+    node = tree.body[0].body[0]  # type: ignore[attr-defined]
+    assert _targets("mmcli.store", node, False) == ["mmcli.catalog"]
+    members, may = parse_groups(DOC.read_text(encoding="utf-8"))
+    owner, _ = group_of(members)
+    assert layering_violations(owner, may, {"mmcli.store": {"mmcli.catalog"}})
+
+
+def test_importing_a_submodule_counts_its_package() -> None:
+    node = ast.parse("from mmcli.sdk.document import summary").body[0]
+    assert isinstance(node, ast.ImportFrom)
+    assert _targets("mmcli.catalog", node, False) == ["mmcli.sdk", "mmcli.sdk.document"]
+    assert _targets("mmcli.sdk.engine", node, False) == ["mmcli.sdk.document"]
+
+
+def test_a_module_in_two_groups_or_none_is_reported() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    members, _ = parse_groups(
+        text.replace("| `errors`, `model`, `params` |", "| `model`, `params` |")
+    )
+    assert any("mmcli.errors is in 0 groups" in p for p in group_of(members)[1])
+    members, _ = parse_groups(text.replace("| `errors`, `model`,", "| `errors`, `store`, `model`,"))
+    assert any("mmcli.store is in 2 groups" in p for p in group_of(members)[1])
