@@ -128,6 +128,8 @@ PIXEL_THRESHOLD = 12
 CARET_WIDTH = 3
 """A caret is at most this many full-resolution pixels wide; a glyph of even a small font
 is wider, though once downscaled both fit in a caret-like mark."""
+CARET_MIN_HEIGHT = 8
+"""A caret is at least this many px tall (the height of a line of small text)."""
 CARET_INK = 48
 """Luma levels by which a full-resolution pixel must differ from its surroundings to be ink."""
 TYPED_MARGIN = 4
@@ -373,14 +375,6 @@ def _ink_columns(luma: np.ndarray, region: Rect, origin: tuple[int, int], ink: i
     return np.asarray((np.abs(inside - background) > ink).any(axis=0))
 
 
-def _one_thin_run(columns: np.ndarray, width: int) -> bool:
-    """No ink, or one run of inked columns at most `width` wide."""
-    inked = np.flatnonzero(columns)
-    if inked.size == 0:
-        return True
-    return bool(inked[-1] - inked[0] < width and inked.size == inked[-1] - inked[0] + 1)
-
-
 def ink_columns(frame: Frame, region: Rect) -> np.ndarray | None:
     """Per column of `region` on the full-resolution frame: whether it holds ink against
     its row's background (None: the region is off the screen)."""
@@ -395,26 +389,64 @@ def ink_columns(frame: Frame, region: Rect) -> np.ndarray | None:
     return _ink_columns(luma, region, (x0, y0), CARET_INK)
 
 
-def caret_thin(frame: Frame, region: Rect, reference: np.ndarray | None = None) -> bool:
-    """Whether a caret-like mark really is caret-thin: on the live screen at full
-    resolution its ink is one run of at most `CARET_WIDTH` px (or there is none: the caret
-    is in its off phase), and on the recorded downscaled screen at most two columns.
+def _caret(frame: Frame, now: np.ndarray, region: Rect, reference: np.ndarray) -> bool:
+    """A caret in its other blink phase: one thin bar came or went (`caret_blink`)."""
+    return caret_blink(frame, now, region, reference)
 
-    Downscaled 4x, one glyph of a small font is no larger than a caret; at full resolution
-    it is two or three times wider.
-    """
-    columns = ink_columns(frame, region)
-    if columns is None or not _one_thin_run(columns, CARET_WIDTH):
+
+def caret_blink(frame: Frame, now: np.ndarray, region: Rect, reference: np.ndarray) -> bool:
+    """Whether what changed in `region` is one caret-thin bar, a text line tall, drawn on
+    one of the two screens only: a caret in its other blink phase, also right beside the
+    last glyph typed, where the live screen's ink is not caret-thin (the glyph is there
+    on both screens; only the bar comes and goes).
+
+    Told from the downscaled difference: every changed pixel changed the same way (ink
+    added, or ink taken away: a glyph replaced by another does both), within two adjacent
+    downscaled columns, and the ink it amounts to, row by row, is at most `CARET_WIDTH`
+    px wide (the contrast of ink on its background measured on the live screen) and at
+    least `CARET_MIN_HEIGHT` px tall. A glyph added beside the text is wider than a caret
+    somewhere (a bowl, an arch, a serif, a crossbar); a narrow one (l, I, |) is no wider,
+    the limit of any rule that tells a caret by its shape."""
+    # One downscaled pixel around the region too: a glyph's faint part beside it counts.
+    ys, xs = small_slice(region.grow(SCALE), reference.shape)
+    was, live = reference[ys, xs].astype(np.int16), now[ys, xs].astype(np.int16)
+    if was.size == 0 or was.shape != live.shape:
         return False
-    if reference is None:
-        return True
-    small = Rect(region.x // SCALE, region.y // SCALE, -(-region.w // SCALE), -(-region.h // SCALE))
-    m = 2
-    sy0, sx0 = max(small.y - m, 0), max(small.x - m, 0)
-    band = reference[sy0 : small.bottom + m, sx0 : small.right + m]
-    if band.size == 0:
+    delta = was - live
+    moved = np.abs(delta) > PIXEL_THRESHOLD // 2
+    if not (np.abs(delta) > PIXEL_THRESHOLD).any():
         return False
-    return _one_thin_run(_ink_columns(band, small, (sx0, sy0), CARET_INK), 2)
+    signs = np.sign(delta[moved])
+    if not (signs == signs[0]).all():
+        return False
+    columns = np.flatnonzero(moved.any(axis=0))
+    if columns[-1] - columns[0] > 1:
+        return False
+    contrast = _ink_contrast(frame, region)
+    if contrast is None:
+        return False
+    width = np.abs(np.where(moved, delta, 0)).sum(axis=1) * SCALE / contrast
+    if width.max() > CARET_WIDTH + 0.5:
+        return False
+    # The bar's height: its ink over its width (a full downscaled row holds its width).
+    return float(width.sum()) * SCALE / float(width.max()) >= CARET_MIN_HEIGHT
+
+
+def _ink_contrast(frame: Frame, region: Rect) -> float | None:
+    """How far ink stands from its background around `region` on the live screen (luma
+    levels): the median is the background, the farthest pixel from it the ink. Never less
+    than `CARET_INK` * 2, so a caret with no text beside it (nothing to measure) reads as
+    wider than it is, not narrower."""
+    near = region.grow(8)
+    x0, y0 = max(near.x, 0), max(near.y, 0)
+    x1, y1 = min(near.right, frame.width), min(near.bottom, frame.height)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    bgr = frame.pixels[y0:y1, x0:x1, :3].astype(np.int16)
+    luma = (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4
+    background = float(np.median(luma))
+    ink = float(np.abs(luma - background).max())
+    return max(ink, 2.0 * CARET_INK)
 
 
 def on_focus_line(region: Rect, focus: tuple[int, int]) -> bool:
@@ -452,7 +484,7 @@ def judge_regions(
             and ctx.pointer_step
             and region.w <= CARET_MAX[0]
             and region.h <= CARET_MAX[1]
-            and caret_thin(live.frame, region, reference)
+            and _caret(live.frame, now, region, reference)
         ):
             excused.append(f"caret-like mark: {region}")
         elif (
@@ -462,7 +494,7 @@ def judge_regions(
             and region.w <= CARET_MAX[0]
             and region.h <= CARET_MAX[1]
             and in_focused_field(region, (recorded.patch.x, recorded.patch.y), reference, now)
-            and caret_thin(live.frame, region, reference)
+            and _caret(live.frame, now, region, reference)
         ):
             excused.append(f"caret in the focused field: {region}")
         elif (

@@ -51,7 +51,14 @@ from mmcli.fingerprint import (
     small_slice,
 )
 from mmcli.input_watch import InputWatch, Observed
-from mmcli.matcher import CARET_INK, CARET_MAX, CARET_WIDTH, ink_columns, on_focus_line
+from mmcli.matcher import (
+    CARET_INK,
+    CARET_MAX,
+    CARET_MIN_HEIGHT,
+    CARET_WIDTH,
+    ink_columns,
+    on_focus_line,
+)
 from mmcli.model import BUTTONS, POINTED, Action, ActionKind, Step
 from mmcli.params import parametrize
 from mmcli.secrets import join_keystrokes, joined
@@ -81,10 +88,6 @@ def settle(backend: Backend) -> Frame:
     """The screen once still, as the recorder keeps it. The agent's last input was given
     just now, in its own process: the screen counts as still only from now on."""
     return backend.settle(SETTLE_QUIET, SETTLE_LIMIT, since=time.monotonic()).frame
-
-
-CARET_MIN_HEIGHT = 8
-"""A caret is at least this many px tall (the height of a line of small text)."""
 
 
 def is_caret(before: Frame, after: Frame, region: Rect) -> bool:

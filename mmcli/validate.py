@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from mmcli.fingerprint import Fingerprint, Rect
 from mmcli.model import ActionKind, Recording, Step
 from mmcli.params import KEY
+
+if TYPE_CHECKING:  # `mm ls` validates documents without numpy, PIL or the fingerprint code
+    from mmcli.fingerprint import Fingerprint, Rect
 
 MAX_DOCUMENT = 64 << 20
 """Bytes of one recording file (a 10,000-step recording is about 35 MiB)."""
@@ -177,6 +178,8 @@ def masked_share(width: int, height: int, rects: Iterable[Rect]) -> float:
     clipped = [c for c in clipped if c[0] < c[2] and c[1] < c[3]]
     if not clipped:
         return 0.0
+    import numpy as np
+
     n = _MASK_RASTER
     raster = np.zeros((n, n), dtype=bool)
     for x0, y0, x1, y1 in clipped:

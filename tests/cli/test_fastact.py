@@ -102,3 +102,18 @@ def test_mm_act_with_the_recorder_gone_is_a_one_line_error(tmp_path: Path) -> No
     assert done.returncode == 1
     assert done.stderr.startswith("mm: error: cannot reach the recorder")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["ls"], ["ls", "--json"]])
+def test_help_and_ls_start_without_numpy_or_pil(argv: list[str], tmp_path: Path) -> None:
+    """`mm --help` and `mm ls` must start in well under 0.2 s: the imaging stack (numpy,
+    PIL) and the input stack are for commands that look at or act on the screen."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mmcli", "--store", str(tmp_path), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert not imported & {"numpy", "PIL", "pyautogui", "mss", "mmcli.fingerprint"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, fingerprint_of
-from mmcli.matcher import References, caret_thin, compare
+from mmcli.matcher import References, compare
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -57,14 +57,6 @@ def test_one_glyph_is_not_a_caret_though_as_small_once_downscaled() -> None:
     verdict = check(base, live, SUBMIT)
     assert not verdict.ok, verdict.excused
     assert verdict.differences[0].region.intersects(FIELD)
-
-
-def test_caret_thin_at_full_resolution() -> None:
-    base = form_screen()
-    mark = Rect(216, 176, 8, 20)
-    assert caret_thin(Frame.from_image(glyph(base, 220, 2)), mark)
-    assert not caret_thin(Frame.from_image(glyph(base, 220, 5)), mark)
-    assert caret_thin(Frame.from_image(base), mark)  # the caret's off phase
 
 
 def test_a_glyph_in_the_focused_field_is_not_its_caret_at_a_keyboard_step() -> None:
@@ -183,3 +175,75 @@ def test_a_tick_too_faint_when_downscaled_is_learned_as_volatile() -> None:
     recorder = Recorder(FakeBackend(base))
     recorder._note_volatile(before, after)
     assert len(recorder.volatile) == 1 and recorder.volatile[0].intersects(Rect(1745, 26, 1, 1))
+
+
+def _after_text(text: str, bar: int, on: bool) -> Image.Image:
+    """The Name field holding `text`, with a caret-like bar `bar` px wide right against
+    its last glyph when `on`."""
+    image = form_screen(text=text)
+    field = image.crop((FIELD.x + 1, FIELD.y + 1, FIELD.right - 1, FIELD.bottom - 1))
+    ink = [
+        x
+        for x in range(field.width)
+        if min(field.getpixel((x, y))[0] for y in range(field.height)) < 128
+    ]
+    x = FIELD.x + 1 + max(ink) + 1
+    where = Rect(x, FIELD.y + 2, bar, FIELD.h - 4)
+    if on:
+        ImageDraw.Draw(image).rectangle([x, where.y, x + bar - 1, where.bottom - 1], fill="black")
+    return image
+
+
+def test_a_caret_right_against_the_last_glyph_is_excused_in_either_phase() -> None:
+    """After typing, the caret touches the last glyph: the live ink there is not
+    caret-thin, yet what changed is one thin bar, line tall, on one screen only."""
+    off, on = _after_text("Ann", 2, on=False), _after_text("Ann", 2, on=True)
+    assert check(off, on, SUBMIT).ok
+    assert check(on, off, SUBMIT).ok
+    assert check(off, on, FIELD_CLICK, pointer_step=False).ok
+
+
+def test_a_wide_mark_right_against_the_text_is_not_a_caret() -> None:
+    off, wide = _after_text("Ann", 5, on=False), _after_text("Ann", 5, on=True)
+    assert not check(off, wide, SUBMIT).ok
+    assert not check(wide, off, SUBMIT).ok
+
+
+def test_a_glyph_replaced_beside_the_caret_is_not_a_caret() -> None:
+    """Ink taken away and ink added in the same place: another glyph, not a blink."""
+    assert not check(form_screen(text="Ann"), form_screen(text="Amn"), SUBMIT).ok
+    assert not check(form_screen(text="Ann"), form_screen(text="Ana"), SUBMIT).ok
+
+
+def _marks(*bars: tuple[int, int, int]) -> Image.Image:
+    """The Name field holding "Ann", with black bars (x, width, height) drawn from the
+    field's top row of text."""
+    image = form_screen(text="Ann")
+    d = ImageDraw.Draw(image)
+    for x, width, height in bars:
+        d.rectangle([x, 179, x + width - 1, 179 + height - 1], fill="black")
+    return image
+
+
+def test_a_thin_mark_that_moved_is_not_a_blink() -> None:
+    """Ink gone at one column and come at another: both ways at once, not a caret."""
+    assert not check(_marks((243, 1, 14)), _marks((245, 1, 14)), SUBMIT).ok
+
+
+def test_two_thin_strokes_apart_are_not_a_caret() -> None:
+    """Each stroke is caret-thin; together they span three downscaled columns."""
+    assert not check(_marks(), _marks((243, 1, 14), (249, 1, 14)), SUBMIT).ok
+
+
+def test_a_short_mark_is_not_a_caret() -> None:
+    """A dot or a comma is thin, but a caret is a text line tall."""
+    assert not check(_marks(), _marks((244, 2, 3)), SUBMIT).ok
+    assert check(_marks(), _marks((244, 2, 14)), SUBMIT).ok
+
+
+def test_a_bar_with_faint_ink_beside_it_is_not_a_bare_caret() -> None:
+    """Ink too faint to count as changed on its own, one downscaled pixel beside the bar
+    (the thin part of a glyph), still makes the change wider than a caret."""
+    live = _marks((247, 2, 14))  # across two downscaled columns
+    live.putpixel((242, 185), (120, 120, 120))  # in the column before them
+    assert not check(_marks(), live, SUBMIT).ok
