@@ -84,10 +84,12 @@ sys.exit(_mm_xdotool.main(sys.argv[1:], {bin!r}))
 """The `xdotool` first on a recorded agent's PATH (see hook/_mm_xdotool.py)."""
 
 
-def settle(backend: Backend) -> Frame:
-    """The screen once still, as the recorder keeps it. The agent's last input was given
-    just now, in its own process: the screen counts as still only from now on."""
-    return backend.settle(SETTLE_QUIET, SETTLE_LIMIT, since=time.monotonic()).frame
+def settle(backend: Backend, since: float | None = None) -> Frame:
+    """The screen once still, as the recorder keeps it: still for `SETTLE_QUIET` since its
+    last change and since `since`, when the agent's last input was given (in its own
+    process; by default just now)."""
+    at = time.monotonic() if since is None else since
+    return backend.settle(SETTLE_QUIET, SETTLE_LIMIT, since=at).frame
 
 
 def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
@@ -236,7 +238,11 @@ class Recorder:
     def _shoot(self, action: Action, note: str = "") -> Capture:
         """The screen before `action` (the caller holds the lock)."""
         approach(self.backend, action)
-        frame = settle(self.backend)
+        # The agent's last input came after the last capture was answered (each action
+        # waits for its answer) or is the latest the display's input watch saw: the
+        # screen need be still only since then. An agent that thought for a second
+        # before this action is captured at once, not 20 ms later.
+        frame = settle(self.backend, since=self._last_capture)
         target = focus_point(action, self._focus)
         if action.kind is ActionKind.CLICK:
             self._focus = action.point
