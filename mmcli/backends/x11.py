@@ -7,10 +7,11 @@ and raises `Aborted`, which the CLI maps to exit 130).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -151,9 +152,11 @@ def _type_run(gui: Any, run: str, plain: bool) -> None:
 
 class X11Backend(Backend):
     def __init__(self) -> None:
+        # pyautogui's process-wide settings (PAUSE, FAILSAFE) stay as the program using
+        # mm set them: every call here passes `_pause=False`, and pyautogui's fail-safe
+        # is off only while mm's own input is given (`_pyautogui`): replay has its own
+        # between two actions (the pointer in a screen corner).
         self._gui = import_pyautogui()
-        self._gui.PAUSE = 0
-        self._gui.FAILSAFE = False
         import mss
 
         try:
@@ -179,8 +182,20 @@ class X11Backend(Backend):
 
     def move(self, x: int, y: int) -> None:
         self._let_click_land()
-        self._gui.moveTo(x, y, _pause=False)
+        with self._pyautogui():
+            self._gui.moveTo(x, y, _pause=False)
         self.input_at = time.monotonic()
+
+    @contextlib.contextmanager
+    def _pyautogui(self) -> Iterator[None]:
+        """pyautogui with its fail-safe off for mm's own input, restored right after (the
+        SDK shares the process with the user's program, which may rely on it)."""
+        saved = self._gui.FAILSAFE
+        self._gui.FAILSAFE = False
+        try:
+            yield
+        finally:
+            self._gui.FAILSAFE = saved
 
     def changes(self) -> ChangeLog | None:
         """The X server's own reports of each change (DAMAGE), when it has the extension."""
@@ -271,7 +286,8 @@ class X11Backend(Backend):
         if action.kind in MOVES:
             self._let_click_land()
         try:
-            self._input(action)
+            with self._pyautogui():
+                self._input(action)
         finally:
             self.input_at = time.monotonic()
             if action.kind is ActionKind.CLICK:

@@ -216,17 +216,11 @@ class ScreenCheck(Check[..., ScreenSnapshot]):
 
 
 def _open_x11() -> Backend:
-    """The X11 backend, leaving pyautogui's process-wide settings (PAUSE, FAILSAFE) as the
-    user's program set them: the SDK shares the process with the user's own tools."""
+    """The X11 backend; it leaves pyautogui's process-wide settings (PAUSE, FAILSAFE) as
+    the user's program set them: the SDK shares the process with the user's own tools."""
     from mmcli.backends import open_backend
-    from mmcli.backends.x11 import import_pyautogui
 
-    gui = import_pyautogui()
-    saved = (gui.PAUSE, gui.FAILSAFE)
-    try:
-        return open_backend()
-    finally:
-        gui.PAUSE, gui.FAILSAFE = saved
+    return open_backend()
 
 
 def settled_frame(backend: Backend, limit: float = SETTLE_LIMIT) -> Frame:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -68,6 +69,13 @@ def test_the_documented_cron_line_works_without_a_terminal(
     assert (listed["replays"], listed["from_memory"]) == (2, 2)
 
 
+def _wait_for_text(path: Path, text: str, limit: float = 60) -> None:
+    deadline = time.monotonic() + limit
+    while text not in path.read_text():
+        assert time.monotonic() < deadline, f"{path.name} never said {text!r}"
+        time.sleep(0.05)
+
+
 def test_two_replays_on_one_display_take_turns(loan_app: LoanApp, tmp_path: Path) -> None:
     _record_loan(loan_app, "--param", "name=John Smith")
     env = {**os.environ, "COLUMNS": "120"}
@@ -95,7 +103,15 @@ def test_two_replays_on_one_display_take_turns(loan_app: LoanApp, tmp_path: Path
                 err,
             )
         )
-        time.sleep(0.5)  # Alice takes the display first
+        if who == "Alice Able":
+            # Alice takes the display first and is held mid-replay (a replay of 9 steps
+            # is over before a second mm has even started).
+            _wait_for_text(tmp_path / f"{who}.err", "step 1/")
+            procs[0][0].send_signal(signal.SIGSTOP)
+    try:
+        _wait_for_text(tmp_path / "Bob Baker.err", "is in use by another mm")
+    finally:
+        procs[0][0].send_signal(signal.SIGCONT)
     for proc, err in procs:
         assert proc.wait(timeout=120) == 0
         err.close()
