@@ -8,7 +8,7 @@ matrix app x scenario -> correct / false divergence / wrong action (counted over
 recordings) and the masked fraction of each recording's task window.
 
     python -m benchmarks.desktop.run [--apps gtk qt ...] [--scenarios ...]
-        [--recordings N] [--json out.json]
+        [--recordings N] [--first I] [--json out.json]
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def run_app(
     key: str,
     work: Path,
     scenarios: list[Scenario],
-    recordings: int,
+    recordings: range,
     timeout: float,
     style: str,
 ) -> tuple[list[Recorded], list[Judgement]]:
@@ -50,7 +50,7 @@ def run_app(
     judgements: list[Judgement] = []
     try:
         recorded = []
-        for i in range(recordings):
+        for i in recordings:
             try:
                 recorded.append(bench.record(i))
             except (RuntimeError, subprocess.TimeoutExpired) as e:
@@ -111,6 +111,13 @@ def main() -> int:
     parser.add_argument("--apps", nargs="*", choices=sorted(APPS), default=list(APPS))
     parser.add_argument("--scenarios", nargs="*", help="only these scenario keys")
     parser.add_argument("--recordings", type=int, default=10, help="recordings per task")
+    parser.add_argument(
+        "--first",
+        type=int,
+        default=0,
+        help="index of the first recording (its timing seed): a run split in two, "
+        "--recordings 5 then --recordings 5 --first 5, covers the same 10 recordings",
+    )
     parser.add_argument("--timeout", type=float, default=4.0, help="mm replay --timeout")
     parser.add_argument("--style", default="pyautogui", help="agent style (pyautogui, xdotool)")
     parser.add_argument("--json", type=Path, help="also write every run to this file")
@@ -129,14 +136,21 @@ def main() -> int:
     ):
         for key in args.apps:
             recorded[key], found = run_app(
-                desktop, key, Path(tmp), scenarios, args.recordings, args.timeout, args.style
+                desktop,
+                key,
+                Path(tmp),
+                scenarios,
+                range(args.first, args.first + args.recordings),
+                args.timeout,
+                args.style,
             )
             judgements += found
             if args.json:  # after each app, so that an interrupted run keeps its figures
                 write_json(args.json, args.recordings, started, recorded, judgements)
     minutes = (time.monotonic() - started) / 60
     print(
-        f"\nreal desktop, {args.recordings} recordings per task, commit {git_commit()}, "
+        f"\nreal desktop, {args.recordings} recordings per task (from #{args.first}), "
+        f"commit {git_commit()}, "
         f"{minutes:.1f} min"
     )
     print(
