@@ -245,3 +245,36 @@ def test_a_secret_in_a_hotkey_is_refused(isolated_store: Path) -> None:
     run.captures[2] = replace(run.captures[2], action=Action(ActionKind.HOTKEY, keys=tuple("-XYZ")))
     with pytest.raises(SecretLeak):
         integrate(Store(), "pin", run, Into.NEW)
+
+
+PREVIEW_TEXT_BOX = (205, 250, 330, 270)
+
+
+def preview_screen(field: str = "", saved: bool = False) -> Image.Image:
+    """The app of `screen`, with a preview line under the field that shows what is typed
+    as it is typed, in the field's own font: an echo the typed text's pixels do find."""
+    img = screen(field, "Saved" if saved else "")
+    d = ImageDraw.Draw(img)
+    d.rectangle([200, 245, 500, 275], fill="white", outline="black")
+    d.text((206, 254), field, fill="black", font=ImageFont.load_default(size=14))
+    return img
+
+
+def test_an_echo_shown_as_the_secret_is_typed_is_painted_over(isolated_store: Path) -> None:
+    """Typing is never an `_exposed` change (it shows the known text), so an echo the app
+    draws while the secret is typed is hidden only because its pixels are found again."""
+    captures = [
+        capture(click(FIELD), preview_screen(), FIELD),
+        capture(Action(ActionKind.TYPE, text=SECRET), preview_screen(), FIELD),
+        capture(click(SAVE), preview_screen(SECRET), SAVE),
+        capture(click(OK), preview_screen(SECRET, saved=True), OK),
+    ]
+    final = Frame.from_image(preview_screen()).small
+    run = FinishedRun(captures, final, [], Values({}, {"pin": SECRET}), ["agent"])
+    integrate(Store(), "pin", run, Into.NEW)
+    original = _original(preview_screen(SECRET))
+    assert _ink(_box(original, PREVIEW_TEXT_BOX), "white").any()  # the echo was drawn
+    for step in (2, 3):
+        thumb = _thumb("pin", step)
+        assert not _ink(_box(thumb, FIELD_TEXT_BOX), "white").any()
+        assert not _ink(_box(thumb, PREVIEW_TEXT_BOX), "white").any(), f"echo shown at step {step}"
