@@ -6,7 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, fingerprint_of
-from mmcli.matcher import References, caret_thin, compare
+from mmcli.matcher import SEEN_LIMIT, References, caret_thin, compare
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -183,3 +183,26 @@ def test_a_tick_too_faint_when_downscaled_is_learned_as_volatile() -> None:
     recorder = Recorder(FakeBackend(base))
     recorder._note_volatile(before, after)
     assert len(recorder.volatile) == 1 and recorder.volatile[0].intersects(Rect(1745, 26, 1, 1))
+
+
+def lit(image: Image.Image, count: int) -> Image.Image:
+    """`count` small widgets (check boxes, far enough apart to be separate regions) drawn
+    in their highlighted state."""
+    out = image.copy()
+    d = ImageDraw.Draw(out)
+    for i in range(count):
+        x = 130 + 120 * i
+        d.rectangle([x, 460, x + 40, 480], fill="#3070f0", outline="black")
+    return out
+
+
+def test_at_most_seen_limit_regions_are_excused_as_seen_states() -> None:
+    """Each widget is in a state the task shows at another step, but so many at once is
+    a different screen: only `SEEN_LIMIT` of them are excused."""
+    base = form_screen()
+    path = (lit(base, SEEN_LIMIT + 1),)
+    ok = check(base, lit(base, SEEN_LIMIT), SUBMIT, path=path)
+    assert ok.ok and len(ok.excused) == SEEN_LIMIT
+    verdict = check(base, lit(base, SEEN_LIMIT + 1), SUBMIT, path=path)
+    assert not verdict.ok
+    assert len(verdict.differences) == 1 and len(verdict.excused) == SEEN_LIMIT
