@@ -106,13 +106,13 @@ def test_a_caret_counts_only_in_the_focused_field(
 
 
 def _patch_screen(changed: int) -> Frame:
-    """A grey screen whose first `changed` target-patch cells (4 x 4 px each, row by row
-    from the patch's corner) are black: `changed` cells differing by 8 levels of 15."""
+    """A white screen whose first `changed` target-patch cells (4 x 4 px each, row by row
+    from the patch's corner) are black: `changed` cells differing by all 15 levels."""
     from PIL import Image, ImageDraw
 
     from mmcli.fingerprint import PATCH_CELLS, PATCH_SIZE
 
-    img = Image.new("RGB", (640, 480), "#808080")
+    img = Image.new("RGB", (640, 480), "white")
     d = ImageDraw.Draw(img)
     x0, y0 = PATCH_TARGET[0] - PATCH_SIZE // 2, PATCH_TARGET[1] - PATCH_SIZE // 2
     side = PATCH_SIZE // PATCH_CELLS
@@ -140,3 +140,34 @@ def test_each_policy_tolerates_its_number_of_target_cells_and_no_more(
 
     assert target_ok(cells)
     assert not target_ok(cells + 1)
+
+
+@pytest.mark.parametrize("policy", list(Policy))
+@pytest.mark.parametrize("measure", ["bits", "tone", "detail"])
+def test_each_policy_tolerates_its_tile_distances_and_no_more(policy: Policy, measure: str) -> None:
+    """The `grid` matcher (a step without a thumbnail): one tile differing by exactly the
+    policy's tolerance in one measure matches; by one more, it does not, and says so."""
+    from mmcli.fingerprint import Fingerprint, Grid
+    from mmcli.matcher import Context, Live, match_grid
+
+    tol = policy.tolerance
+    allowed = {"bits": tol.tile_bits, "tone": tol.tile_tone, "detail": tol.tile_detail}[measure]
+    recorded_grid = Grid(2, 1, (0, 0), (100, 100), (50, 50))
+    recorded = Fingerprint(640, 480, recorded_grid)
+
+    def differences(amount: int) -> list:
+        live_grid = Grid(
+            2,
+            1,
+            ((1 << amount) - 1 if measure == "bits" else 0, 0),
+            (100 + (amount if measure == "tone" else 0), 100),
+            (50 + (amount if measure == "detail" else 0), 50),
+        )
+        live = Live(_patch_screen(0), recorded)
+        live.__dict__["grid"] = live_grid  # the live screen's grid, as computed
+        return match_grid(recorded, live, Context(tol))
+
+    assert differences(allowed) == []
+    (found,) = differences(allowed + 1)
+    assert found.measure == f"tile {measure}" and found.amount == allowed + 1
+    assert found.tolerance == allowed and found.region == Rect(0, 0, 320, 480)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, fingerprint_of
-from mmcli.matcher import SEEN_LIMIT, References, caret_thin, compare
+from mmcli.matcher import SEEN_LIMIT, Policy, References, caret_thin, compare
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -34,6 +34,7 @@ def check(
     path: tuple[Image.Image, ...] = (),
     pointer_step: bool = True,
     typed: tuple[Rect, ...] = (),
+    policy: Policy = Policy.DEFAULT,
 ):
     """`typed`: where the task types between the path's screens and this step's."""
     recorded = Frame.from_image(recorded_img)
@@ -42,7 +43,12 @@ def check(
         recorded.small, [Frame.from_image(p).small for p in path], [], [typed] * len(path)
     )
     return compare(
-        fp, Frame.from_image(live_img), area=AREA, references=refs, pointer_step=pointer_step
+        fp,
+        Frame.from_image(live_img),
+        policy,
+        area=AREA,
+        references=refs,
+        pointer_step=pointer_step,
     )
 
 
@@ -206,3 +212,23 @@ def test_at_most_seen_limit_regions_are_excused_as_seen_states() -> None:
     verdict = check(base, lit(base, SEEN_LIMIT + 1), SUBMIT, path=path)
     assert not verdict.ok
     assert len(verdict.differences) == 1 and len(verdict.excused) == SEEN_LIMIT
+
+
+def test_strict_excuses_nothing_default_and_loose_excuse_what_is_harmless() -> None:
+    """A caret, a state seen at another step, a change far outside the task area: each
+    harmless under `default` and `loose`, each a difference under `strict`."""
+    base = form_screen()
+    hovered = form_screen(button_color="#bbbbbb")
+    corner = base.copy()
+    ImageDraw.Draw(corner).rectangle([1700, 1000, 1800, 1040], fill="white")
+    cases = {
+        "caret": (glyph(base, 220, 1), SUBMIT, ()),
+        "seen state": (hovered, FIELD_CLICK, (hovered,)),
+        "outside the area": (corner, SUBMIT, ()),
+    }
+    for name, (live, target, path) in cases.items():
+        for policy in (Policy.DEFAULT, Policy.LOOSE):
+            verdict = check(base, live, target, path=path, policy=policy)
+            assert verdict.ok and len(verdict.excused) == 1, (name, policy)
+        strict = check(base, live, target, path=path, policy=Policy.STRICT)
+        assert not strict.ok and strict.excused == (), name
