@@ -274,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=sorted(TARGETS), help="these modules only")
     parser.add_argument("--json", type=Path, help="write every mutant's outcome here")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the copy
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sys.dont_write_bytecode = True
     work = _copy_repository()
