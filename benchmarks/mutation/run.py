@@ -78,7 +78,10 @@ TARGETS = {
     ),
     "matcher": Target(
         "mmcli/matcher.py",
-        tuple(U + f"test_{t}.py" for t in ("matcher", "matcher_rules", "integrate", "explain")),
+        tuple(
+            U + f"test_{t}.py"
+            for t in ("matcher", "matcher_bounds", "matcher_rules", "integrate", "explain")
+        ),
     ),
     "recorder": Target(
         "mmcli/recorder.py",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, fingerprint_of
-from mmcli.matcher import SEEN_LIMIT, Policy, References, caret_thin, compare
+from mmcli.matcher import Policy, References, caret_thin, compare
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -69,6 +69,8 @@ def test_caret_thin_at_full_resolution() -> None:
     base = form_screen()
     mark = Rect(216, 176, 8, 20)
     assert caret_thin(Frame.from_image(glyph(base, 220, 2)), mark)
+    assert caret_thin(Frame.from_image(glyph(base, 220, 3)), mark)  # CARET_WIDTH
+    assert not caret_thin(Frame.from_image(glyph(base, 220, 4)), mark)
     assert not caret_thin(Frame.from_image(glyph(base, 220, 5)), mark)
     assert caret_thin(Frame.from_image(base), mark)  # the caret's off phase
 
@@ -202,16 +204,16 @@ def lit(image: Image.Image, count: int) -> Image.Image:
     return out
 
 
-def test_at_most_seen_limit_regions_are_excused_as_seen_states() -> None:
+def test_at_most_three_regions_are_excused_as_seen_states() -> None:
     """Each widget is in a state the task shows at another step, but so many at once is
-    a different screen: only `SEEN_LIMIT` of them are excused."""
+    a different screen: only three of them are excused."""
     base = form_screen()
-    path = (lit(base, SEEN_LIMIT + 1),)
-    ok = check(base, lit(base, SEEN_LIMIT), SUBMIT, path=path)
-    assert ok.ok and len(ok.excused) == SEEN_LIMIT
-    verdict = check(base, lit(base, SEEN_LIMIT + 1), SUBMIT, path=path)
+    path = (lit(base, 4),)
+    ok = check(base, lit(base, 3), SUBMIT, path=path)
+    assert ok.ok and len(ok.excused) == 3
+    verdict = check(base, lit(base, 4), SUBMIT, path=path)
     assert not verdict.ok
-    assert len(verdict.differences) == 1 and len(verdict.excused) == SEEN_LIMIT
+    assert len(verdict.differences) == 1 and len(verdict.excused) == 3
 
 
 def test_strict_excuses_nothing_default_and_loose_excuse_what_is_harmless() -> None:
