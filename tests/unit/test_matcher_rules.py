@@ -234,3 +234,14 @@ def test_strict_excuses_nothing_default_and_loose_excuse_what_is_harmless() -> N
             assert verdict.ok and len(verdict.excused) == 1, (name, policy)
         strict = check(base, live, target, path=path, policy=Policy.STRICT)
         assert not strict.ok and strict.excused == (), name
+
+
+def test_a_change_on_the_target_is_never_a_seen_state() -> None:
+    """A check box at the target already ticked, as the task shows it at a later step:
+    too small a change for the target's own tolerance, never excused as harmless."""
+    base = form_screen()
+    ticked = base.copy()
+    ImageDraw.Draw(ticked).rectangle([156, 412, 163, 419], fill="black")
+    verdict = check(base, ticked, SUBMIT, path=(ticked,))
+    assert not verdict.ok, verdict.excused
+    assert verdict.differences[0].measure == "changed region on the target (px)"
