@@ -80,7 +80,15 @@ TARGETS = {
         "mmcli/matcher.py",
         tuple(
             U + f"test_{t}.py"
-            for t in ("matcher", "matcher_bounds", "matcher_rules", "integrate", "explain")
+            for t in (
+                "matcher",
+                "matcher_bounds",
+                "matcher_rules",
+                "build_steps",
+                "recorder_channels",
+                "integrate",
+                "explain",
+            )
         ),
     ),
     "recorder": Target(

@@ -3,6 +3,7 @@ calls it (recorded screens as references)."""
 
 from __future__ import annotations
 
+import pytest
 from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, fingerprint_of
@@ -245,3 +246,15 @@ def test_a_change_on_the_target_is_never_a_seen_state() -> None:
     verdict = check(base, ticked, SUBMIT, path=(ticked,))
     assert not verdict.ok, verdict.excused
     assert verdict.differences[0].measure == "changed region on the target (px)"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation (docs/validation.md): downscaled 4x, the recorded screen "
+    "cannot tell a glyph that vanished from a caret in its off phase",
+)
+def test_a_character_that_vanished_from_a_field_is_not_a_caret_off_phase() -> None:
+    """The recording's field read "John"; the live one reads "Joh". Where the "n" was,
+    the live screen has no ink, as a caret in its off phase would."""
+    verdict = check(form_screen(text="John"), form_screen(text="Joh"), SUBMIT)
+    assert not verdict.ok, verdict.excused
