@@ -95,3 +95,12 @@ def test_typing_over_a_volatile_region_still_masks_the_param_text() -> None:
     assert built.steps[1].effect is not None
     param_mask = built.steps[2].fingerprint.masks[-1]
     assert param_mask.right > 300  # the typed text and the room a longer value needs
+
+
+def test_parametrize_replaces_the_longest_value_first() -> None:
+    from mmcli.recorder import parametrize
+
+    values = {"first": "Ada", "x": "Ada Lovelace", "empty": ""}
+    assert parametrize("Ada Lovelace, Ada", values) == "{{x}}, {{first}}"
+    assert parametrize("", values) == ""
+    assert parametrize("Bob", values) == "Bob"
