@@ -8,7 +8,7 @@ from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, patch_of
 from mmcli.model import Action, ActionKind
-from mmcli.recorder import Capture, build_steps
+from mmcli.recorder import Capture, build_steps, effect_of
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -104,3 +104,54 @@ def test_parametrize_replaces_the_longest_value_first() -> None:
     assert parametrize("Ada Lovelace, Ada", values) == "{{x}}, {{first}}"
     assert parametrize("", values) == ""
     assert parametrize("Bob", values) == "Bob"
+
+
+def test_a_rectangle_less_a_hole_is_up_to_four_rectangles() -> None:
+    from mmcli.recorder import _minus
+
+    r = Rect(0, 0, 100, 100)
+    assert _minus(r, Rect(40, 40, 20, 20)) == [
+        Rect(0, 0, 100, 40),
+        Rect(0, 60, 100, 40),
+        Rect(0, 40, 40, 20),
+        Rect(60, 40, 40, 20),
+    ]
+    assert _minus(r, Rect(0, 0, 20, 20)) == [Rect(0, 20, 100, 80), Rect(20, 0, 80, 20)]
+    rim = _minus(r, Rect(1, 1, 98, 98))  # parts one pixel thick are kept
+    assert sum(p.w * p.h for p in rim) == 100 * 100 - 98 * 98
+
+
+def test_painting_leaves_the_core_of_the_target_visible() -> None:
+    """A secret painted over never covers the target's central 32 x 32 px, which the
+    step's own check compares."""
+    from mmcli.recorder import _paintable
+
+    field = Rect(200, 175, 300, 20)
+    assert _paintable([field], None) == [field]
+    patch = patch_of(Frame.from_image(screen()), *FIELD_CLICK)  # core: 334-366, 169-201
+    parts = _paintable([field, CLOCK], patch)
+    assert CLOCK in parts
+    core = Rect(FIELD_CLICK[0] - 16, FIELD_CLICK[1] - 16, 32, 32)
+    assert not any(p.intersects(core) for p in parts)
+    assert sum(p.w * p.h for p in parts if p != CLOCK) == 300 * 20 - 32 * 20
+
+
+def test_a_region_inside_a_mask_is_no_part_of_an_effect_even_at_its_edges() -> None:
+    from mmcli.recorder import _inside
+
+    assert _inside(Rect(0, 0, 10, 10), Rect(0, 0, 10, 10))
+    assert not _inside(Rect(0, 0, 10, 10), Rect(5, 0, 10, 10))
+    assert not _inside(Rect(0, 0, 10, 10), Rect(0, 0, 10, 9))
+
+
+def test_the_effect_of_a_click_is_everything_it_changed() -> None:
+    """Unlike typing, a click's effect is not limited to the clicked line: the field it
+    cleared and the message it showed far below."""
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    before = capture(screen(text="Ada"), click, FIELD_CLICK)
+    after = form_screen()
+    ImageDraw.Draw(after).text((1700, 20), "12:00:01", fill="white")
+    ImageDraw.Draw(after).text((120, 470), "Cleared", fill="red")
+    effect = effect_of(before, Frame.from_image(after).small, [])
+    assert effect is not None
+    assert effect.intersects(Rect(200, 175, 300, 20)) and effect.intersects(Rect(120, 470, 60, 12))
