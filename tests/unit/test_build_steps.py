@@ -155,3 +155,24 @@ def test_the_effect_of_a_click_is_everything_it_changed() -> None:
     effect = effect_of(before, Frame.from_image(after).small, [])
     assert effect is not None
     assert effect.intersects(Rect(200, 175, 300, 20)) and effect.intersects(Rect(120, 470, 60, 12))
+
+
+def test_thumbnail_paint_is_the_blanked_cells_wherever_the_region_lies() -> None:
+    """Every cell `blank` blanks is painted, and no other: regions inside the screen,
+    across its corner, and wholly off it."""
+    import io
+
+    import numpy as np
+
+    from mmcli.fingerprint import blank
+    from mmcli.recorder import PAINT, blank_png
+
+    white = Image.new("RGB", (40, 30), "white")
+    buf = io.BytesIO()
+    white.save(buf, format="PNG")
+    for regions in ([Rect(10, 10, 21, 21)], [Rect(-8, -6, 17, 15)], [Rect(150, 90, 8, 8)],
+                    [Rect(10, -20, 8, 8)], [Rect(33, 2, 5, 4), Rect(0, 25, 3, 40)]):  # fmt: skip
+        with Image.open(io.BytesIO(blank_png(buf.getvalue(), regions))) as img:
+            painted = (np.asarray(img.convert("RGB")) == PAINT).all(axis=-1)
+        blanked = blank(np.full((30, 40), 255, np.uint8), regions) == 0
+        assert (painted == blanked).all(), regions
