@@ -176,3 +176,26 @@ def test_thumbnail_paint_is_the_blanked_cells_wherever_the_region_lies() -> None
             painted = (np.asarray(img.convert("RGB")) == PAINT).all(axis=-1)
         blanked = blank(np.full((30, 40), 255, np.uint8), regions) == 0
         assert (painted == blanked).all(), regions
+
+
+def test_the_task_area_of_a_lone_click_is_its_target_patch() -> None:
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    built = build_steps([capture(screen(), click, FIELD_CLICK)], None, {}, 0, None, [])
+    assert built.steps[0].effect is None
+    assert built.area == Rect(FIELD_CLICK[0] - 32, FIELD_CLICK[1] - 32, 64, 64)
+
+
+def test_echoes_are_the_typed_text_elsewhere_once_each_never_the_field() -> None:
+    from mmcli.recorder import find_echoes
+
+    typed = Rect(204, 176, 72, 16)  # the text in the field
+    shown = Frame.from_image(screen(text="Ada Lovelace")).small
+    echoed = screen(text="Ada Lovelace")
+    ImageDraw.Draw(echoed).rectangle([300, 470, 500, 495], fill="white")
+    ImageDraw.Draw(echoed).text((304, 478), "Ada Lovelace", fill="black")
+    later = [shown, Frame.from_image(echoed).small, Frame.from_image(echoed).small]
+    found = find_echoes(shown, typed, later)
+    assert [j for j, _ in found] == [1]  # on the screen it first shows on, once
+    (_, rect) = found[0]
+    assert rect.intersects(Rect(304, 478, 60, 10)) and not rect.intersects(typed.grow(8))
+    assert find_echoes(shown, Rect(200, 175, 20, 20), later) == []  # too short to look for
