@@ -401,3 +401,20 @@ def test_a_param_echoed_later_is_masked_from_the_step_that_shows_it(isolated_sto
     echo = Rect(206, 250, 60, 20)
     assert not any(m.intersects(echo) for m in rec.steps[2].fingerprint.masks)
     assert any(m.intersects(echo) for m in rec.steps[3].fingerprint.masks)
+
+
+def test_a_branch_after_no_secret_paints_nothing(isolated_store: Path) -> None:
+    run, _ = secret_run([Action(ActionKind.TYPE, text=SECRET)])
+    run.values = Values({}, {})
+    integrate(Store(), "plain", run, Into.NEW)
+    rec = Store().load("plain")
+    heal = FinishedRun(
+        [capture(click(OK), screen(SECRET), OK), capture(click(SAVE), screen(), SAVE)],
+        Frame.from_image(screen()).small,
+        [],
+        run.values,
+    )
+    integrate(Store(), "plain", heal, Into.BRANCH, at=rec.steps[1].id)
+    healed = Store().load("plain")
+    assert (_thumb("plain", len(healed.steps) - 1) == _original(screen())).all()
+    assert masked_share(replace(healed, area=None), healed.steps[-1]) == 0.0
