@@ -1,0 +1,142 @@
+"""The fingerprint's value objects and small measures, at their edges: rectangles, the
+share of an area masks cover, grids and patches read back from their text, the bounding
+box of a change, merging, and finding a template."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from mmcli.fingerprint import (
+    SCALE,
+    Frame,
+    Grid,
+    Patch,
+    Rect,
+    changed_region,
+    covered_share,
+    find_template,
+    grid_of,
+    merge_rects,
+    patch_of,
+    same_picture,
+    tile_rect,
+)
+
+
+def test_rectangles_that_only_touch_do_not_intersect() -> None:
+    r = Rect(10, 20, 30, 40)
+    assert (r.right, r.bottom) == (40, 60)
+    assert r.intersects(Rect(39, 59, 5, 5))
+    for touching in (Rect(40, 20, 5, 5), Rect(5, 20, 5, 5), Rect(10, 60, 5, 5), Rect(10, 15, 5, 5)):
+        assert not r.intersects(touching) and not touching.intersects(r), touching
+        assert r.intersection(touching) is None
+    assert r.intersection(Rect(30, 50, 50, 50)) == Rect(30, 50, 10, 10)
+    assert r.union(Rect(0, 70, 5, 5)) == Rect(0, 20, 40, 55)
+    assert r.grow(3) == Rect(7, 17, 36, 46)
+    assert r.as_list() == [10, 20, 30, 40] and str(r) == "30x40 at (10, 20)"
+
+
+@pytest.mark.parametrize("text", ["1,2,3", "1,2,0,4", "1,2,3,-4", "a,b,c,d", "1,2,3,4,5"])
+def test_a_bad_region_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        Rect.parse(text)
+
+
+def test_a_region_reads_as_x_y_w_h() -> None:
+    assert Rect.parse("-5,6,7,8") == Rect(-5, 6, 7, 8)
+    assert Rect.parse("1,2,7x8") == Rect(1, 2, 7, 8)
+
+
+def test_covered_share_counts_overlaps_once() -> None:
+    area = Rect(0, 0, 40, 40)
+    assert covered_share([], area) == 0.0
+    assert covered_share([Rect(0, 0, 20, 40)], area) == 0.5
+    assert covered_share([Rect(0, 0, 20, 40), Rect(0, 0, 20, 40)], area) == 0.5
+    assert covered_share([Rect(8, 8, 40, 40)], area) == 0.64  # clipped to the area
+    assert covered_share([Rect(100, 100, 4, 4)], area) == 0.0
+    assert covered_share([Rect(0, 0, 4, 4)], Rect(0, 0, 0, 8)) == 0.0
+    assert covered_share([Rect(2, 2, 1, 1)], Rect(0, 0, 8, 8)) == 0.25  # whole cells
+
+
+def test_grids_and_patches_read_back_from_their_text() -> None:
+    img = Image.effect_noise((640, 360), 60)
+    frame = Frame.from_image(img.convert("RGB"))
+    grid = grid_of(frame.small)
+    again = Grid.parse(grid.cols, grid.rows, str(grid), grid.tones_hex(), grid.details_hex())
+    assert again == grid and (grid - again).bits == (0,) * (16 * 9)
+    with pytest.raises(ValueError, match="needs"):
+        Grid.parse(grid.cols, grid.rows, str(grid)[:-1], grid.tones_hex(), grid.details_hex())
+    with pytest.raises(ValueError, match="different shapes"):
+        _ = grid - grid_of(frame.small, cols=8, rows=9)
+    patch = patch_of(frame, 100, 100)
+    assert Patch.parse(100, 100, str(patch)) == patch
+    with pytest.raises(ValueError):
+        Patch.parse(100, 100, str(patch) + "0")
+
+
+def test_patch_distance_counts_cells_more_than_one_level_apart() -> None:
+    base = Patch(0, 0, bytes([8] * 256))
+    near = Patch(0, 0, bytes([9] * 10 + [8] * 246))
+    far = Patch(0, 0, bytes([10] * 3 + [0] + [8] * 252))
+    assert (base - near).cells == 0 and (base - near).max_delta == 1
+    assert (base - far).cells == 4 and (base - far).max_delta == 8
+    core = bytearray([8] * 256)
+    core[4 * 16 + 4] = 0  # the first cell of the central half
+    assert base.distance(Patch(0, 0, bytes(core)), core=True).cells == 1
+    assert base.distance(far, core=True).cells == 0  # the corner is outside the core
+    assert str(base - far) == "4 cells differ (max 8/15)"
+
+
+def test_a_patch_near_the_screen_edge_is_clamped_inside_it() -> None:
+    img = Image.new("RGB", (200, 100), "white")
+    img.paste((0, 0, 0), (0, 0, 4, 4))  # the top-left cell
+    img.paste((0, 0, 0), (196, 96, 200, 100))  # the bottom-right cell
+    frame = Frame.from_image(img)
+    assert patch_of(frame, 0, 0).cells[0] == 0 and patch_of(frame, 0, 0).cells[1] == 15
+    assert patch_of(frame, 199, 99).cells[-1] == 0 and patch_of(frame, 199, 99).cells[-2] == 15
+
+
+def test_tiles_cover_the_screen_exactly() -> None:
+    tiles = [tile_rect(i, 16, 9, 1000, 500) for i in range(16 * 9)]
+    assert tiles[0] == Rect(0, 0, 62, 55)
+    assert tiles[17] == Rect(62, 55, 63, 56)
+    assert tiles[-1] == Rect(937, 444, 63, 56)
+    assert sum(t.w * t.h for t in tiles) == 1000 * 500
+
+
+def test_a_changed_region_is_the_box_of_pixels_past_the_threshold() -> None:
+    a = np.full((30, 40), 100, np.uint8)
+    b = a.copy()
+    b[5, 7] = 112  # within the threshold
+    assert changed_region(a, b) is None
+    b[5, 7] = 113
+    b[9, 20] = 87
+    assert changed_region(a, b) == Rect(7 * SCALE, 5 * SCALE, 14 * SCALE, 5 * SCALE)
+    assert changed_region(a, b[:, :-1]) == Rect(0, 0, 39 * SCALE, 30 * SCALE)
+    fa = Frame.from_image(Image.new("RGB", (160, 120), (100, 100, 100)))
+    assert same_picture(fa, Frame.from_image(Image.new("RGB", (160, 120), (112, 112, 112))))
+    assert not same_picture(fa, Frame.from_image(Image.new("RGB", (160, 120), (113, 113, 113))))
+
+
+def test_rectangles_near_each_other_merge_into_one() -> None:
+    assert merge_rects([]) == []
+    a, b, c = Rect(0, 0, 10, 10), Rect(17, 0, 10, 10), Rect(34, 0, 10, 10)
+    # With a 4 px margin each side, a-b (7 px apart) merge, and then c (7 px from b).
+    assert merge_rects([a, b, c]) == [Rect(-4, -4, 52, 18)]
+    assert merge_rects([a, c]) == [Rect(-4, -4, 18, 18), Rect(30, -4, 18, 18)]
+    assert merge_rects([a, Rect(18, 0, 10, 10)]) == [Rect(-4, -4, 18, 18), Rect(14, -4, 18, 18)]
+    assert merge_rects([c, Rect(0, 40, 5, 5)], margin=0) == [c, Rect(0, 40, 5, 5)]
+
+
+def test_a_template_is_found_where_it_is_drawn() -> None:
+    rng = np.random.default_rng(7)
+    image = rng.integers(0, 255, (60, 80)).astype(np.uint8)
+    template = image[20:26, 30:42].copy()
+    assert find_template(image, template, 0.99) == [Rect(30 * SCALE, 20 * SCALE, 48, 24)]
+    brighter = np.clip(image.astype(np.int16) // 2 + 100, 0, 255).astype(np.uint8)
+    assert Rect(30 * SCALE, 20 * SCALE, 48, 24) in find_template(brighter, template, 0.99)
+    assert find_template(image, np.full((6, 12), 9, np.uint8)) == []  # flat: no pattern
+    assert find_template(image, np.zeros((0, 4), np.uint8)) == []
+    assert find_template(image[:5], template) == []  # larger than the image
