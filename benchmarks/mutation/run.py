@@ -61,42 +61,42 @@ class Target:
 
 
 U = "tests/unit/"
+
+
+def _tests(*names: str) -> tuple[str, ...]:
+    return tuple(f"{U}test_{name}.py" for name in names)
+
+
 TARGETS = {
     "fingerprint": Target(
         "mmcli/fingerprint.py",
-        tuple(
-            U + f"test_{t}.py"
-            for t in (
-                "fingerprint",
-                "matcher",
-                "matcher_rules",
-                "build_steps",
-                "integrate",
-                "relocate",
-            )
+        _tests(
+            "fingerprint",
+            "fingerprint_values",
+            "matcher",
+            "matcher_bounds",
+            "matcher_rules",
+            "build_steps",
+            "integrate",
+            "relocate",
         ),
     ),
     "matcher": Target(
         "mmcli/matcher.py",
-        tuple(
-            U + f"test_{t}.py"
-            for t in (
-                "matcher",
-                "matcher_bounds",
-                "matcher_rules",
-                "build_steps",
-                "recorder_channels",
-                "integrate",
-                "explain",
-            )
+        _tests(
+            "matcher",
+            "matcher_bounds",
+            "matcher_rules",
+            "build_steps",
+            "recorder_channels",
+            "integrate",
+            "explain",
         ),
     ),
     "recorder": Target(
-        "mmcli/recorder.py",
-        tuple(U + f"test_{t}.py" for t in ("build_steps", "integrate", "matcher_rules")),
-        STEP_BUILDING,
+        "mmcli/recorder.py", _tests("build_steps", "integrate", "matcher_rules"), STEP_BUILDING
     ),
-    "integrate": Target("mmcli/integrate.py", (U + "test_integrate.py", U + "test_build_steps.py")),
+    "integrate": Target("mmcli/integrate.py", _tests("integrate", "build_steps")),
 }
 PYTEST_ARGS = ["-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", "--no-header"]
 WARM = ("numpy", "PIL.Image", "PIL.ImageDraw", "PIL.ImageFont", "pytest", "typer", "rich")
