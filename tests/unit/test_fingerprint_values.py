@@ -140,3 +140,25 @@ def test_a_template_is_found_where_it_is_drawn() -> None:
     assert find_template(image, np.full((6, 12), 9, np.uint8)) == []  # flat: no pattern
     assert find_template(image, np.zeros((0, 4), np.uint8)) == []
     assert find_template(image[:5], template) == []  # larger than the image
+
+
+GOLDEN_FINGERPRINT = "0fe5d8ccbe5e1bf4058f911ddd50031347a58f34093c96a15c324dab15d6ae38"
+"""sha256 of a fixed screen's grid hashes, tones, details and target patch, as text."""
+
+
+def test_the_fingerprint_of_a_fixed_screen_never_changes() -> None:
+    """Recordings keep fingerprints, and replay computes the live one: a change to how a
+    fingerprint is computed (scale, hash, tones, details, patch cells) makes every saved
+    recording diverge. Such a change must be deliberate (and bump `format_version`)."""
+    import hashlib
+
+    from mmcli.fingerprint import fingerprint_of
+
+    rng = np.random.default_rng(2026)
+    blocks = rng.integers(0, 256, (45, 80, 3), dtype=np.uint8)
+    pixels = np.kron(blocks, np.ones((8, 8, 1), dtype=np.uint8))
+    pixels[100:140, 200:400] = (250, 250, 250)
+    fp = fingerprint_of(Frame.from_image(Image.fromarray(pixels, "RGB")), (300, 120))
+    assert fp.patch is not None
+    text = "|".join([str(fp.grid), fp.grid.tones_hex(), fp.grid.details_hex(), str(fp.patch)])
+    assert hashlib.sha256(text.encode()).hexdigest() == GOLDEN_FINGERPRINT
