@@ -38,7 +38,9 @@ def test_rectangles_that_only_touch_do_not_intersect() -> None:
     assert r.as_list() == [10, 20, 30, 40] and str(r) == "30x40 at (10, 20)"
 
 
-@pytest.mark.parametrize("text", ["1,2,3", "1,2,0,4", "1,2,3,-4", "a,b,c,d", "1,2,3,4,5"])
+@pytest.mark.parametrize(
+    "text", ["1,2,3", "1,2,0,4", "1,2,4,0", "1,2,-3,4", "1,2,3,-4", "a,b,c,d", "1,2,3,4,5"]
+)
 def test_a_bad_region_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         Rect.parse(text)
@@ -47,6 +49,7 @@ def test_a_bad_region_is_refused(text: str) -> None:
 def test_a_region_reads_as_x_y_w_h() -> None:
     assert Rect.parse("-5,6,7,8") == Rect(-5, 6, 7, 8)
     assert Rect.parse("1,2,7x8") == Rect(1, 2, 7, 8)
+    assert Rect.parse("0,0,1,1") == Rect(0, 0, 1, 1)
 
 
 def test_covered_share_counts_overlaps_once() -> None:
@@ -66,8 +69,11 @@ def test_grids_and_patches_read_back_from_their_text() -> None:
     grid = grid_of(frame.small)
     again = Grid.parse(grid.cols, grid.rows, str(grid), grid.tones_hex(), grid.details_hex())
     assert again == grid and (grid - again).bits == (0,) * (16 * 9)
-    with pytest.raises(ValueError, match="needs"):
-        Grid.parse(grid.cols, grid.rows, str(grid)[:-1], grid.tones_hex(), grid.details_hex())
+    hashes, tones, details = str(grid), grid.tones_hex(), grid.details_hex()
+    for bad in ((hashes[:-1], tones, details), (hashes, tones + "00", details),
+                (hashes, tones, details[:-2])):  # fmt: skip
+        with pytest.raises(ValueError, match="needs"):
+            Grid.parse(grid.cols, grid.rows, *bad)
     with pytest.raises(ValueError, match="different shapes"):
         _ = grid - grid_of(frame.small, cols=8, rows=9)
     patch = patch_of(frame, 100, 100)
