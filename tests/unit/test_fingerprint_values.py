@@ -92,6 +92,10 @@ def test_patch_distance_counts_cells_more_than_one_level_apart() -> None:
     core[4 * 16 + 4] = 0  # the first cell of the central half
     assert base.distance(Patch(0, 0, bytes(core)), core=True).cells == 1
     assert base.distance(far, core=True).cells == 0  # the corner is outside the core
+    edge = bytearray([8] * 256)
+    edge[3 * 16 + 3] = 0  # the last cell before the central half
+    assert base.distance(Patch(0, 0, bytes(edge)), core=True).cells == 0
+    assert (base - base).max_delta == 0 and (base - base).cells == 0
     assert str(base - far) == "4 cells differ (max 8/15)"
 
 
