@@ -61,6 +61,12 @@ def test_covered_share_counts_overlaps_once() -> None:
     assert covered_share([Rect(100, 100, 4, 4)], area) == 0.0
     assert covered_share([Rect(0, 0, 4, 4)], Rect(0, 0, 0, 8)) == 0.0
     assert covered_share([Rect(2, 2, 1, 1)], Rect(0, 0, 8, 8)) == 0.25  # whole cells
+    assert covered_share([Rect(0, 0, 4, 4)], Rect(0, 0, 8, 0)) == 0.0
+    assert covered_share([Rect(0, 0, 4, 4)], Rect(0, 0, 1, 1)) == 1.0
+    away = Rect(100, 200, 40, 40)  # an area away from the origin
+    assert covered_share([Rect(120, 200, 20, 40)], away) == 0.5
+    assert covered_share([Rect(100, 220, 40, 20)], away) == 0.5
+    assert covered_share([Rect(90, 190, 14, 14)], away) == 0.01
 
 
 def test_grids_and_patches_read_back_from_their_text() -> None:
@@ -152,7 +158,7 @@ def test_a_template_is_found_where_it_is_drawn() -> None:
     assert find_template(image[:5], template) == []  # larger than the image
 
 
-GOLDEN_FINGERPRINT = "0fe5d8ccbe5e1bf4058f911ddd50031347a58f34093c96a15c324dab15d6ae38"
+GOLDEN_FINGERPRINT = "1bace4c209ac23949c5ddb2aae5eb7126ff031282970e6585fec8a20e836a5fb"
 """sha256 of a fixed screen's grid hashes, tones, details and target patch, as text."""
 
 
@@ -168,6 +174,7 @@ def test_the_fingerprint_of_a_fixed_screen_never_changes() -> None:
     blocks = rng.integers(0, 256, (45, 80, 3), dtype=np.uint8)
     pixels = np.kron(blocks, np.ones((8, 8, 1), dtype=np.uint8))
     pixels[100:140, 200:400] = (250, 250, 250)
+    pixels[:80, :80] = (90, 90, 90)  # flat tiles: no detail
     fp = fingerprint_of(Frame.from_image(Image.fromarray(pixels, "RGB")), (300, 120))
     assert fp.patch is not None
     text = "|".join([str(fp.grid), fp.grid.tones_hex(), fp.grid.details_hex(), str(fp.patch)])
