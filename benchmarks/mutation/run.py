@@ -1,6 +1,7 @@
 """Mutation testing of the core: does a small mistake in the code fail a fast test?
 
     nice -n 10 .venv/bin/python -m benchmarks.mutation.run [--only MODULE...] [--json out]
+        [--since previous.json]
 
 For each target module (`TARGETS`), every mutant (`mutants.py`) is run against the fast
 unit tests that concern the module, in a copy of the repository (the worktree is never
@@ -9,7 +10,8 @@ of the target; each mutant then runs only the tests that execute its lines (all 
 module's tests for a change to code run at import, such as a constant), stopping at the
 first failure. A mutant is *killed* when a test fails (or errors, or times out), and
 *survives* when they all pass; a mutant on a line no test executes survives without a
-run ("not covered").
+run ("not covered"). With `--since`, the mutants a previous run on the same source killed
+count as killed without a run (tests added since only kill more).
 
 Mutants run one at a time, each in a process forked from one that has already imported
 the third-party libraries, so a mutant costs about what its tests cost.
@@ -216,10 +218,20 @@ def _pytest(args: Sequence[str]) -> int:
     return int(pytest.main([*PYTEST_ARGS, *args]))
 
 
-def run_module(work: Path, name: str, target: Target, say: Any) -> ModuleResult:
+def run_module(
+    work: Path,
+    name: str,
+    target: Target,
+    say: Any,
+    killed_before: Sequence[tuple[str, str]] | None = None,
+) -> ModuleResult:
+    """`killed_before`: the previous run's outcome of each mutant, in order, from a run on
+    the same source; with tests only added since, a mutant killed then is killed still."""
     source_path = work / target.path
     original = source_path.read_text()
     mutants = mutants_of(target.path, original, target.names)
+    if killed_before is not None and [m for m, _ in killed_before] != list(map(str, mutants)):
+        raise SystemExit(f"{name}: the previous run has other mutants (was the source changed?)")
     cov_file = work / f".coverage-{name}.json"
     code, baseline = _in_child(lambda: _coverage(work, target, cov_file), 600)
     cov = json.loads(cov_file.read_text())
@@ -236,6 +248,9 @@ def run_module(work: Path, name: str, target: Target, say: Any) -> ModuleResult:
     result = ModuleResult(name)
     try:
         for i, mutant in enumerate(mutants, 1):
+            if killed_before is not None and killed_before[i - 1][1] in ("killed", "timeout"):
+                result.outcomes.append(Outcome(mutant, killed_before[i - 1][1]))
+                continue
             span = range(mutant.line, _end_line(original, mutant) + 1)
             tests = sorted({t for line in span for t in by_line.get(line, [])}, key=order.index)
             if not tests and any(line in at_import for line in span):
@@ -284,7 +299,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mutation.run")
     parser.add_argument("--only", nargs="+", choices=sorted(TARGETS), help="these modules only")
     parser.add_argument("--json", type=Path, help="write every mutant's outcome here")
+    parser.add_argument(
+        "--since",
+        type=Path,
+        help="a previous run's --json, on the same source: run only the mutants it left alive",
+    )
     args = parser.parse_args(argv)
+    before: dict[str, list[tuple[str, str]]] = {}
+    if args.since:
+        for entry in json.loads(args.since.read_text()):
+            before.setdefault(entry["module"], []).append((entry["mutant"], entry["status"]))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the copy
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sys.dont_write_bytecode = True
@@ -296,7 +320,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for module in WARM:  # imported once here, inherited by every forked run
             __import__(module)
         assert not any(m == "mmcli" or m.startswith("mmcli.") for m in sys.modules)
-        results = [run_module(work, name, TARGETS[name], say) for name in args.only or TARGETS]
+        results = [
+            run_module(work, name, TARGETS[name], say, before.get(name) if args.since else None)
+            for name in args.only or TARGETS
+        ]
     finally:
         os.chdir(ROOT)
         shutil.rmtree(work, ignore_errors=True)
