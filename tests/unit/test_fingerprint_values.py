@@ -179,3 +179,79 @@ def test_the_fingerprint_of_a_fixed_screen_never_changes() -> None:
     assert fp.patch is not None
     text = "|".join([str(fp.grid), fp.grid.tones_hex(), fp.grid.details_hex(), str(fp.patch)])
     assert hashlib.sha256(text.encode()).hexdigest() == GOLDEN_FINGERPRINT
+
+
+def _changes(*points: tuple[int, int], shape: tuple[int, int] = (60, 70)) -> np.ndarray:
+    after = np.full(shape, 100, np.uint8)
+    for x, y in points:
+        after[y, x] = 200
+    return after
+
+
+@pytest.mark.parametrize(
+    "points, regions",
+    [
+        # Changed downscaled pixels in blocks of 8 x 8 that touch (diagonally too) form one
+        # region, tightened to the changed pixels; blocks further apart do not.
+        (((7, 0), (16, 0)), [(7, 0, 1, 1), (16, 0, 1, 1)]),
+        (((7, 0), (15, 0)), [(7, 0, 9, 1)]),
+        (((5, 5), (10, 10)), [(5, 5, 6, 6)]),
+        (((10, 10), (5, 5)), [(5, 5, 6, 6)]),
+        (((3, 20), (12, 12)), [(3, 12, 10, 9)]),
+        (((69, 59),), [(69, 59, 1, 1)]),  # in the last, partial block
+        (((1, 1), (40, 1), (1, 40)), [(1, 1, 1, 1), (40, 1, 1, 1), (1, 40, 1, 1)]),
+    ],
+)
+def test_changed_regions_are_touching_blocks_tightened(
+    points: tuple[tuple[int, int], ...], regions: list[tuple[int, int, int, int]]
+) -> None:
+    from mmcli.fingerprint import changed_regions
+
+    found = changed_regions(np.full((60, 70), 100, np.uint8), _changes(*points))
+    expected = [Rect(x * SCALE, y * SCALE, w * SCALE, h * SCALE) for x, y, w, h in regions]
+    assert sorted(found, key=lambda r: (r.x, r.y)) == sorted(expected, key=lambda r: (r.x, r.y))
+
+
+def test_a_change_counts_past_twelve_levels() -> None:
+    from mmcli.fingerprint import changed_regions
+
+    before = np.full((20, 20), 100, np.uint8)
+    after = before.copy()
+    after[3, 4] = 112
+    assert changed_regions(before, after) == []
+    after[3, 4] = 113
+    assert changed_regions(before, after) == [Rect(16, 12, 4, 4)]
+    assert changed_regions(before, after[:10]) == [Rect(0, 0, 80, 40)]
+
+
+def test_one_full_resolution_pixel_counts_past_32_levels() -> None:
+    """Too faint to move its downscaled pixel past the threshold, one pixel changed by
+    more than 32 levels is a change; by 32, it is not."""
+    from mmcli.fingerprint import changed_regions_fine
+
+    base = Image.new("RGB", (80, 60), (100, 100, 100))
+    for level, seen in ((132, False), (133, True), (67, True), (68, False)):
+        after = base.copy()
+        after.putpixel((41, 22), (level, 100, 100))
+        found = changed_regions_fine(Frame.from_image(base), Frame.from_image(after))
+        assert found == ([Rect(40, 20, 4, 4)] if seen else []), level
+    bigger = Frame.from_image(Image.new("RGB", (84, 60), (100, 100, 100)))
+    assert changed_regions_fine(Frame.from_image(base), bigger) == [Rect(0, 0, 84, 60)]
+
+
+@pytest.mark.parametrize(
+    "gap, luma, right",
+    [(2, 0, 50), (3, 0, 40), (2, 175, 50), (2, 176, 40)],
+    ids=["two-empty-columns", "three-empty-columns", "ink-25-levels", "ink-24-levels"],
+)
+def test_growth_crosses_two_empty_columns_to_ink_past_24_levels(
+    gap: int, luma: int, right: int
+) -> None:
+    from mmcli.fingerprint import grow_to_text_run
+
+    small = np.full((60, 100), 200, np.uint8)
+    small[20:26, 30:40] = 0
+    small[20:26, 40 + gap : 50] = luma
+    grown = grow_to_text_run(small, Rect(35 * SCALE, 22 * SCALE, SCALE, 2 * SCALE))
+    assert (grown.x, grown.right) == (30 * SCALE, right * SCALE)
+    assert (grown.y, grown.bottom) == (20 * SCALE, 26 * SCALE)
