@@ -287,9 +287,8 @@ def blank(small: np.ndarray, masks: Iterable[Rect]) -> np.ndarray:
         return small
     out = small.copy()
     for m in masks:
-        x0, y0 = max(m.x // SCALE, 0), max(m.y // SCALE, 0)
-        x1, y1 = -(-m.right // SCALE), -(-m.bottom // SCALE)
-        out[y0:y1, x0:x1] = 0
+        ys, xs = small_slice(m, out.shape)
+        out[ys, xs] = 0
     return out
 
 
@@ -557,7 +556,10 @@ def small_slice(region: Rect, shape: tuple[int, ...]) -> tuple[slice, slice]:
     """The downscaled-image slices covering a screen region (clipped)."""
     h, w = shape[:2]
     x0, y0 = max(region.x // SCALE, 0), max(region.y // SCALE, 0)
-    x1, y1 = min(-(-region.right // SCALE), w), min(-(-region.bottom // SCALE), h)
+    # A stop left of (or above) the start would count from the far end: a region wholly
+    # off the screen's left or top covers nothing.
+    x1 = max(min(-(-region.right // SCALE), w), x0)
+    y1 = max(min(-(-region.bottom // SCALE), h), y0)
     return slice(y0, y1), slice(x0, x1)
 
 

@@ -8,7 +8,7 @@ from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, patch_of
 from mmcli.model import Action, ActionKind
-from mmcli.recorder import Capture, build_steps
+from mmcli.recorder import Capture, build_steps, effect_of
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -95,3 +95,107 @@ def test_typing_over_a_volatile_region_still_masks_the_param_text() -> None:
     assert built.steps[1].effect is not None
     param_mask = built.steps[2].fingerprint.masks[-1]
     assert param_mask.right > 300  # the typed text and the room a longer value needs
+
+
+def test_parametrize_replaces_the_longest_value_first() -> None:
+    from mmcli.recorder import parametrize
+
+    values = {"first": "Ada", "x": "Ada Lovelace", "empty": ""}
+    assert parametrize("Ada Lovelace, Ada", values) == "{{x}}, {{first}}"
+    assert parametrize("", values) == ""
+    assert parametrize("Bob", values) == "Bob"
+
+
+def test_a_rectangle_less_a_hole_is_up_to_four_rectangles() -> None:
+    from mmcli.recorder import _minus
+
+    r = Rect(0, 0, 100, 100)
+    assert _minus(r, Rect(40, 40, 20, 20)) == [
+        Rect(0, 0, 100, 40),
+        Rect(0, 60, 100, 40),
+        Rect(0, 40, 40, 20),
+        Rect(60, 40, 40, 20),
+    ]
+    assert _minus(r, Rect(0, 0, 20, 20)) == [Rect(0, 20, 100, 80), Rect(20, 0, 80, 20)]
+    rim = _minus(r, Rect(1, 1, 98, 98))  # parts one pixel thick are kept
+    assert sum(p.w * p.h for p in rim) == 100 * 100 - 98 * 98
+
+
+def test_painting_leaves_the_core_of_the_target_visible() -> None:
+    """A secret painted over never covers the target's central 32 x 32 px, which the
+    step's own check compares."""
+    from mmcli.recorder import _paintable
+
+    field = Rect(200, 175, 300, 20)
+    assert _paintable([field], None) == [field]
+    patch = patch_of(Frame.from_image(screen()), *FIELD_CLICK)  # core: 334-366, 169-201
+    parts = _paintable([field, CLOCK], patch)
+    assert CLOCK in parts
+    core = Rect(FIELD_CLICK[0] - 16, FIELD_CLICK[1] - 16, 32, 32)
+    assert not any(p.intersects(core) for p in parts)
+    assert sum(p.w * p.h for p in parts if p != CLOCK) == 300 * 20 - 32 * 20
+
+
+def test_a_region_inside_a_mask_is_no_part_of_an_effect_even_at_its_edges() -> None:
+    from mmcli.recorder import _inside
+
+    assert _inside(Rect(0, 0, 10, 10), Rect(0, 0, 10, 10))
+    assert not _inside(Rect(0, 0, 10, 10), Rect(5, 0, 10, 10))
+    assert not _inside(Rect(0, 0, 10, 10), Rect(0, 0, 10, 9))
+
+
+def test_the_effect_of_a_click_is_everything_it_changed() -> None:
+    """Unlike typing, a click's effect is not limited to the clicked line: the field it
+    cleared and the message it showed far below."""
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    before = capture(screen(text="Ada"), click, FIELD_CLICK)
+    after = form_screen()
+    ImageDraw.Draw(after).text((1700, 20), "12:00:01", fill="white")
+    ImageDraw.Draw(after).text((120, 470), "Cleared", fill="red")
+    effect = effect_of(before, Frame.from_image(after).small, [])
+    assert effect is not None
+    assert effect.intersects(Rect(200, 175, 300, 20)) and effect.intersects(Rect(120, 470, 60, 12))
+
+
+def test_thumbnail_paint_is_the_blanked_cells_wherever_the_region_lies() -> None:
+    """Every cell `blank` blanks is painted, and no other: regions inside the screen,
+    across its corner, and wholly off it."""
+    import io
+
+    import numpy as np
+
+    from mmcli.fingerprint import blank
+    from mmcli.recorder import PAINT, blank_png
+
+    white = Image.new("RGB", (40, 30), "white")
+    buf = io.BytesIO()
+    white.save(buf, format="PNG")
+    for regions in ([Rect(10, 10, 21, 21)], [Rect(-8, -6, 17, 15)], [Rect(150, 90, 8, 8)],
+                    [Rect(10, -20, 8, 8)], [Rect(33, 2, 5, 4), Rect(0, 25, 3, 40)]):  # fmt: skip
+        with Image.open(io.BytesIO(blank_png(buf.getvalue(), regions))) as img:
+            painted = (np.asarray(img.convert("RGB")) == PAINT).all(axis=-1)
+        blanked = blank(np.full((30, 40), 255, np.uint8), regions) == 0
+        assert (painted == blanked).all(), regions
+
+
+def test_the_task_area_of_a_lone_click_is_its_target_patch() -> None:
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    built = build_steps([capture(screen(), click, FIELD_CLICK)], None, {}, 0, None, [])
+    assert built.steps[0].effect is None
+    assert built.area == Rect(FIELD_CLICK[0] - 32, FIELD_CLICK[1] - 32, 64, 64)
+
+
+def test_echoes_are_the_typed_text_elsewhere_once_each_never_the_field() -> None:
+    from mmcli.recorder import find_echoes
+
+    typed = Rect(204, 176, 72, 16)  # the text in the field
+    shown = Frame.from_image(screen(text="Ada Lovelace")).small
+    echoed = screen(text="Ada Lovelace")
+    ImageDraw.Draw(echoed).rectangle([300, 470, 500, 495], fill="white")
+    ImageDraw.Draw(echoed).text((304, 478), "Ada Lovelace", fill="black")
+    later = [shown, Frame.from_image(echoed).small, Frame.from_image(echoed).small]
+    found = find_echoes(shown, typed, later)
+    assert [j for j, _ in found] == [1]  # on the screen it first shows on, once
+    (_, rect) = found[0]
+    assert rect.intersects(Rect(304, 478, 60, 10)) and not rect.intersects(typed.grow(8))
+    assert find_echoes(shown, Rect(200, 175, 20, 20), later) == []  # too short to look for

@@ -98,3 +98,21 @@ def test_a_change_too_faint_when_downscaled_is_still_seen_at_full_resolution() -
     (region,) = changed_regions_fine(before, after)
     assert region.x <= 50 < region.right and region.y <= 41 < region.bottom
     assert changed_regions_fine(before, Frame(before.raw, 96, 64)) == []
+
+
+def test_a_mask_wholly_off_the_screen_blanks_nothing() -> None:
+    """`--ignore-region -100,-100,50,50`: a slice stop below zero would count from the far
+    end and blank almost the whole screen."""
+    import numpy as np
+
+    from mmcli.fingerprint import blank, small_slice
+
+    small = np.full((270, 480), 200, np.uint8)
+    for off in (Rect(-100, -100, 50, 50), Rect(100, -60, 50, 50), Rect(-60, 100, 50, 50),
+                Rect(2000, 100, 50, 50), Rect(100, 1200, 50, 50)):  # fmt: skip
+        assert (blank(small, [off]) == 200).all(), off
+        ys, xs = small_slice(off, small.shape)
+        assert small[ys, xs].size == 0, off
+    across = blank(small, [Rect(-8, -8, 16, 12)])  # across the corner: the part on screen
+    assert int((across == 0).sum()) == 2 * 1
+    assert (across[:1, :2] == 0).all()

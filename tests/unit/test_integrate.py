@@ -14,14 +14,16 @@ import pytest
 from PIL import Image, ImageColor, ImageDraw, ImageFont
 
 from mmcli.backends import FakeBackend
-from mmcli.fingerprint import SCALE, Frame, patch_of
-from mmcli.integrate import FinishedRun, Into, integrate
-from mmcli.model import Action, ActionKind, Recording
+from mmcli.errors import RecordingExists
+from mmcli.fingerprint import SCALE, Frame, Rect, patch_of
+from mmcli.integrate import FinishedRun, Into, integrate, masked_share, weak_steps
+from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.recorder import PAINT, Capture, _png
 from mmcli.replayer import Replayer, ReplayOptions
 from mmcli.secrets import SecretLeak, describe
 from mmcli.store import Store
+from tests.helpers import fp_of
 
 SECRET = "4711-XYZ"
 FIELD = (300, 200)
@@ -207,14 +209,17 @@ def test_add_merges_and_says_where(isolated_store: Path) -> None:
     again, _ = secret_run(KEYS)
     said: list[str] = []
     done = integrate(Store(), "pin", again, Into.ADD, progress=said.append)
-    assert not done.saved and done.shared == 4  # the same task, the same steps
+    assert not done.saved and done.steps == 0 and done.shared == 4  # the same task
     assert "already holds" in done.reason
     other, _ = secret_run(PIECES)
     other.captures[-1] = capture(click(SAVE), screen(SECRET, "x"), SAVE)
     done = integrate(Store(), "pin", other, Into.ADD, progress=said.append)
     assert done.saved and done.merged and done.shared == 3
-    assert any("merged into 'pin'" in s for s in said)
-    assert isinstance(Store().load("pin"), Recording)
+    assert "merged into 'pin': 3 steps shared, a branch of 1 step at step 4" in said
+    rec = Store().load("pin")
+    assert len(rec.steps) == 5
+    for step in rec.steps:  # the branch's own thumbnail was written, once
+        assert (Store().thumbs_dir("pin") / str(step.thumbnail)).is_file()
 
 
 @pytest.mark.parametrize(
@@ -245,3 +250,171 @@ def test_a_secret_in_a_hotkey_is_refused(isolated_store: Path) -> None:
     run.captures[2] = replace(run.captures[2], action=Action(ActionKind.HOTKEY, keys=tuple("-XYZ")))
     with pytest.raises(SecretLeak):
         integrate(Store(), "pin", run, Into.NEW)
+
+
+PREVIEW_TEXT_BOX = (205, 250, 330, 270)
+
+
+def preview_screen(field: str = "", saved: bool = False) -> Image.Image:
+    """The app of `screen`, with a preview line under the field that shows what is typed
+    as it is typed, in the field's own font: an echo the typed text's pixels do find."""
+    img = screen(field, "Saved" if saved else "")
+    d = ImageDraw.Draw(img)
+    d.rectangle([200, 245, 500, 275], fill="white", outline="black")
+    d.text((206, 254), field, fill="black", font=ImageFont.load_default(size=14))
+    return img
+
+
+def test_an_echo_shown_as_the_secret_is_typed_is_painted_over(isolated_store: Path) -> None:
+    """Typing is never an `_exposed` change (it shows the known text), so an echo the app
+    draws while the secret is typed is hidden only because its pixels are found again."""
+    captures = [
+        capture(click(FIELD), preview_screen(), FIELD),
+        capture(Action(ActionKind.TYPE, text=SECRET), preview_screen(), FIELD),
+        capture(click(SAVE), preview_screen(SECRET), SAVE),
+        capture(click(OK), preview_screen(SECRET, saved=True), OK),
+    ]
+    final = Frame.from_image(preview_screen()).small
+    run = FinishedRun(captures, final, [], Values({}, {"pin": SECRET}), ["agent"])
+    integrate(Store(), "pin", run, Into.NEW)
+    original = _original(preview_screen(SECRET))
+    assert _ink(_box(original, PREVIEW_TEXT_BOX), "white").any()  # the echo was drawn
+    for step in (2, 3):
+        thumb = _thumb("pin", step)
+        assert not _ink(_box(thumb, FIELD_TEXT_BOX), "white").any()
+        assert not _ink(_box(thumb, PREVIEW_TEXT_BOX), "white").any(), f"echo shown at step {step}"
+
+
+def test_a_run_without_secrets_is_saved_as_captured(isolated_store: Path) -> None:
+    """Nothing is painted when no secret was typed: the thumbnails are the screens; the
+    steps form a chain from the root, numbered from 0."""
+    run, screens = secret_run([Action(ActionKind.TYPE, text=SECRET)])
+    run.values = Values({}, {})
+    done = integrate(Store(), "plain", run, Into.NEW)
+    assert done.saved and done.steps == 4 and done.shared == 0 and not done.merged
+    rec = Store().load("plain")
+    assert [(s.id, s.parent) for s in rec.steps] == [(0, None), (1, 0), (2, 1), (3, 2)]
+    assert rec.steps[1].action.text == SECRET and rec.secrets == []
+    assert rec.created.microsecond == 0
+    for i, live in enumerate(screens):
+        assert (_thumb("plain", i) == _original(live)).all(), f"step {i} was painted"
+
+
+def test_saving_over_a_recording_needs_overwrite(isolated_store: Path) -> None:
+    run, _ = secret_run(PIECES)
+    integrate(Store(), "pin", run, Into.NEW)
+    with pytest.raises(RecordingExists):
+        integrate(Store(), "pin", run, Into.NEW)
+    assert integrate(Store(), "pin", run, Into.NEW, overwrite=True).saved
+
+
+def test_add_to_a_missing_recording_creates_it(isolated_store: Path) -> None:
+    run, _ = secret_run(PIECES)
+    done = integrate(Store(), "pin", run, Into.ADD)
+    assert done.saved and done.steps == 4 and not done.merged
+
+
+CLOCK = Rect(700, 10, 80, 20)
+
+
+def test_volatile_regions_are_masked_said_and_kept_once(isolated_store: Path) -> None:
+    """Regions seen changing on their own are told when a recording is made (not at each
+    heal), masked in the new steps, and added once to the recording's list; a branch's
+    area widens the recording's task area."""
+    run, _ = secret_run(PIECES)
+    run.volatile = [CLOCK]
+    said: list[str] = []
+    integrate(Store(), "pin", run, Into.NEW, progress=said.append)
+    assert any("changing on their own" in s for s in said)
+    rec = Store().load("pin")
+    assert rec.area is not None
+    volatile = list(rec.volatile)
+    assert len(volatile) == 1 and volatile[0].intersects(CLOCK)
+    far = Rect(20, 560, 60, 20)
+    heal = FinishedRun(
+        [capture(click((50, 570)), screen(SECRET), (50, 570))],
+        Frame.from_image(screen()).small,
+        [CLOCK, far],
+        run.values,
+    )
+    said.clear()
+    done = integrate(
+        Store(), "pin", heal, Into.BRANCH, at=rec.steps[1].id, secret_typed=True,
+        progress=said.append,
+    )  # fmt: skip
+    assert done.saved and not any("changing on their own" in s for s in said)
+    healed = Store().load("pin")
+    assert healed.volatile[0] == volatile[0] and len(healed.volatile) == 2
+    assert healed.volatile[1].intersects(far)
+    branch = healed.steps[-1]
+    assert any(m.intersects(far) for m in branch.fingerprint.masks)
+    assert healed.area is not None and healed.area.union(rec.area) == healed.area
+    assert healed.area.intersects(Rect(50, 570, 1, 1))
+
+
+def test_weak_steps_are_those_masked_past_a_quarter_of_the_task_area() -> None:
+    fp = fp_of(screen(), FIELD)
+    area = Rect(0, 0, 400, 400)
+
+    def step(i: int, masked_width: int) -> Step:
+        masks = (Rect(0, 0, masked_width, 400),) if masked_width else ()
+        return Step(i, i - 1 if i else None, click(FIELD), replace(fp, masks=masks))
+
+    rec = Recording(
+        "weak", [step(0, 0), step(1, 100), step(2, 104), step(3, 200)], datetime.now(UTC)
+    )
+    assert weak_steps(rec) == []  # no task area known
+    rec.area = area
+    assert masked_share(rec, rec.steps[1]) == 0.25
+    warnings = weak_steps(rec)
+    assert len(warnings) == 2
+    assert warnings[0].startswith("warning: step 3 (click at (300, 200)) leaves 26%")
+    assert "step 4" in warnings[1] and "50%" in warnings[1]
+
+
+def echo_screen(field: str = "", echo: str = "") -> Image.Image:
+    """The app of `screen`, with a line under the field that shows `echo` in the field's
+    own font (a value the app repeats once saved)."""
+    img = screen(field)
+    d = ImageDraw.Draw(img)
+    d.rectangle([200, 245, 500, 275], fill="white", outline="black")
+    d.text((206, 254), echo, fill="black", font=ImageFont.load_default(size=14))
+    return img
+
+
+def test_a_param_echoed_later_is_masked_from_the_step_that_shows_it(isolated_store: Path) -> None:
+    """The value typed into the field shows again under it only once saved: the step
+    that sees it has it masked (replay with another value reads differently there); the
+    step before, which does not show it, has no mask there."""
+    value = "Lovelace"
+    captures = [
+        capture(click(FIELD), echo_screen(), FIELD),
+        capture(Action(ActionKind.TYPE, text=value), echo_screen(), FIELD),
+        capture(click(SAVE), echo_screen(value), SAVE),
+        capture(click(OK), echo_screen(value, value), OK),
+    ]
+    final = Frame.from_image(echo_screen()).small
+    run = FinishedRun(captures, final, [], Values({"name": value}, {}), ["agent"])
+    integrate(Store(), "echo", run, Into.NEW)
+    rec = Store().load("echo")
+    assert rec.steps[1].action.text == "{{name}}"
+    echo = Rect(206, 250, 60, 20)
+    assert not any(m.intersects(echo) for m in rec.steps[2].fingerprint.masks)
+    assert any(m.intersects(echo) for m in rec.steps[3].fingerprint.masks)
+
+
+def test_a_branch_after_no_secret_paints_nothing(isolated_store: Path) -> None:
+    run, _ = secret_run([Action(ActionKind.TYPE, text=SECRET)])
+    run.values = Values({}, {})
+    integrate(Store(), "plain", run, Into.NEW)
+    rec = Store().load("plain")
+    heal = FinishedRun(
+        [capture(click(OK), screen(SECRET), OK), capture(click(SAVE), screen(), SAVE)],
+        Frame.from_image(screen()).small,
+        [],
+        run.values,
+    )
+    integrate(Store(), "plain", heal, Into.BRANCH, at=rec.steps[1].id)
+    healed = Store().load("plain")
+    assert (_thumb("plain", len(healed.steps) - 1) == _original(screen())).all()
+    assert masked_share(replace(healed, area=None), healed.steps[-1]) == 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmcli.fingerprint import Frame, Rect, grid_of
+from mmcli.fingerprint import Frame, Rect, fingerprint_of, grid_of
 from mmcli.matcher import Policy, compare
 from tests.helpers import form_screen, fp_of
 
@@ -103,3 +103,78 @@ def test_a_caret_counts_only_in_the_focused_field(
     (region,) = changed_regions(recorded, live)
     point = (focus[0] * SCALE, focus[1] * SCALE)
     assert in_focused_field(region, point, recorded, live) is expected
+
+
+def _patch_screen(changed: int) -> Frame:
+    """A white screen whose first `changed` target-patch cells (4 x 4 px each, row by row
+    from the patch's corner) are black: `changed` cells differing by all 15 levels."""
+    from PIL import Image, ImageDraw
+
+    from mmcli.fingerprint import PATCH_CELLS, PATCH_SIZE
+
+    img = Image.new("RGB", (640, 480), "white")
+    d = ImageDraw.Draw(img)
+    x0, y0 = PATCH_TARGET[0] - PATCH_SIZE // 2, PATCH_TARGET[1] - PATCH_SIZE // 2
+    side = PATCH_SIZE // PATCH_CELLS
+    for i in range(changed):
+        r, c = divmod(i, PATCH_CELLS)
+        d.rectangle([x0 + c * side, y0 + r * side, x0 + c * side + side - 1,
+                     y0 + r * side + side - 1], fill="black")  # fmt: skip
+    return Frame.from_image(img)
+
+
+PATCH_TARGET = (320, 240)
+
+
+@pytest.mark.parametrize(
+    "policy, cells", [(Policy.STRICT, 0), (Policy.DEFAULT, 6), (Policy.LOOSE, 24)]
+)
+def test_each_policy_tolerates_its_number_of_target_cells_and_no_more(
+    policy: Policy, cells: int
+) -> None:
+    recorded = fingerprint_of(_patch_screen(0), PATCH_TARGET)
+
+    def target_ok(changed: int) -> bool:
+        live = _patch_screen(changed)
+        return compare(recorded, live, policy, matchers=("target",)).ok
+
+    assert target_ok(cells)
+    assert not target_ok(cells + 1)
+
+
+TILE_TOLERANCES = {
+    Policy.STRICT: {"bits": 0, "tone": 0, "detail": 0},
+    Policy.DEFAULT: {"bits": 4, "tone": 3, "detail": 1},
+    Policy.LOOSE: {"bits": 8, "tone": 6, "detail": 3},
+}
+
+
+@pytest.mark.parametrize("policy", list(Policy))
+@pytest.mark.parametrize("measure", ["bits", "tone", "detail"])
+def test_each_policy_tolerates_its_tile_distances_and_no_more(policy: Policy, measure: str) -> None:
+    """The `grid` matcher (a step without a thumbnail): one tile differing by exactly the
+    policy's tolerance in one measure matches; by one more, it does not, and says so."""
+    from mmcli.fingerprint import Fingerprint, Grid
+    from mmcli.matcher import Context, Live, match_grid
+
+    tol = policy.tolerance
+    allowed = TILE_TOLERANCES[policy][measure]
+    recorded_grid = Grid(2, 1, (0, 0), (100, 100), (50, 50))
+    recorded = Fingerprint(640, 480, recorded_grid)
+
+    def differences(amount: int) -> list:
+        live_grid = Grid(
+            2,
+            1,
+            ((1 << amount) - 1 if measure == "bits" else 0, 0),
+            (100 + (amount if measure == "tone" else 0), 100),
+            (50 + (amount if measure == "detail" else 0), 50),
+        )
+        live = Live(_patch_screen(0), recorded)
+        live.__dict__["grid"] = live_grid  # the live screen's grid, as computed
+        return match_grid(recorded, live, Context(tol))
+
+    assert differences(allowed) == []
+    (found,) = differences(allowed + 1)
+    assert found.measure == f"tile {measure}" and found.amount == allowed + 1
+    assert found.tolerance == allowed and found.region == Rect(0, 0, 320, 480)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from mmcli.fingerprint import Frame, Rect, fingerprint_of
-from mmcli.matcher import References, compare
+from mmcli.matcher import Policy, References, compare
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -34,6 +34,7 @@ def check(
     path: tuple[Image.Image, ...] = (),
     pointer_step: bool = True,
     typed: tuple[Rect, ...] = (),
+    policy: Policy = Policy.DEFAULT,
 ):
     """`typed`: where the task types between the path's screens and this step's."""
     recorded = Frame.from_image(recorded_img)
@@ -42,7 +43,12 @@ def check(
         recorded.small, [Frame.from_image(p).small for p in path], [], [typed] * len(path)
     )
     return compare(
-        fp, Frame.from_image(live_img), area=AREA, references=refs, pointer_step=pointer_step
+        fp,
+        Frame.from_image(live_img),
+        policy,
+        area=AREA,
+        references=refs,
+        pointer_step=pointer_step,
     )
 
 
@@ -247,3 +253,64 @@ def test_a_bar_with_faint_ink_beside_it_is_not_a_bare_caret() -> None:
     live = _marks((247, 2, 14))  # across two downscaled columns
     live.putpixel((242, 185), (120, 120, 120))  # in the column before them
     assert not check(_marks(), live, SUBMIT).ok
+
+
+def lit(image: Image.Image, count: int) -> Image.Image:
+    """`count` small widgets (check boxes, far enough apart to be separate regions) drawn
+    in their highlighted state."""
+    out = image.copy()
+    d = ImageDraw.Draw(out)
+    for i in range(count):
+        x = 130 + 120 * i
+        d.rectangle([x, 460, x + 40, 480], fill="#3070f0", outline="black")
+    return out
+
+
+def test_at_most_three_regions_are_excused_as_seen_states() -> None:
+    """Each widget is in a state the task shows at another step, but so many at once is
+    a different screen: only three of them are excused."""
+    base = form_screen()
+    path = (lit(base, 4),)
+    ok = check(base, lit(base, 3), SUBMIT, path=path)
+    assert ok.ok and len(ok.excused) == 3
+    verdict = check(base, lit(base, 4), SUBMIT, path=path)
+    assert not verdict.ok
+    assert len(verdict.differences) == 1 and len(verdict.excused) == 3
+
+
+def test_strict_excuses_nothing_default_and_loose_excuse_what_is_harmless() -> None:
+    """A caret, a state seen at another step, a change far outside the task area: each
+    harmless under `default` and `loose`, each a difference under `strict`."""
+    base = form_screen()
+    hovered = form_screen(button_color="#bbbbbb")
+    corner = base.copy()
+    ImageDraw.Draw(corner).rectangle([1700, 1000, 1800, 1040], fill="white")
+    cases = {
+        "caret": (glyph(base, 220, 1), SUBMIT, ()),
+        "seen state": (hovered, FIELD_CLICK, (hovered,)),
+        "outside the area": (corner, SUBMIT, ()),
+    }
+    for name, (live, target, path) in cases.items():
+        for policy in (Policy.DEFAULT, Policy.LOOSE):
+            verdict = check(base, live, target, path=path, policy=policy)
+            assert verdict.ok and len(verdict.excused) == 1, (name, policy)
+        strict = check(base, live, target, path=path, policy=Policy.STRICT)
+        assert not strict.ok and strict.excused == (), name
+
+
+def test_a_change_on_the_target_is_never_a_seen_state() -> None:
+    """A check box at the target already ticked, as the task shows it at a later step:
+    too small a change for the target's own tolerance, never excused as harmless."""
+    base = form_screen()
+    ticked = base.copy()
+    ImageDraw.Draw(ticked).rectangle([156, 412, 163, 419], fill="black")
+    verdict = check(base, ticked, SUBMIT, path=(ticked,))
+    assert not verdict.ok, verdict.excused
+    assert verdict.differences[0].measure == "changed region on the target (px)"
+
+
+def test_a_character_that_vanished_from_a_field_is_not_a_caret_off_phase() -> None:
+    """The recording's field read "John"; the live one reads "Joh". Where the "n" was,
+    the live screen has no ink, as a caret in its off phase would."""
+    verdict = check(form_screen(text="John"), form_screen(text="Joh"), SUBMIT)
+    assert not verdict.ok, verdict.excused

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -270,3 +271,33 @@ def test_progress_never_tells_a_secrets_value(values: Values) -> None:
     said = _progress_of(recording, values)
     assert "step 2/3: type '{{name}}'" in said
     assert not [line for line in said if "John" in line]
+
+
+class StillLoading(FakeBackend):
+    """The app is still loading: a spinner turns (a small mark, within the tolerances) for
+    `loading` seconds over a screen that matches the first step, then a popup shows."""
+
+    def __init__(self, loading: float) -> None:
+        super().__init__(form_screen())
+        self.until = time.monotonic() + loading
+
+    def grab(self):  # type: ignore[no-untyped-def]
+        from PIL import ImageDraw
+
+        if time.monotonic() < self.until:
+            self.screen = form_screen()
+            if self.grabs % 2:
+                ImageDraw.Draw(self.screen).rectangle([1900, 1060, 1903, 1063], fill="white")
+        else:
+            self.screen = form_screen(popup=True)
+        return super().grab()
+
+
+def test_replay_acts_only_on_a_screen_that_has_settled() -> None:
+    """While the screen keeps changing, a match is not acted on: once the app has settled,
+    it shows a popup over the target."""
+    Store().save(form_recording())
+    backend = StillLoading(loading=0.6)
+    report = replay(Store(), backend, "form", Values({"name": "J"}), ReplayOptions(timeout=1.5))
+    assert backend.performed == []
+    assert report.outcome is Outcome.DIVERGED
