@@ -387,7 +387,12 @@ def changed_regions(before: np.ndarray, after: np.ndarray, threshold: int = 12) 
     if before.shape != after.shape:
         h, w = after.shape
         return [Rect(0, 0, w * SCALE, h * SCALE)]
-    return _regions_of(np.abs(before.astype(np.int16) - after.astype(np.int16)) > threshold)
+    return _regions_of(_moved(before, after, threshold))
+
+
+def _moved(before: np.ndarray, after: np.ndarray, threshold: int) -> np.ndarray:
+    """Where two downscaled images differ by more than `threshold` luma levels."""
+    return np.asarray(np.abs(before.astype(np.int16) - after.astype(np.int16)) > threshold)
 
 
 FINE_THRESHOLD = 32
@@ -404,7 +409,7 @@ def changed_regions_fine(before: Frame, after: Frame, threshold: int = 12) -> li
     what is learned as changing alone must not miss what the matcher will see."""
     if before.small.shape != after.small.shape:
         return changed_regions(before.small, after.small, threshold)
-    delta = np.abs(before.small.astype(np.int16) - after.small.astype(np.int16)) > threshold
+    delta = _moved(before.small, after.small, threshold)
     a = before.pixels.view(np.uint32)[..., 0]
     b = after.pixels.view(np.uint32)[..., 0]
     ys, xs = np.nonzero(a != b)

@@ -375,23 +375,26 @@ def _ink_columns(luma: np.ndarray, region: Rect, origin: tuple[int, int], ink: i
     return np.asarray((np.abs(inside - background) > ink).any(axis=0))
 
 
-def ink_columns(frame: Frame, region: Rect) -> np.ndarray | None:
-    """Per column of `region` on the full-resolution frame: whether it holds ink against
-    its row's background (None: the region is off the screen)."""
-    margin = 6
+def _luma_around(frame: Frame, region: Rect, margin: int) -> tuple[np.ndarray, int, int] | None:
+    """The full-resolution luma of `region` grown by `margin`, clipped to the screen, with
+    its top-left corner (None: the region is off the screen)."""
     x0, y0 = max(region.x - margin, 0), max(region.y - margin, 0)
     x1 = min(region.right + margin, frame.width)
     y1 = min(region.bottom + margin, frame.height)
     if x1 <= x0 or y1 <= y0:
         return None
     bgr = frame.pixels[y0:y1, x0:x1, :3].astype(np.int16)
-    luma = (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4
+    return (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4, x0, y0
+
+
+def ink_columns(frame: Frame, region: Rect) -> np.ndarray | None:
+    """Per column of `region` on the full-resolution frame: whether it holds ink against
+    its row's background (None: the region is off the screen)."""
+    around = _luma_around(frame, region, 6)
+    if around is None:
+        return None
+    luma, x0, y0 = around
     return _ink_columns(luma, region, (x0, y0), CARET_INK)
-
-
-def _caret(frame: Frame, now: np.ndarray, region: Rect, reference: np.ndarray) -> bool:
-    """A caret in its other blink phase: one thin bar came or went (`caret_blink`)."""
-    return caret_blink(frame, now, region, reference)
 
 
 def caret_blink(frame: Frame, now: np.ndarray, region: Rect, reference: np.ndarray) -> bool:
@@ -437,13 +440,10 @@ def _ink_contrast(frame: Frame, region: Rect) -> float | None:
     levels): the median is the background, the farthest pixel from it the ink. Never less
     than `CARET_INK` * 2, so a caret with no text beside it (nothing to measure) reads as
     wider than it is, not narrower."""
-    near = region.grow(8)
-    x0, y0 = max(near.x, 0), max(near.y, 0)
-    x1, y1 = min(near.right, frame.width), min(near.bottom, frame.height)
-    if x1 <= x0 or y1 <= y0:
+    around = _luma_around(frame, region, 8)
+    if around is None:
         return None
-    bgr = frame.pixels[y0:y1, x0:x1, :3].astype(np.int16)
-    luma = (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4
+    luma = around[0]
     background = float(np.median(luma))
     ink = float(np.abs(luma - background).max())
     return max(ink, 2.0 * CARET_INK)
@@ -484,7 +484,7 @@ def judge_regions(
             and ctx.pointer_step
             and region.w <= CARET_MAX[0]
             and region.h <= CARET_MAX[1]
-            and _caret(live.frame, now, region, reference)
+            and caret_blink(live.frame, now, region, reference)
         ):
             excused.append(f"caret-like mark: {region}")
         elif (
@@ -494,7 +494,7 @@ def judge_regions(
             and region.w <= CARET_MAX[0]
             and region.h <= CARET_MAX[1]
             and in_focused_field(region, (recorded.patch.x, recorded.patch.y), reference, now)
-            and _caret(live.frame, now, region, reference)
+            and caret_blink(live.frame, now, region, reference)
         ):
             excused.append(f"caret in the focused field: {region}")
         elif (
