@@ -440,10 +440,13 @@ class Replayer:
             self._prepared.popitem(last=False)
         return prepared
 
-    def _verdict(self, step: Step, frame: Frame, offset: Offset = (0, 0)) -> Verdict:
+    def _verdict(
+        self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
+    ) -> Verdict:
         """The check of `frame` (the live screen) against `step`, shifted back by `offset`
-        where the task moved."""
-        view = shifted(frame, offset) if offset != (0, 0) else frame
+        where the task moved (`view`: that shifted screen, when the caller has it)."""
+        if view is None:
+            view = shifted(frame, offset) if offset != (0, 0) else frame
         return compare(
             step.fingerprint,
             view,
@@ -459,8 +462,9 @@ class Replayer:
 
     def _first_match(self, children: list[Step], frame: Frame) -> Match:
         closest: Verdict | None = None
+        view = shifted(frame, self.offset) if self.offset != (0, 0) else frame
         for child in children:
-            verdict = self._verdict(child, frame, self.offset)
+            verdict = self._verdict(child, frame, self.offset, view)
             if verdict.ok:
                 return Match(child, verdict, frame, self.offset)
             if closest is None or len(verdict.differences) < len(closest.differences):
