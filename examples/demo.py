@@ -29,7 +29,7 @@ from rich.rule import Rule
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples.world import LoanApp, agent_command
-from mmcli.display import VirtualDisplay
+from mmcli.desktop.display import VirtualDisplay
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".demo"

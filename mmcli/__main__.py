@@ -1,5 +1,5 @@
-"""`python -m mmcli`: the `mm` command (its fast `mm act` path first, see fastact.py)."""
+"""`python -m mmcli`: the `mm` command (its fast `mm act` path first, see cli/fastact.py)."""
 
-from mmcli.fastact import main
+from mmcli.cli.fastact import main
 
 main()

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mmcli.fingerprint import Fingerprint, Rect
+    from mmcli.screen.fingerprint import Fingerprint, Rect
 
 FORMAT_VERSION = 1
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mmcli.display import start_xvfb, stop_xvfb
+from mmcli.desktop.display import start_xvfb, stop_xvfb
 
 
 def need(*commands: str) -> None:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from PIL import Image, ImageDraw
 
-from mmcli.fingerprint import Fingerprint, Frame, Grid, Patch, Rect, fingerprint_of
 from mmcli.model import Action, ActionKind, Recording, Step
+from mmcli.screen.fingerprint import Fingerprint, Frame, Grid, Patch, Rect, fingerprint_of
 
 CREATED = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
 

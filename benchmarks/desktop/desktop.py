@@ -24,7 +24,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from mmcli.display import ensure_xauthority, start_xvfb, stop_xvfb
+from mmcli.desktop.display import ensure_xauthority, start_xvfb, stop_xvfb
 
 PROGRAMS = (
     "Xvfb", "openbox", "tint2", "dunst", "dunstctl", "dbus-launch", "dbus-send", "notify-send",

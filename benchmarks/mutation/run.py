@@ -71,7 +71,7 @@ def _tests(*names: str) -> tuple[str, ...]:
 
 TARGETS = {
     "fingerprint": Target(
-        "mmcli/fingerprint.py",
+        "mmcli/screen/fingerprint.py",
         _tests(
             "fingerprint",
             "fingerprint_values",
@@ -84,7 +84,7 @@ TARGETS = {
         ),
     ),
     "matcher": Target(
-        "mmcli/matcher.py",
+        "mmcli/screen/matcher.py",
         _tests(
             "matcher",
             "matcher_bounds",
@@ -96,9 +96,11 @@ TARGETS = {
         ),
     ),
     "recorder": Target(
-        "mmcli/recorder.py", _tests("build_steps", "integrate", "matcher_rules"), STEP_BUILDING
+        "mmcli/capture/recorder.py",
+        _tests("build_steps", "integrate", "matcher_rules"),
+        STEP_BUILDING,
     ),
-    "integrate": Target("mmcli/integrate.py", _tests("integrate", "build_steps")),
+    "integrate": Target("mmcli/capture/integrate.py", _tests("integrate", "build_steps")),
 }
 PYTEST_ARGS = ["-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", "--no-header"]
 WARM = ("numpy", "PIL.Image", "PIL.ImageDraw", "PIL.ImageFont", "pytest", "typer", "rich")

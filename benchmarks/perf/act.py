@@ -43,7 +43,7 @@ def _send_move(path: str, x: int) -> float:
 
 def run(args: argparse.Namespace, work: Path) -> Report:
     from mmcli.backends.x11 import X11Backend
-    from mmcli.recorder import Recorder
+    from mmcli.capture.recorder import Recorder
 
     backend = X11Backend()
     samples: dict[str, list[float]] = {
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, work: Path) -> Report:
             samples["alone"].append(_send_move(recorder.socket_path, x))
             act = [sys.executable, "-m", "mmcli", "act", "move", str(x + 1), "300"]
             samples["act"].append(run_timed(act, env).wall)
-            cli = [sys.executable, "-c", "from mmcli.cli import main; main()"]
+            cli = [sys.executable, "-c", "from mmcli.cli.app import main; main()"]
             samples["cli"].append(run_timed([*cli, "act", "move", str(x), "301"], env).wall)
             samples["shim"].append(run_timed(["xdotool", "mousemove", str(x), "302"], env).wall)
             if real:

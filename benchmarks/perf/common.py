@@ -226,7 +226,7 @@ def run_benchmark(
     """A benchmark's `main`: parse its arguments (plus `--json`), run it in a temporary
     directory on a fresh Xvfb (`display=False`: it starts its own), print the report and
     its details, and write the figures to the `--json` file if one was given."""
-    from mmcli.display import VirtualDisplay
+    from mmcli.desktop.display import VirtualDisplay
 
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()

@@ -26,12 +26,12 @@ from PIL import Image
 
 from benchmarks.perf.common import Figure, Report, Spread, run_benchmark, say
 from examples.world import LoanApp
-from mmcli.display import VirtualDisplay
+from mmcli.desktop.display import VirtualDisplay
 from mmcli.llm.document import LLMRecording, now
 from mmcli.llm.proxy import Serving, Session, single_route
 from mmcli.llm.shapes import SHAPES
 from mmcli.llm.tree import conversation
-from mmcli.matcher import Policy
+from mmcli.screen.matcher import Policy
 
 HIT_TARGET_MS = 20.0
 TASK = "Type John Smith into the first field of the form."

@@ -45,7 +45,7 @@ from benchmarks.perf.common import (
 from benchmarks.perf.replay import NAME, Blind, blind_script, record_task
 from benchmarks.perf.task import agent_command, fresh_start, problem
 from examples.world import LoanApp
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 
 TARGET_MS = 25.0
 PER_APPLICATION = 10
@@ -126,10 +126,10 @@ class Parts:
 
 @contextlib.contextmanager
 def instrumented(parts: Parts) -> Iterator[None]:
-    from mmcli import integrate as integrate_module
-    from mmcli import record as record_module
-    from mmcli import recorder as recorder_module
-    from mmcli.store import Store
+    from mmcli.capture import integrate as integrate_module
+    from mmcli.capture import record as record_module
+    from mmcli.capture import recorder as recorder_module
+    from mmcli.store.recordings import Store
 
     targets = [
         (recorder_module.Recorder, "capture", "capture (agent blocked)"),
@@ -152,9 +152,9 @@ def instrumented(parts: Parts) -> Iterator[None]:
 
 def breakdown(app: LoanApp, store_dir: Path, think: float) -> dict[str, Any]:
     from mmcli.backends.x11 import X11Backend
+    from mmcli.capture.record import record
     from mmcli.params import Values
-    from mmcli.record import record
-    from mmcli.store import Store
+    from mmcli.store.recordings import Store
 
     parts = Parts()
     fresh_start(app)

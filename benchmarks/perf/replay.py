@@ -39,7 +39,7 @@ from benchmarks.perf.common import (
 from benchmarks.perf.task import ACTIONS, agent_command, fresh_start, problem
 from examples.world import LoanApp
 from mmcli.model import ActionKind, Recording
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 
 NAME = "batch"
 TARGET_RATIO = 1.3
@@ -149,7 +149,7 @@ def _timed(times: StepTimes, key: str, fn: Callable[..., Any]) -> Callable[..., 
 
 
 class _Clock:
-    """Stands in for the `time` module inside mmcli.replayer to add up its sleeps."""
+    """Stands in for the `time` module inside mmcli.replay.replayer to add up its sleeps."""
 
     def __init__(self, times: StepTimes) -> None:
         self.times = times
@@ -163,10 +163,10 @@ class _Clock:
 def breakdown(app: LoanApp, store_dir: Path) -> dict[str, Any]:
     """One in-process replay with its parts timed: per step, waiting for the screen
     (grab + compare + poll sleeps) and acting; in total, grabs, compares and sleeps."""
-    from mmcli import replayer as replayer_module
     from mmcli.backends.x11 import X11Backend
     from mmcli.params import Values
-    from mmcli.replayer import Replayer, ReplayOptions
+    from mmcli.replay import replayer as replayer_module
+    from mmcli.replay.replayer import Replayer, ReplayOptions
 
     times = StepTimes()
     fresh_start(app)
@@ -254,11 +254,11 @@ def startup_costs(store: Path) -> dict[str, float]:
     py = sys.executable
     probes = {
         "python -c pass": [py, "-c", "pass"],
-        "import mmcli.cli (typer, rich)": [py, "-c", "import mmcli.cli"],
+        "import mmcli.cli.app (typer, rich)": [py, "-c", "import mmcli.cli.app"],
         "import replayer + X11 backend (numpy, PIL, pyautogui, mss)": [
             py,
             "-c",
-            "import mmcli.replayer, mmcli.backends.x11",
+            "import mmcli.replay.replayer, mmcli.backends.x11",
         ],
         "mm --help": mm_command("--help"),
         "mm ls (one recording)": mm_command("ls"),

@@ -40,7 +40,7 @@ from benchmarks.perf.replay import Blind, blind_script, record_task
 from benchmarks.perf.task import ACTIONS, agent_command, fresh_start, problem
 from examples.world import LoanApp
 from mmcli.model import Recording
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 
 NAME = "batch"
 SHORT = "one"

@@ -37,8 +37,8 @@ from benchmarks.perf.common import (
 from benchmarks.perf.replay import profile_tables
 from benchmarks.perf.task import agent_command, fresh_start, problem
 from examples.world import LoanApp
-from mmcli.display import VirtualDisplay
-from mmcli.store import Store
+from mmcli.desktop.display import VirtualDisplay
+from mmcli.store.recordings import Store
 
 LS_TARGET_S = 1.5
 LOAD_TARGET_MS = 50.0
@@ -48,7 +48,7 @@ NAME_LINE = re.compile(r'^name = ".*"$', re.MULTILINE)
 FRESH_LOAD = """
 import json, sys, time
 t0 = time.perf_counter()
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 t1 = time.perf_counter()
 recording = Store(sys.argv[1]).load(sys.argv[2])
 t2 = time.perf_counter()
@@ -60,8 +60,8 @@ print(json.dumps({"import_ms": (t1 - t0) * 1000, "load_ms": (t2 - t1) * 1000,
 def record_source(work: Path) -> Path:
     """One real recording of the 20-action task; returns its store directory."""
     from mmcli.backends.x11 import X11Backend
+    from mmcli.capture.record import record
     from mmcli.params import Values
-    from mmcli.record import record
 
     store = work / "source-store"
     with VirtualDisplay():
@@ -222,7 +222,11 @@ def run(args: argparse.Namespace, work: Path) -> Report:
     imports = Spread.of([f["import_ms"] for f in fresh])
     report.add(
         Figure(
-            "fresh_import_ms", "  import mmcli.store first", imports.median, "ms", spread=imports
+            "fresh_import_ms",
+            "  import mmcli.store.recordings first",
+            imports.median,
+            "ms",
+            spread=imports,
         )
     )
     wall = Spread.of([f["wall_ms"] for f in fresh])

@@ -27,14 +27,14 @@ from PIL import Image
 from benchmarks.validation.scenarios import SCENARIOS, At, Label, Scenario
 from examples.world import LoanApp, agent_command
 from mmcli.backends.x11 import X11Backend
-from mmcli.display import VirtualDisplay
-from mmcli.matcher import Policy, Verdict, compare
+from mmcli.capture.record import record
+from mmcli.capture.recorder import settle
+from mmcli.desktop.display import VirtualDisplay
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.record import record
-from mmcli.recorder import settle
-from mmcli.replayer import Replayer, ReplayOptions
-from mmcli.store import Store
+from mmcli.replay.replayer import Replayer, ReplayOptions
+from mmcli.screen.matcher import Policy, Verdict, compare
+from mmcli.store.recordings import Store
 
 NAIVE_TOLERANCE = 8
 FAR = (1500, 900)

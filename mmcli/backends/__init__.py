@@ -1,6 +1,8 @@
 """OS access behind one small interface: grab the screen, read the pointer, perform input.
 
 `open_backend()` picks the implementation at run time (X11 today); tests use `FakeBackend`.
+
+May import: the vocabulary, `screen`, `store` (and `desktop`, its own layer).
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from mmcli.fingerprint import Frame, Rect, same_picture
 from mmcli.model import Action
+from mmcli.screen.fingerprint import Frame, Rect, same_picture
 
 if TYPE_CHECKING:
-    from mmcli.input_watch import EventSource, Grabber
+    from mmcli.desktop.input_watch import EventSource, Grabber
 
 FAILSAFE_MARGIN = 0
 """How far (px) from a corner the pointer may be and still count as 'in the corner'."""

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from PIL import Image
 
 from mmcli.backends.base import Backend, ChangeLog
-from mmcli.fingerprint import Frame
 from mmcli.model import Action
+from mmcli.screen.fingerprint import Frame
 
 
 class FakeBackend(Backend):

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mmcli.input_events import EventKind, InputEvent
+from mmcli.desktop.input_events import EventKind, InputEvent
 
 SEND_EVENT = 25
 """The core X request that sends an event to a window (XSendEvent)."""

@@ -9,4 +9,6 @@ the conversation, answering from memory while the conversation matches.
 - `tree`: the recorded exchanges and the walk that finds a request's answer.
 - `document`: the stored TOML document (`kind = "llm"`).
 - `proxy`: the HTTP server; `run`: `mm record --llm` and `mm replay` of such a recording.
+
+May import: the vocabulary, `screen`, `store`, `desktop`, `backends`.
 """

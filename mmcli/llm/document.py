@@ -41,11 +41,11 @@ from typing import Any
 
 import tomli_w
 
-from mmcli.codec import fingerprint_doc, fingerprint_from_doc
 from mmcli.errors import RecordingCorrupt, RecordingExists, RecordingNotFound, StoreError
 from mmcli.llm.screens import Screen, read_thumbnail
 from mmcli.llm.tree import Node, Tree
-from mmcli.store import Store, atomic_write, os_reason
+from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc
+from mmcli.store.recordings import Store, atomic_write, os_reason
 
 KIND = "llm"
 FORMAT_VERSION = 1

@@ -35,8 +35,8 @@ from mmcli.llm.document import LLMRecording
 from mmcli.llm.screens import Screen, digest_of, frame_of, screen_of
 from mmcli.llm.shapes import SHAPES, Shape, parse_sse, shape_for
 from mmcli.llm.tree import Conversation, Walk, conversation
-from mmcli.matcher import Policy
-from mmcli.storefs import new_token
+from mmcli.screen.matcher import Policy
+from mmcli.store.storefs import new_token
 
 HOP_BY_HOP = {
     "host",

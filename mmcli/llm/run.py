@@ -14,15 +14,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from mmcli.agent import run_agent
+from mmcli.desktop.agent import run_agent
 from mmcli.errors import ExitCode, MMError, Outcome, RecordingExists, StoreError, UsageError
 from mmcli.llm.document import LLMRecording, load, now, save
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
-from mmcli.matcher import Policy
 from mmcli.model import PLACEHOLDER
 from mmcli.params import Values, parametrize
-from mmcli.store import Store, validate_name
+from mmcli.screen.matcher import Policy
+from mmcli.store.recordings import Store, validate_name
 
 Progress = Callable[[str], None]
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mmcli.fingerprint import SCALE, Fingerprint, Frame, fingerprint_of
 from mmcli.llm.conversation import LiveImage
-from mmcli.matcher import Policy, References, Verdict, compare
+from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame, fingerprint_of
+from mmcli.screen.matcher import Policy, References, Verdict, compare
 
 MAX_PIXELS = 8192 * 8192
 FORMATS = ["PNG", "JPEG", "WEBP", "GIF"]

@@ -27,7 +27,7 @@ from mmcli.llm.conversation import (
 )
 from mmcli.llm.screens import Screen, judge
 from mmcli.llm.shapes import Shape
-from mmcli.matcher import Policy
+from mmcli.screen.matcher import Policy
 
 
 @dataclass

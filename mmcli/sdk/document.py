@@ -36,9 +36,9 @@ from typing import Any
 import tomli_w
 
 from mmcli.errors import RecordingCorrupt, StoreError
-from mmcli.store import Store
-from mmcli.storefs import read_bytes
-from mmcli.validate import check_text
+from mmcli.store.recordings import Store
+from mmcli.store.storefs import read_bytes
+from mmcli.store.validate import check_text
 
 KIND = "sdk"
 FORMAT_VERSION = 1

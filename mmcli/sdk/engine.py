@@ -38,7 +38,7 @@ from mmcli.sdk.storage import DocumentStore
 from mmcli.sdk.tools import Tool, ToolRegistry, encode_call
 from mmcli.sdk.values import Codec
 from mmcli.sdk.walk import Walk, WalkResult
-from mmcli.store import Store, validate_name
+from mmcli.store.recordings import Store, validate_name
 
 P = ParamSpec("P")
 R = TypeVar("R")

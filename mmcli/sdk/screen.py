@@ -31,10 +31,10 @@ import numpy as np
 from PIL import Image
 
 from mmcli.backends.base import Backend
-from mmcli.codec import fingerprint_doc, fingerprint_from_doc
-from mmcli.fingerprint import Fingerprint, Frame, Rect, fingerprint_of
-from mmcli.matcher import Policy, References, Verdict, compare
+from mmcli.screen.fingerprint import Fingerprint, Frame, Rect, fingerprint_of
+from mmcli.screen.matcher import Policy, References, Verdict, compare
 from mmcli.sdk.check import Check
+from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc
 
 Target = Callable[[Sequence[Any], Mapping[str, Any]], tuple[int, int] | None]
 

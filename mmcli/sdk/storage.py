@@ -15,7 +15,7 @@ from typing import Any
 from mmcli.errors import RecordingCorrupt, StoreError, UsageError
 from mmcli.sdk import document
 from mmcli.sdk.document import SDKDocument, Trajectory
-from mmcli.store import Store, atomic_write, os_reason, validate_name
+from mmcli.store.recordings import Store, atomic_write, os_reason, validate_name
 
 
 class DocumentStore:

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from mmcli.codec import fingerprint_doc, fingerprint_from_doc
-from mmcli.fingerprint import Fingerprint
+from mmcli.screen.fingerprint import Fingerprint
 from mmcli.sdk.errors import UnknownClass, UnstorableValue
+from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc
 
 INT_RANGE = (-(2**63), 2**63 - 1)
 """TOML integers are 64-bit; larger ones are written as strings."""

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mmcli.cli import app
+from mmcli.cli.app import app
 from mmcli.model import Action, ActionKind, Recording, Step
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.helpers import CREATED, literal_fingerprint, sample_recording
 
 runner = CliRunner()
@@ -221,7 +221,7 @@ def test_saving_puts_the_recording_in_the_index(
     isolated_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Store().save(sample_recording("fresh"))
-    import mmcli.catalog as catalog
+    import mmcli.inventory.catalog as catalog
 
     def no_parsing(store: Store, name: str) -> dict[str, object]:
         raise AssertionError(f"{name} was parsed although it was just saved")
@@ -252,7 +252,7 @@ def test_show_lists_an_sdk_documents_trajectories(isolated_store: Path) -> None:
 def test_ls_says_when_it_has_many_recordings_to_read(
     isolated_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mmcli.catalog as catalog
+    import mmcli.inventory.catalog as catalog
 
     for name in ("a", "b", "c"):
         Store().save(sample_recording(name))
@@ -270,8 +270,8 @@ def test_ls_says_when_it_has_many_recordings_to_read(
 def test_show_says_how_much_of_the_task_area_each_step_leaves_unchecked() -> None:
     from dataclasses import replace
 
-    from mmcli.fingerprint import Rect
-    from mmcli.integrate import weak_steps
+    from mmcli.capture.integrate import weak_steps
+    from mmcli.screen.fingerprint import Rect
 
     recording = sample_recording("weak")  # task area 300 x 260 at (60, 160)
     masked = replace(

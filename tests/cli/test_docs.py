@@ -8,8 +8,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from mmcli.cli import app
-from mmcli.cli_reference import reference
+from mmcli.cli.app import app
+from mmcli.cli.reference import reference
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -18,7 +18,7 @@ runner = CliRunner()
 def test_docs_cli_md_is_up_to_date() -> None:
     current = (ROOT / "docs" / "cli.md").read_text()
     assert current == reference(), (
-        "docs/cli.md is stale: run `.venv/bin/python -m mmcli.cli_reference > docs/cli.md`"
+        "docs/cli.md is stale: run `.venv/bin/python -m mmcli.cli.reference > docs/cli.md`"
     )
 
 

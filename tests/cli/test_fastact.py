@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mmcli.fastact import parse
+from mmcli.cli.fastact import parse
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_mm_act_under_a_recorder_sends_one_request_and_loads_no_cli(tmp_path: Pa
     assert got == [{"op": "perform", "action": {"kind": "click", "x": 5, "y": 6,
                                                 "button": "left", "clicks": 1}}]  # fmt: skip
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
-    assert not imported & {"typer", "rich", "numpy", "mmcli.cli", "PIL", "pyautogui"}
+    assert not imported & {"typer", "rich", "numpy", "mmcli.cli.app", "PIL", "pyautogui"}
 
 
 def test_mm_act_with_the_recorder_gone_is_a_one_line_error(tmp_path: Path) -> None:
@@ -116,4 +116,4 @@ def test_help_and_ls_start_without_numpy_or_pil(argv: list[str], tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
-    assert not imported & {"numpy", "PIL", "pyautogui", "mss", "mmcli.fingerprint"}
+    assert not imported & {"numpy", "PIL", "pyautogui", "mss", "mmcli.screen.fingerprint"}

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from mmcli import __version__
-from mmcli.cli import app
+from mmcli.cli.app import app
 from mmcli.llm.document import save as save_llm
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.helpers import sample_recording
 from tests.llm.test_matching import recorded_session
 
@@ -101,7 +101,7 @@ def test_rm_branch_refuses_a_trunk_step(isolated_store: Path) -> None:
 
 
 def test_rm_refused_while_a_replay_uses_it(isolated_store: Path) -> None:
-    from mmcli.inuse import in_use
+    from mmcli.store.inuse import in_use
 
     store = Store()
     _cli(store)
@@ -258,9 +258,9 @@ def test_import_refuses_a_bad_recording_and_a_non_archive(
 def test_import_refuses_an_oversized_member(
     isolated_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mmcli.manage
+    import mmcli.inventory.manage
 
-    monkeypatch.setattr(mmcli.manage, "MAX_THUMBNAIL", 16)
+    monkeypatch.setattr(mmcli.inventory.manage, "MAX_THUMBNAIL", 16)
     archive = _archive(tmp_path / "big.tar.gz", [(_file("loan/t.png"), PNG)])
     result = mm("import", str(archive))
     assert result.exit_code == 1 and "larger than" in result.stderr  # type: ignore[attr-defined]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mmcli.cli import _hoist_globals, app
-from mmcli.store import Store
+from mmcli.cli.app import _hoist_globals, app
+from mmcli.store.recordings import Store
 from tests.helpers import sample_recording
 
 runner = CliRunner()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from mmcli.cli import app
-from mmcli.store import Store
+from mmcli.cli.app import app
+from mmcli.store.recordings import Store
 from tests.helpers import sample_recording
 
 runner = CliRunner()

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mmcli.batch import check_columns
-from mmcli.cli import app
+from mmcli.cli.app import app
 from mmcli.errors import UsageError
 from mmcli.model import Recording
 from mmcli.params import Values
-from mmcli.store import Store
+from mmcli.replay.batch import check_columns
+from mmcli.store.recordings import Store
 from tests.helpers import sample_recording
 
 runner = CliRunner()
@@ -115,8 +115,8 @@ def test_one_step_one_branch_in_the_singular(isolated_store: Path) -> None:
 
 
 def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) -> None:
-    from mmcli.cli import _render_report
-    from mmcli.replayer import Divergence, Outcome, ReplayReport
+    from mmcli.cli.app import _render_report
+    from mmcli.replay.replayer import Divergence, Outcome, ReplayReport
 
     reason = "A window or dialog covers the click target. target: patch cells 40 > 6"
     report = ReplayReport("loan", Outcome.DIVERGED, divergence=Divergence(2, "click", reason))
@@ -128,8 +128,8 @@ def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_a_dry_run_divergence_suggests_only_looking(capsys: pytest.CaptureFixture[str]) -> None:
-    from mmcli.cli import _render_report
-    from mmcli.replayer import Divergence, Outcome, ReplayReport
+    from mmcli.cli.app import _render_report
+    from mmcli.replay.replayer import Divergence, Outcome, ReplayReport
 
     report = ReplayReport("loan", Outcome.DIVERGED, divergence=Divergence(0, "click", "x"))
     _render_report(report, dry_run=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from examples.world import WANTED, LoanApp, agent_command
-from mmcli.display import VirtualDisplay
+from mmcli.desktop.display import VirtualDisplay
 
 __all__ = ["WANTED", "LoanApp", "agent_command", "mm"]
 

@@ -74,7 +74,7 @@ def test_pointer_in_a_corner_fails(xdisplay: str, monkeypatch: pytest.MonkeyPatc
 
 
 def test_input_is_not_tried_while_another_mm_drives_the_display(xdisplay: str) -> None:
-    from mmcli.display import display_lock
+    from mmcli.desktop.display import display_lock
 
     with display_lock(wait=0):
         result = mm("doctor", "--json")

@@ -130,7 +130,7 @@ def test_two_replays_on_one_display_take_turns(loan_app: LoanApp, tmp_path: Path
 def test_a_busy_display_makes_replay_exit_1_after_the_bound(
     loan_app: LoanApp,
 ) -> None:
-    from mmcli.display import display_lock
+    from mmcli.desktop.display import display_lock
 
     _record_loan(loan_app)
     with display_lock(wait=0):

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from examples.world import WANTED, LoanApp, stop_detached
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 
 pytestmark = pytest.mark.e2e
 

@@ -12,9 +12,9 @@ import pytest
 from PIL import Image, ImageColor
 
 from examples.loan_form import BACKGROUND
-from mmcli.fingerprint import SCALE
-from mmcli.recorder import PAINT
-from mmcli.store import Store
+from mmcli.capture.recorder import PAINT
+from mmcli.screen.fingerprint import SCALE
+from mmcli.store.recordings import Store
 
 from .conftest import LoanApp, agent_command, mm
 

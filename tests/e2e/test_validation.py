@@ -12,7 +12,7 @@ import pytest
 from benchmarks.validation.run import step_at
 from benchmarks.validation.scenarios import SCENARIOS, Label, Scenario
 from examples.world import WANTED, LoanApp, agent_command
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.e2e.conftest import mm
 
 pytestmark = pytest.mark.e2e

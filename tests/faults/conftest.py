@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from examples.world import LoanApp, agent_command
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.e2e.conftest import mm, xdisplay
 from tests.helpers import sample_recording
 

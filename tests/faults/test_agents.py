@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.faults.conftest import (
     MM,
     REPLAY_SAMPLE,

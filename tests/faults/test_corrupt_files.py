@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mmcli import codec
+from mmcli.store import codec
 from tests.faults.conftest import mm, one_line_error
 from tests.helpers import sample_recording
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from mmcli import store as store_module
-from mmcli.display import display_lock
+from mmcli.desktop.display import display_lock
 from mmcli.errors import LockBusy
 from mmcli.model import Recording
-from mmcli.store import Store
+from mmcli.store import recordings as store_module
+from mmcli.store.recordings import Store
 from tests.helpers import sample_recording
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def _kill(process: subprocess.Popen[str]) -> None:
 
 SAVE_LOCK_HOLDER = """
 import sys, time
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 with Store(sys.argv[1]).lock("held"):
     print("ready", flush=True)
     time.sleep(60)
@@ -170,7 +170,7 @@ with Store(sys.argv[1]).lock("held"):
 
 DISPLAY_LOCK_HOLDER = """
 import sys, time
-from mmcli.display import display_lock
+from mmcli.desktop.display import display_lock
 with display_lock(display=sys.argv[1]):
     print("ready", flush=True)
     time.sleep(60)

@@ -19,15 +19,15 @@ import tomli_w
 from PIL import Image
 from typer.testing import CliRunner, Result
 
-from mmcli import codec
 from mmcli.backends.fake import FakeBackend
-from mmcli.cli import app
+from mmcli.cli.app import app
 from mmcli.errors import Aborted, RecordingCorrupt
-from mmcli.fingerprint import Fingerprint, Grid
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replayer import Replayer, ReplayOptions, replay
-from mmcli.store import Store
+from mmcli.replay.replayer import Replayer, ReplayOptions, replay
+from mmcli.screen.fingerprint import Fingerprint, Grid
+from mmcli.store import codec
+from mmcli.store.recordings import Store
 from tests.faults.conftest import mm, one_line_error
 from tests.helpers import CREATED, form_screen, sample_recording
 
@@ -223,6 +223,6 @@ def test_ctrl_c_stops_a_long_action_between_two_pieces(action: Action) -> None:
 
 
 def _match(step: Step, frame: Any) -> Any:
-    from mmcli.replayer import Match
+    from mmcli.replay.replayer import Match
 
     return Match(step, None, frame)

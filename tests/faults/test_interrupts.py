@@ -14,8 +14,8 @@ import pytest
 from Xlib import display as xlib_display
 
 from examples.world import LoanApp, agent_command
-from mmcli.display import _lock_path, display_lock
-from mmcli.store import Store
+from mmcli.desktop.display import _lock_path, display_lock
+from mmcli.store.recordings import Store
 from tests.faults.conftest import (
     REPLAY_SAMPLE,
     Running,

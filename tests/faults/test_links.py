@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from mmcli.cli import app
+from mmcli.cli.app import app
 from mmcli.errors import StoreError
-from mmcli.store import Store
-from mmcli.storefs import UnsafePath
+from mmcli.store.recordings import Store
+from mmcli.store.storefs import UnsafePath
 from tests.helpers import sample_recording
 
 runner = CliRunner()

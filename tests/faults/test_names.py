@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mmcli.cli import main
+from mmcli.cli.app import main
 from tests.faults.conftest import mm, one_line_error
 
 BAD_NAMES = [

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mmcli.errors import StoreError
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.faults.conftest import THUMBNAILS, save_sample, snapshot
 from tests.helpers import sample_recording
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from examples.world import LoanApp
-from mmcli.display import start_xvfb, stop_xvfb
-from mmcli.store import Store
+from mmcli.desktop.display import start_xvfb, stop_xvfb
+from mmcli.store.recordings import Store
 from tests.faults.conftest import (
     Mount,
     Running,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from examples.world import LoanApp
-from mmcli.display import VirtualDisplay
+from mmcli.desktop.display import VirtualDisplay
 from tests.llm.fake_model import FakeModel
 
 

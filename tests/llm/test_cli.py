@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mmcli.cli import app
+from mmcli.cli.app import app
 from mmcli.llm.document import save
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.llm.fake_model import FakeModel
 from tests.llm.test_matching import recorded_session
 

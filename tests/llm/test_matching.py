@@ -18,8 +18,8 @@ from mmcli.llm.document import LLMRecording, dumps, load, loads, save
 from mmcli.llm.proxy import Session
 from mmcli.llm.shapes import SHAPES
 from mmcli.llm.tree import conversation
-from mmcli.matcher import Policy
-from mmcli.store import Store
+from mmcli.screen.matcher import Policy
+from mmcli.store.recordings import Store
 
 ANTHROPIC = SHAPES["anthropic"]
 

@@ -17,9 +17,9 @@ from mmcli.llm.document import LLMRecording, load, now
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.run import Router
 from mmcli.llm.shapes import SHAPES, parse_sse
-from mmcli.matcher import Policy
 from mmcli.params import Values
-from mmcli.store import Store
+from mmcli.screen.matcher import Policy
+from mmcli.store.recordings import Store
 from tests.llm.fake_model import FakeModel
 
 TASK = "Please type Ann Lee into the first field of the form."

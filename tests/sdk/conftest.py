@@ -13,7 +13,7 @@ import pytest
 from mmcli import Check, Engine
 from mmcli.sdk.document import SDKDocument
 from mmcli.sdk.storage import DocumentStore
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 
 
 @dataclass

@@ -13,7 +13,7 @@ from mmcli import Check, Engine
 from mmcli.sdk.check import verdict
 from mmcli.sdk.document import Trajectory, now
 from mmcli.sdk.storage import DocumentStore
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 
 
 @pytest.mark.parametrize(

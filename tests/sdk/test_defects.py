@@ -15,7 +15,7 @@ from mmcli import Check, Engine
 from mmcli.sdk.document import Trajectory, now
 from mmcli.sdk.errors import EngineBusy, UnstorableValue
 from mmcli.sdk.storage import DocumentStore
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.sdk.conftest import Rig
 
 

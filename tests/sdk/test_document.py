@@ -18,7 +18,7 @@ from mmcli.sdk.document import (
     loads,
     summary,
 )
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.helpers import sample_recording
 
 GOLDEN = Path(__file__).parent / "fixtures" / "sdk-v1.toml"

@@ -11,7 +11,7 @@ from mmcli import Check, Engine
 from mmcli.errors import InvalidName
 from mmcli.sdk.errors import EngineNotReady
 from mmcli.sdk.storage import DocumentStore
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.sdk.conftest import Rig
 
 

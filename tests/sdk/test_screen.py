@@ -10,8 +10,8 @@ from PIL import Image, ImageDraw
 
 from mmcli import Engine, ScreenCheck
 from mmcli.backends import FakeBackend
-from mmcli.fingerprint import Rect
 from mmcli.model import Action, ActionKind
+from mmcli.screen.fingerprint import Rect
 from mmcli.sdk.screen import no_target, pointer_target
 
 

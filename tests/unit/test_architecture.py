@@ -230,21 +230,70 @@ def test_every_module_says_what_it_owns() -> None:
     assert not silent, f"modules without a docstring: {silent}"
 
 
+def where(module: str) -> str:
+    return str(modules()[module].relative_to(ROOT))
+
+
+def subpackages() -> list[str]:
+    return sorted(m for m, p in modules().items() if p.name == "__init__.py" and m != "mmcli")
+
+
+def declared_imports(package: str, owner: dict[str, str]) -> set[str] | None:
+    """The groups a subpackage's docstring names after "May import:" (backticked modules
+    and subpackages by their group, "the vocabulary", "everything", "nothing")."""
+    doc = ast.get_docstring(ast.parse(modules()[package].read_text())) or ""
+    line = re.search(r"^May import: (.*(?:\n(?!\n).*)*)", doc, re.MULTILINE)
+    if line is None:
+        return None
+    said = line.group(1)
+    if said.startswith("everything"):
+        return set(owner.values()) - {owner[package]}
+    groups = {"vocabulary"} if "vocabulary" in said else set()
+    for name in re.findall(r"`([\w.]+)`", said):
+        groups.add(owner[f"mmcli.{name}"])
+    return groups - {owner[package]}  # its own group's modules it imports freely
+
+
+def test_each_subpackage_is_one_group_and_says_what_it_may_import() -> None:
+    members, may = parse_groups(DOC.read_text(encoding="utf-8"))
+    owner, _ = group_of(members)
+    problems = []
+    for package in subpackages():
+        groups = {owner[m] for m in modules() if m == package or m.startswith(package + ".")}
+        if len(groups) != 1:
+            problems.append(f"{package}'s modules are in groups {sorted(groups)}")
+            continue
+        declared = declared_imports(package, owner)
+        (group,) = groups
+        if declared is None:
+            problems.append(f"{where(package)} does not say what it may import")
+        elif declared != may[group]:
+            problems.append(
+                f"{where(package)} may import {sorted(declared)}, "
+                f"docs/architecture.md says {sorted(may[group])}"
+            )
+    assert len(subpackages()) >= 10
+    assert not problems, "\n".join(problems)
+
+
 # ---- the checks can fail ------------------------------------------------------------------
 
 
 def test_a_cycle_is_found_and_named() -> None:
-    edges = {"mmcli.store": {"mmcli.catalog"}, "mmcli.catalog": {"mmcli.sdk.document"}}
-    edges["mmcli.sdk.document"] = {"mmcli.store"}
+    edges = {
+        "mmcli.store.recordings": {"mmcli.inventory.catalog"},
+        "mmcli.inventory.catalog": {"mmcli.sdk.document"},
+    }
+    edges["mmcli.sdk.document"] = {"mmcli.store.recordings"}
     assert find_cycle(edges) == [
-        "mmcli.catalog",
+        "mmcli.inventory.catalog",
         "mmcli.sdk.document",
-        "mmcli.store",
-        "mmcli.catalog",
+        "mmcli.store.recordings",
+        "mmcli.inventory.catalog",
     ]
     owner = {
-        "mmcli.store": "persistence",
-        "mmcli.catalog": "inventory",
+        "mmcli.store.recordings": "persistence",
+        "mmcli.inventory.catalog": "inventory",
         "mmcli.sdk.document": "sdk",
     }
     assert find_cycle(edges, owner)
@@ -253,19 +302,22 @@ def test_a_cycle_is_found_and_named() -> None:
 
 
 def test_a_function_level_import_counts_for_the_layering() -> None:
-    source = "def f():\n    from mmcli.catalog import tree\n"
+    source = "def f():\n    from mmcli.inventory.catalog import tree\n"
     tree = ast.parse(source)
     node = tree.body[0].body[0]  # type: ignore[attr-defined]
-    assert _targets("mmcli.store", node, False) == ["mmcli.catalog"]
+    assert _targets("mmcli.store.recordings", node, False) == [
+        "mmcli.inventory",
+        "mmcli.inventory.catalog",
+    ]
     members, may = parse_groups(DOC.read_text(encoding="utf-8"))
     owner, _ = group_of(members)
-    assert layering_violations(owner, may, {"mmcli.store": {"mmcli.catalog"}})
+    assert layering_violations(owner, may, {"mmcli.store.recordings": {"mmcli.inventory.catalog"}})
 
 
 def test_importing_a_submodule_counts_its_package() -> None:
     node = ast.parse("from mmcli.sdk.document import summary").body[0]
     assert isinstance(node, ast.ImportFrom)
-    assert _targets("mmcli.catalog", node, False) == ["mmcli.sdk", "mmcli.sdk.document"]
+    assert _targets("mmcli.inventory.catalog", node, False) == ["mmcli.sdk", "mmcli.sdk.document"]
     assert _targets("mmcli.sdk.engine", node, False) == ["mmcli.sdk.document"]
 
 
@@ -275,5 +327,7 @@ def test_a_module_in_two_groups_or_none_is_reported() -> None:
         text.replace("| `errors`, `model`, `params` |", "| `model`, `params` |")
     )
     assert any("mmcli.errors is in 0 groups" in p for p in group_of(members)[1])
-    members, _ = parse_groups(text.replace("| `errors`, `model`,", "| `errors`, `store`, `model`,"))
-    assert any("mmcli.store is in 2 groups" in p for p in group_of(members)[1])
+    members, _ = parse_groups(
+        text.replace("| `errors`, `model`,", "| `errors`, `store.recordings`, `model`,")
+    )
+    assert any("mmcli.store.recordings is in 2 groups" in p for p in group_of(members)[1])

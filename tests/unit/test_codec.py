@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mmcli import codec
 from mmcli.errors import RecordingCorrupt
+from mmcli.store import codec
 from tests.helpers import sample_recording
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

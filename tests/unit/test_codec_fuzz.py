@@ -17,11 +17,11 @@ import tomli_w
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from mmcli import codec, validate
 from mmcli.errors import RecordingCorrupt
-from mmcli.fingerprint import Rect
 from mmcli.model import BUTTONS, FORMAT_VERSION, ActionKind, Recording, Step
-from mmcli.store import Store
+from mmcli.screen.fingerprint import Rect
+from mmcli.store import codec, validate
+from mmcli.store.recordings import Store
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "golden-v1.toml"
 TEXT = GOLDEN.read_text(encoding="utf-8")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mmcli.explain import headline, moved_by
-from mmcli.fingerprint import Rect
-from mmcli.matcher import Difference, Verdict
 from mmcli.model import ActionKind
+from mmcli.screen.explain import headline, moved_by
+from mmcli.screen.fingerprint import Rect
+from mmcli.screen.matcher import Difference, Verdict
 
 TARGET = Difference("target", Rect(230, 165, 40, 40), "patch cells", 40, 6)
 DIALOG = Difference("regions", Rect(200, 150, 300, 160), "changed region on the target (px)", 9, 0)

@@ -10,8 +10,8 @@ from dataclasses import replace
 from mmcli.backends import FakeBackend
 from mmcli.model import Action, ActionKind
 from mmcli.params import Values
-from mmcli.replayer import AGENT_TIMEOUT, Outcome, ReplayOptions, ReplayReport, replay
-from mmcli.store import Store
+from mmcli.replay.replayer import AGENT_TIMEOUT, Outcome, ReplayOptions, ReplayReport, replay
+from mmcli.store.recordings import Store
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording
 

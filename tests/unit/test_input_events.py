@@ -4,8 +4,7 @@ on synthetic event lists (no display)."""
 from __future__ import annotations
 
 from mmcli.backends.xrecord import key_names
-from mmcli.fingerprint import Frame
-from mmcli.input_events import (
+from mmcli.desktop.input_events import (
     ActionBuilder,
     EventKind,
     InputEvent,
@@ -13,8 +12,9 @@ from mmcli.input_events import (
     expected_presses,
     summarize,
 )
-from mmcli.input_watch import InputWatch
+from mmcli.desktop.input_watch import InputWatch
 from mmcli.model import Action, ActionKind
+from mmcli.screen.fingerprint import Frame
 
 K, KU, P, R = EventKind.KEY, EventKind.KEY_UP, EventKind.PRESS, EventKind.RELEASE
 

@@ -14,15 +14,15 @@ import pytest
 from PIL import Image, ImageColor, ImageDraw, ImageFont
 
 from mmcli.backends import FakeBackend
+from mmcli.capture.integrate import FinishedRun, Into, integrate, masked_share, weak_steps
+from mmcli.capture.recorder import PAINT, Capture, _png
+from mmcli.capture.secrets import SecretLeak, describe
 from mmcli.errors import RecordingExists
-from mmcli.fingerprint import SCALE, Frame, Rect, patch_of
-from mmcli.integrate import FinishedRun, Into, integrate, masked_share, weak_steps
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.recorder import PAINT, Capture, _png
-from mmcli.replayer import Replayer, ReplayOptions
-from mmcli.secrets import SecretLeak, describe
-from mmcli.store import Store
+from mmcli.replay.replayer import Replayer, ReplayOptions
+from mmcli.screen.fingerprint import SCALE, Frame, Rect, patch_of
+from mmcli.store.recordings import Store
 from tests.helpers import fp_of
 
 SECRET = "4711-XYZ"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from mmcli.display import _lock_path, display_key, display_lock
+from mmcli.desktop.display import _lock_path, display_key, display_lock
 from mmcli.errors import DisplayError, LockBusy, MMError
-from mmcli.locking import runtime_dir
-from mmcli.store import Store
+from mmcli.store.locking import runtime_dir
+from mmcli.store.recordings import Store
 
 
 def test_second_writer_of_a_name_is_refused_after_waiting() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmcli.fingerprint import Frame, Rect, fingerprint_of, grid_of
-from mmcli.matcher import Policy, compare
+from mmcli.screen.fingerprint import Frame, Rect, fingerprint_of, grid_of
+from mmcli.screen.matcher import Policy, compare
 from tests.helpers import form_screen, fp_of
 
 NAME_FIELD = (250, 185)
@@ -97,8 +97,8 @@ def test_a_caret_counts_only_in_the_focused_field(
     """Coordinates in downscaled pixels; the caret is 1 x 6 of them."""
     recorded, live = _fields(), _fields()
     live[caret[1] : caret[1] + 6, caret[0]] = 0
-    from mmcli.fingerprint import SCALE, changed_regions
-    from mmcli.matcher import in_focused_field
+    from mmcli.screen.fingerprint import SCALE, changed_regions
+    from mmcli.screen.matcher import in_focused_field
 
     (region,) = changed_regions(recorded, live)
     point = (focus[0] * SCALE, focus[1] * SCALE)
@@ -110,7 +110,7 @@ def _patch_screen(changed: int) -> Frame:
     from the patch's corner) are black: `changed` cells differing by all 15 levels."""
     from PIL import Image, ImageDraw
 
-    from mmcli.fingerprint import PATCH_CELLS, PATCH_SIZE
+    from mmcli.screen.fingerprint import PATCH_CELLS, PATCH_SIZE
 
     img = Image.new("RGB", (640, 480), "white")
     d = ImageDraw.Draw(img)
@@ -154,8 +154,8 @@ TILE_TOLERANCES = {
 def test_each_policy_tolerates_its_tile_distances_and_no_more(policy: Policy, measure: str) -> None:
     """The `grid` matcher (a step without a thumbnail): one tile differing by exactly the
     policy's tolerance in one measure matches; by one more, it does not, and says so."""
-    from mmcli.fingerprint import Fingerprint, Grid
-    from mmcli.matcher import Context, Live, match_grid
+    from mmcli.screen.fingerprint import Fingerprint, Grid
+    from mmcli.screen.matcher import Context, Live, match_grid
 
     tol = policy.tolerance
     allowed = TILE_TOLERANCES[policy][measure]

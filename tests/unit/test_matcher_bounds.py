@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from mmcli.fingerprint import Fingerprint, Frame, Rect, fingerprint_of, patch_of
-from mmcli.matcher import (
+from mmcli.screen.fingerprint import Fingerprint, Frame, Rect, fingerprint_of, patch_of
+from mmcli.screen.matcher import (
     Difference,
     References,
     Verdict,

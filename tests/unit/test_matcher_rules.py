@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from mmcli.fingerprint import Frame, Rect, fingerprint_of
-from mmcli.matcher import Policy, References, compare
+from mmcli.screen.fingerprint import Frame, Rect, fingerprint_of
+from mmcli.screen.matcher import Policy, References, compare
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -110,7 +110,7 @@ def test_a_focus_ring_on_a_field_typed_into_later_is_still_a_seen_state() -> Non
 
 def test_a_blinking_caret_is_not_learned_as_volatile_but_a_clock_is() -> None:
     from mmcli.backends.fake import FakeBackend
-    from mmcli.recorder import Recorder
+    from mmcli.capture.recorder import Recorder
 
     base = form_screen()
     d = ImageDraw.Draw(base)
@@ -130,7 +130,7 @@ def test_a_blinking_caret_is_not_learned_as_volatile_but_a_clock_is() -> None:
 def test_part_of_a_digit_changing_is_not_a_caret() -> None:
     """A clock digit 3 -> 8 changes only its left strokes: thin, caret-sized, but ink on
     both sides of the change, where a blinking caret has none in its off phase."""
-    from mmcli.recorder import is_caret
+    from mmcli.capture.recorder import is_caret
 
     base = form_screen()
     three, eight = glyph(base, 220, 1), glyph(base, 222, 1)
@@ -143,7 +143,7 @@ def test_part_of_a_digit_changing_is_not_a_caret() -> None:
 def test_a_caret_beside_the_field_border_is_a_caret() -> None:
     """An empty field's caret stands a pixel or two from its border: what changes is the
     caret alone, though the border shares its downscaled column."""
-    from mmcli.recorder import is_caret
+    from mmcli.capture.recorder import is_caret
 
     base = form_screen()
     caret = glyph(base, 202, 1)
@@ -169,7 +169,7 @@ def test_a_tick_too_faint_when_downscaled_is_learned_as_volatile() -> None:
     """A tick that changes one stroke of one digit (a few pixels) is below the
     downscaled threshold; the next tick the matcher sees may change several digits."""
     from mmcli.backends.fake import FakeBackend
-    from mmcli.recorder import Recorder
+    from mmcli.capture.recorder import Recorder
 
     base = form_screen()
     ImageDraw.Draw(base).text((1700, 20), "12:00:07", fill="white")

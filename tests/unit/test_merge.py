@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mmcli.merge import merge, same_screen
+from mmcli.capture.merge import merge, same_screen
 from mmcli.model import Action, ActionKind, Step
 from tests.helpers import literal_fingerprint, sample_recording
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from mmcli.errors import UsageError
+from mmcli.inventory.prune import Criteria, branch_starts, execute, make_plan, parse_duration
 from mmcli.model import Action, ActionKind
-from mmcli.prune import Criteria, branch_starts, execute, make_plan, parse_duration
-from mmcli.store import Store
+from mmcli.store.recordings import Store
 from tests.helpers import CREATED, literal_fingerprint, sample_recording
 
 NOW = CREATED + timedelta(days=40)
@@ -116,7 +116,7 @@ def test_plan_items_are_dated_in_utc(isolated_store: Path) -> None:
 
 
 def test_a_recording_a_replay_is_using_is_not_pruned(isolated_store: Path) -> None:
-    from mmcli.inuse import in_use
+    from mmcli.store.inuse import in_use
 
     store = _store_with("busy", "idle")
     plan = make_plan(store, Criteria(older_than=timedelta(days=1)), now=NOW)

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from mmcli import recorder as recorder_module
 from mmcli.backends.fake import FakeBackend
+from mmcli.capture import recorder as recorder_module
+from mmcli.capture.recorder import Recorder, build_steps
 from mmcli.model import Action, ActionKind
-from mmcli.recorder import Recorder, build_steps
 from tests.helpers import form_screen
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmcli.fingerprint import Frame, Rect
 from mmcli.model import Action, ActionKind
-from mmcli.relocate import find_offset, moved, shifted
+from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.relocate import find_offset, moved, shifted
 
 W, H = 640, 360
 AREA = Rect(100, 80, 160, 120)
@@ -69,8 +69,8 @@ def desk(window_at: tuple[int, int], *extra: tuple[int, int, int, int, int]) -> 
 
 
 def relocated_check(live: Frame, offset: tuple[int, int]):  # type: ignore[no-untyped-def]
-    from mmcli.fingerprint import fingerprint_of
-    from mmcli.matcher import References, compare
+    from mmcli.screen.fingerprint import fingerprint_of
+    from mmcli.screen.matcher import References, compare
 
     recorded = desk((AREA.x, AREA.y))
     fp = fingerprint_of(recorded, (AREA.x + 40, AREA.y + 40))
@@ -98,8 +98,8 @@ def test_a_dialog_beside_the_moved_window_is_still_a_difference() -> None:
 
 def test_the_desktop_rule_needs_the_window_moved() -> None:
     """Not relocating, the same difference (an object moved on the desktop) counts."""
-    from mmcli.fingerprint import fingerprint_of
-    from mmcli.matcher import References, compare
+    from mmcli.screen.fingerprint import fingerprint_of
+    from mmcli.screen.matcher import References, compare
 
     recorded = desk((AREA.x, AREA.y))
     live = desk((AREA.x, AREA.y), (240, 20, 60, 40, 200), (300, 20, 60, 40, 90))
@@ -113,8 +113,8 @@ def test_a_dialog_the_shift_pushes_off_the_screen_is_still_a_difference() -> Non
     the screen unshifted still shows it where the region is: not excused."""
     recorded = desk((AREA.x, AREA.y), (70, 20, 60, 40, 200))
     live = desk((AREA.x + 60, AREA.y), (70, 20, 60, 40, 200), (0, 24, 50, 30, 20))
-    from mmcli.fingerprint import fingerprint_of
-    from mmcli.matcher import References, compare
+    from mmcli.screen.fingerprint import fingerprint_of
+    from mmcli.screen.matcher import References, compare
 
     fp = fingerprint_of(recorded, (AREA.x + 40, AREA.y + 40))
     refs = References.prepare(recorded.small, [], [], [])

@@ -11,8 +11,8 @@ from mmcli.backends import FakeBackend
 from mmcli.errors import Aborted, DisplayError, RecordingNotFound, UsageError
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replayer import Outcome, ReplayOptions, replay
-from mmcli.store import Store
+from mmcli.replay.replayer import Outcome, ReplayOptions, replay
+from mmcli.store.recordings import Store
 from tests.helpers import form_screen, fp_of
 
 NAME_FIELD = (250, 185)
@@ -147,8 +147,8 @@ def test_unknown_recording_without_agent() -> None:
 def test_each_path_screen_knows_the_typing_between_it_and_the_step() -> None:
     """What the `seen state` rule may not excuse: for every other screen of the path,
     where the task types between that screen and the step checked."""
-    from mmcli.fingerprint import Rect
-    from mmcli.replayer import Replayer
+    from mmcli.replay.replayer import Replayer
+    from mmcli.screen.fingerprint import Rect
 
     field = Rect(200, 175, 300, 20)
     from dataclasses import replace as with_
@@ -220,8 +220,8 @@ def test_giving_the_focus_back_does_not_excuse_another_window_at_the_target() ->
 
 
 def test_the_task_area_leaves_out_the_desktop_panels() -> None:
-    from mmcli.fingerprint import Rect
-    from mmcli.replayer import task_area
+    from mmcli.replay.replayer import task_area
+    from mmcli.screen.fingerprint import Rect
 
     stretched = Rect(100, 100, 1700, 980)  # recorded while the panel clock ticked
     workarea = Rect(0, 0, 1920, 1050)  # a 30 px panel at the bottom

@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
 
+from mmcli.inventory.report import COLUMN, render
 from mmcli.model import Action, ActionKind, Step
-from mmcli.report import COLUMN, render
 from tests.helpers import literal_fingerprint, sample_recording
 
 

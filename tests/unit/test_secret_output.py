@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 from mmcli.backends import FakeBackend
-from mmcli.batch import run_batch
 from mmcli.params import Values
-from mmcli.replayer import ReplayOptions
-from mmcli.store import Store
+from mmcli.replay.batch import run_batch
+from mmcli.replay.replayer import ReplayOptions
+from mmcli.store.recordings import Store
 from tests.helpers import form_screen
 from tests.unit.test_heal import SECRET, secret_form
 

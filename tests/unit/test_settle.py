@@ -11,8 +11,8 @@ from PIL import Image
 
 from mmcli.backends import FakeBackend
 from mmcli.backends.base import ChangeLog
-from mmcli.fingerprint import Frame
 from mmcli.model import Action, ActionKind
+from mmcli.screen.fingerprint import Frame
 
 QUIET = 0.05
 

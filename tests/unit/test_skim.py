@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from mmcli import codec
-from mmcli.catalog import _describe_recording
+from mmcli.inventory.catalog import _describe_recording
 from mmcli.model import Action, ActionKind, Step
-from mmcli.skim import skim
+from mmcli.store import codec
+from mmcli.store.skim import skim
 from tests.faults.test_corrupt_files import CORRUPT
 from tests.helpers import literal_fingerprint, sample_recording
 

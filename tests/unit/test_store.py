@@ -15,7 +15,7 @@ from mmcli.errors import (
     StoreError,
 )
 from mmcli.model import Action, ActionKind
-from mmcli.store import Store, default_store_path, validate_name
+from mmcli.store.recordings import Store, default_store_path, validate_name
 from tests.helpers import sample_recording
 
 

@@ -10,12 +10,12 @@ from PIL import Image
 
 from mmcli.backends import FakeBackend
 from mmcli.errors import ExitCode
-from mmcli.fingerprint import Frame
-from mmcli.matcher import Policy
 from mmcli.params import Values
-from mmcli.replayer import Outcome, ReplayOptions, replay
-from mmcli.store import Store
-from mmcli.thumbnails import load_reference, unusable
+from mmcli.replay.replayer import Outcome, ReplayOptions, replay
+from mmcli.screen.fingerprint import Frame
+from mmcli.screen.matcher import Policy
+from mmcli.store.recordings import Store
+from mmcli.store.thumbnails import load_reference, unusable
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording, typing_app
 

@@ -164,7 +164,7 @@ def test_no_exit_code_is_a_bare_number() -> None:
     ],
 )
 def test_the_check_sees_a_bare_exit_code(source: str) -> None:
-    trees = {PACKAGE / "batch.py": _parsed()[PACKAGE / "batch.py"]}
+    trees = {PACKAGE / "replay" / "batch.py": _parsed()[PACKAGE / "replay" / "batch.py"]}
     assert not bare_exit_codes(trees)
     trees[PACKAGE / "injected.py"] = ast.parse(source)  # RowResult's 4th field: exit_code
     assert bare_exit_codes(trees), source
@@ -203,9 +203,9 @@ def test_errors_become_messages_in_one_place() -> None:
     """`mm: error:` is written by `cli.fail` (and the parser's one-line usage error); the
     only others are the fast `mm act` path and the xdotool shim, which load no CLI."""
     allowed = {
-        ("mmcli/cli.py", "fail"),
-        ("mmcli/cli.py", "show"),
-        ("mmcli/fastact.py", "run"),
+        ("mmcli/cli/app.py", "fail"),
+        ("mmcli/cli/app.py", "show"),
+        ("mmcli/cli/fastact.py", "run"),
         ("mmcli/hook/_mm_xdotool.py", "main"),
     }
     writers = set()
@@ -219,4 +219,4 @@ def test_errors_become_messages_in_one_place() -> None:
             ):
                 writers.add((str(path.relative_to(ROOT)), fn.name))
     assert writers <= allowed, writers - allowed
-    assert ("mmcli/cli.py", "fail") in writers
+    assert ("mmcli/cli/app.py", "fail") in writers

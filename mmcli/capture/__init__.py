@@ -1,0 +1,10 @@
+"""Recording: hearing an agent's actions and turning a finished run into steps.
+
+- `recorder`: the socket every channel reports to; the settled screen before each action.
+- `secrets`: keeping secrets out of what is written (text and pixels).
+- `merge`: a run merged into a recording's tree.
+- `integrate`: the one path a finished run takes into the store (record, `--add`, heal).
+- `record`: `mm record`, and an agent run under the recorder (`run_recorded`).
+
+May import: the vocabulary, `screen`, `store`, `desktop`, `backends`.
+"""

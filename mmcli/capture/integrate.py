@@ -1,0 +1,218 @@
+"""Adding a finished agent run to a recording: the one path every run takes.
+
+`mm record` (a new recording), `mm record --add` (merged into the tree) and a healing
+replay (a branch at the node where the screen diverged) all hand the run over here: its
+captures, the screen after its last action, the regions seen changing on their own, the
+params and secrets, and the command. `integrate` turns them into steps (typed values as
+placeholders, masks, thumbnails with secrets painted over), checks that no secret is
+left in what would be written, and saves under the recording's lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+
+import numpy as np
+
+from mmcli.capture.merge import merge
+from mmcli.capture.recorder import Built, Capture, Recorder, build_steps, volatile_masks
+from mmcli.capture.secrets import find_leak
+from mmcli.model import PLACEHOLDER, Recording, Step, plural
+from mmcli.params import Values, parametrize
+from mmcli.screen.fingerprint import Rect, covered_share
+from mmcli.store.recordings import Store
+
+Progress = Callable[[str], None]
+
+
+class Into(StrEnum):
+    NEW = "new"
+    """A new recording (or one replacing the old, with `overwrite`)."""
+    ADD = "add"
+    """Merged into the existing tree: shared steps stay, the rest becomes a branch."""
+    BRANCH = "branch"
+    """A branch at `at` (None: at the root), where a replay diverged."""
+
+
+@dataclass
+class FinishedRun:
+    """What the recorder kept of an agent run that exited 0."""
+
+    captures: list[Capture]
+    final: np.ndarray | None
+    volatile: list[Rect]
+    """Regions seen changing on their own (raw; merged and grown here)."""
+    values: Values
+    command: list[str] = field(default_factory=list)
+    """The agent command as run (values in clear; secrets become placeholders here)."""
+
+    @classmethod
+    def of(cls, recorder: Recorder, values: Values, command: Sequence[str]) -> FinishedRun:
+        return cls(recorder.captures, recorder.final, recorder.volatile, values, list(command))
+
+
+@dataclass(frozen=True)
+class Integrated:
+    saved: bool
+    steps: int
+    """Steps added to the recording."""
+    reason: str = ""
+    shared: int = 0
+    """Steps of the run the tree already had (`Into.ADD`)."""
+    merged: bool = False
+    """Added to an existing tree as a branch (`Into.ADD`)."""
+
+
+def used_names(steps: Sequence[Step]) -> set[str]:
+    return set().union(*(s.action.params_used() for s in steps)) if steps else set()
+
+
+def integrate(
+    store: Store,
+    name: str,
+    run: FinishedRun,
+    into: Into,
+    *,
+    at: int | None = None,
+    ignore: Sequence[Rect] = (),
+    overwrite: bool = False,
+    secret_typed: bool = False,
+    progress: Progress | None = None,
+) -> Integrated:
+    """Add `run` to recording `name` and save it; see `Into`.
+
+    `secret_typed`: a secret was typed before the run began (a heal after replayed steps
+    typed one), so everything the run's screens show changing may show it.
+    """
+    say = progress or (lambda message: None)
+    volatile = volatile_masks(run.volatile)
+    if volatile and into is not Into.BRANCH:
+        say("changing on their own (left out of checks): " + ", ".join(map(str, volatile)))
+    with store.lock(name):
+        if into is Into.BRANCH or (into is Into.ADD and store.exists(name)):
+            existing = store.load(name)
+            if into is Into.BRANCH:
+                return _branch(store, existing, run, at, volatile, secret_typed, say)
+            return _merge(store, existing, run, volatile, say)
+        built = _build(run, 0, None, [*ignore, *volatile])
+        recording = Recording(
+            name=name,
+            steps=built.steps,
+            created=datetime.now(UTC).replace(microsecond=0),
+            command=[parametrize(arg, run.values.secrets) for arg in run.command],
+            ignore=list(ignore),
+            volatile=volatile,
+            area=built.area,
+        )
+        _note_params(recording, run.values)
+        find_leak(recording, run.values.secrets)
+        store.save(recording, built.thumbnails, overwrite=overwrite)
+    for warning in weak_steps(recording):
+        say(warning)
+    return Integrated(True, len(built.steps))
+
+
+WEAK_SHARE = 0.25
+"""A step whose masks cover more of the task area than this is reported as weakly checked."""
+
+
+def masked_share(recording: Recording, step: Step) -> float:
+    """The share (0-1) of the task area that the step's check leaves out (its masks)."""
+    if recording.area is None:
+        return 0.0
+    return covered_share(step.fingerprint.masks, recording.area)
+
+
+def weak_steps(recording: Recording) -> list[str]:
+    """Warnings for the steps whose screen check leaves a large share of the task area
+    unchecked (masked), so that a weak recording is seen before it is trusted."""
+    out = []
+    for step in recording.steps:
+        share = masked_share(recording, step)
+        if share > WEAK_SHARE:
+            out.append(
+                f"warning: step {step.id + 1} ({step.action.describe()}) leaves "
+                f"{share:.0%} of the task area {recording.area} unchecked: "
+                + ", ".join(map(str, step.fingerprint.masks))
+            )
+    return out
+
+
+def _build(
+    run: FinishedRun,
+    first_id: int,
+    parent: int | None,
+    masks: list[Rect],
+    secret_typed: bool = False,
+) -> Built:
+    return build_steps(
+        run.captures,
+        run.final,
+        run.values.all,
+        first_id,
+        parent,
+        masks,
+        secrets=set(run.values.secrets),
+        secret_typed=secret_typed,
+    )
+
+
+def _note_params(recording: Recording, values: Values) -> None:
+    """The recording's params: those it had, those its steps and command use."""
+    used = used_names(recording.steps)
+    for arg in recording.command:
+        used |= set(PLACEHOLDER.findall(arg))
+    recording.params = sorted(set(recording.params) | used)
+    recording.secrets = sorted(set(recording.secrets) | (used & set(values.secrets)))
+
+
+def _merge(
+    store: Store, existing: Recording, run: FinishedRun, volatile: list[Rect], say: Progress
+) -> Integrated:
+    built = _build(run, 0, None, [*existing.ignore, *volatile])
+    merged = merge(existing, built.steps)
+    if not merged.added:
+        return Integrated(False, 0, "the recording's tree already holds this run", merged.shared)
+    rec = merged.recording
+    _extend(rec, volatile, built.area)
+    _note_params(rec, run.values)
+    find_leak(rec, run.values.secrets)
+    keep = {s.thumbnail for s in merged.added if s.thumbnail}
+    store.save(rec, {k: v for k, v in built.thumbnails.items() if k in keep})
+    say(
+        f"merged into {existing.name!r}: {plural(merged.shared, 'step')} shared, a branch of "
+        f"{plural(len(merged.added), 'step')} at step {merged.branch_at + 1}"
+    )
+    return Integrated(True, len(merged.added), shared=merged.shared, merged=True)
+
+
+def _branch(
+    store: Store,
+    existing: Recording,
+    run: FinishedRun,
+    at: int | None,
+    volatile: list[Rect],
+    secret_typed: bool,
+    say: Progress,
+) -> Integrated:
+    children = existing.children(at)
+    masks = list(children[0].fingerprint.masks) if children else list(existing.ignore)
+    masks.extend(r for r in volatile if r not in masks)
+    built = _build(run, existing.next_id(), at, masks, secret_typed)
+    existing.steps.extend(built.steps)
+    _extend(existing, volatile, built.area)
+    _note_params(existing, run.values)
+    find_leak(existing, run.values.secrets)
+    store.save(existing, built.thumbnails)
+    say(f"saved a branch of {plural(len(built.steps), 'step')}")
+    return Integrated(True, len(built.steps))
+
+
+def _extend(recording: Recording, volatile: list[Rect], area: Rect | None) -> None:
+    new = [r for r in volatile if r not in recording.volatile]
+    recording.volatile = [*recording.volatile, *new]
+    if area is not None:
+        recording.area = area if recording.area is None else recording.area.union(area)

@@ -1,0 +1,309 @@
+"""`mm record`: run an agent under the recorder and save what it did, only if it succeeded."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mmcli.backends.base import Backend
+from mmcli.capture.integrate import FinishedRun, Into, integrate
+from mmcli.capture.recorder import Recorder
+from mmcli.capture.secrets import describe
+from mmcli.desktop.agent import AgentRun, Interrupt, run_agent
+from mmcli.desktop.input_events import STOP_CHORD, summarize
+from mmcli.desktop.input_watch import InputWatch
+from mmcli.errors import (
+    Aborted,
+    DisplayError,
+    ExitCode,
+    MMError,
+    NotSaved,
+    RecordingExists,
+    UsageError,
+)
+from mmcli.model import Action
+from mmcli.params import Values
+from mmcli.screen.fingerprint import Rect
+from mmcli.store.recordings import Store, validate_name
+
+NO_VALUES = Values()
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    returncode: int
+    """`mm record`'s exit code: an `ExitCode`, or the failed agent's own."""
+    saved: bool
+    steps: int
+    reason: str = ""
+    merged: bool = False
+    """Saved as a branch of the existing recording (`--add`)."""
+
+
+def run_recorded(
+    backend: Backend,
+    command: Sequence[str],
+    env: dict[str, str],
+    *,
+    start_focus: tuple[int, int] | None = None,
+    timeout: float | None = None,
+    observe: float = 0.0,
+    values: Values = NO_VALUES,
+    progress: Progress | None = None,
+    record_input: bool = False,
+) -> tuple[AgentRun, Recorder]:
+    """Run the agent with the recorder listening; return its run and the captures.
+
+    With `observe`, first watch the idle screen that long to learn volatile regions.
+    Progress shows typed param and secret values as their placeholders. The display's
+    input is watched all along: input no channel reported is noted on the recorder's
+    watch (`check_recordable` fails on it) or, with `record_input`, recorded from the
+    events themselves.
+    """
+
+    def on_action(index: int, action: Action, note: str) -> None:
+        if progress is not None:
+            shown = describe(action, values.all, values.secrets)
+            progress(f"recorded step {index}: {shown}" + (f" ({note})" if note else ""))
+
+    def on_warning(message: str) -> None:
+        if progress is not None:
+            progress(f"warning: {message}")
+
+    with Recorder(
+        backend, start_focus=start_focus, on_action=on_action, on_warning=on_warning
+    ) as recorder:
+        watch = open_watch(backend, recorder, build=record_input, progress=progress)
+        try:
+            if observe > 0:
+                if progress is not None:
+                    progress(f"watching the screen for {observe:g}s to learn what changes alone")
+                recorder.observe(observe)
+            run = run_agent(command, {**recorder.env(), **env}, timeout=timeout)
+        finally:
+            if watch is not None:
+                watch.stop()
+        recorder.finish()
+        if watch is not None and record_input and run.ok:
+            _add_observed(recorder, watch, values, progress)
+        if run.ok and recorder.captures:
+            recorder.capture_final()
+        if watch is not None:
+            watch.close()
+    return run, recorder
+
+
+def open_watch(
+    backend: Backend,
+    recorder: Recorder,
+    *,
+    build: bool = False,
+    demo: bool = False,
+    progress: Progress | None = None,
+) -> InputWatch | None:
+    """Start watching the display's input for `recorder`; None where it cannot be
+    watched and nothing depends on it (a warning says so)."""
+    try:
+        source = backend.input_source()
+        if source is None:
+            if build or demo:
+                raise DisplayError("this display's input cannot be watched")
+            return None
+        watch = InputWatch(
+            source,
+            backend.open_grabber,
+            build=build,
+            demo=demo,
+            on_activity=recorder.note_activity,
+            pointer=backend.pointer(),
+        )
+        watch.start()
+    except (DisplayError, RuntimeError) as e:
+        if build or demo:
+            what = "--demo" if demo else "--record-input"
+            raise DisplayError(f"{what} needs the display's input (X RECORD): {e}") from None
+        if progress is not None:
+            progress(f"warning: {e}; input through channels mm does not record would go unnoticed")
+        return None
+    recorder.watch = watch
+    return watch
+
+
+def _add_observed(
+    recorder: Recorder, watch: InputWatch, values: Values, progress: Progress | None
+) -> None:
+    observed = watch.actions()
+    added = recorder.add_observed(observed)
+    if added and progress is not None:
+        shown = [describe(a, values.all, values.secrets) for a, _ in observed]
+        progress(
+            f"recorded {added} actions from the display's input (no channel reported them): "
+            + "; ".join(shown)
+        )
+
+
+def check_recordable(recorder: Recorder, who: str = "the agent") -> None:
+    if recorder.unsupported:
+        used = ", ".join(sorted(set(recorder.unsupported)))
+        raise MMError(
+            f"{who} used {used}, which mm cannot record; nothing was saved "
+            "(see docs/channels.md for what each channel can record)"
+        )
+    watch = recorder.watch
+    if watch is None:
+        return
+    if watch.errors:
+        raise MMError(f"watching the display's input failed: {watch.errors[0]}; nothing was saved")
+    if watch.unaccounted:
+        seen = summarize([e.describe() for e in watch.unaccounted])
+        raise MMError(
+            f"{who} acted through a channel mm does not record: {seen} that mm did not "
+            "record; nothing was saved (act through pyautogui, xdotool or mm act, or add "
+            "--record-input to record from the display's input)"
+        )
+    if watch.builder.unrecordable:
+        seen = summarize(watch.builder.unrecordable)
+        raise MMError(
+            f"{who} used input mm cannot record from the display: {seen}; nothing was saved"
+        )
+
+
+def record(
+    store: Store,
+    backend: Backend,
+    name: str,
+    command: Sequence[str],
+    values: Values,
+    *,
+    overwrite: bool = False,
+    add: bool = False,
+    ignore: Sequence[Rect] = (),
+    agent_timeout: float | None = None,
+    observe: float = 1.0,
+    progress: Progress | None = None,
+    record_input: bool = False,
+) -> RecordResult:
+    check_target(store, name, add=add, overwrite=overwrite)
+    if not command:
+        raise MMError("no agent command given (put it after `--`, or record a person with --demo)")
+    env = {"MM_RECORDING": name, **values.env()}
+    run, recorder = run_recorded(
+        backend,
+        command,
+        env,
+        timeout=agent_timeout,
+        observe=observe,
+        values=values,
+        progress=progress,
+        record_input=record_input,
+    )
+    if run.timed_out:
+        return RecordResult(
+            ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {agent_timeout}s"
+        )
+    if not run.ok:
+        return RecordResult(run.returncode, False, 0, f"the agent exited {run.returncode}")
+    check_recordable(recorder)
+    if not recorder.captures:
+        raise MMError("the agent exited 0 without performing any action; nothing to record")
+    return save_run(store, name, recorder, command, values, ignore, add, overwrite, progress)
+
+
+def check_target(store: Store, name: str, *, add: bool, overwrite: bool) -> None:
+    validate_name(name)
+    if add and overwrite:
+        raise UsageError("--add merges into the recording, --overwrite replaces it: pick one")
+    if store.exists(name) and not (overwrite or add):
+        raise RecordingExists(
+            f"recording {name!r} already exists in {store.root}; use --overwrite to replace "
+            "it or --add to merge this run into it"
+        )
+
+
+def save_run(
+    store: Store,
+    name: str,
+    recorder: Recorder,
+    command: Sequence[str],
+    values: Values,
+    ignore: Sequence[Rect],
+    add: bool,
+    overwrite: bool,
+    progress: Progress | None,
+) -> RecordResult:
+    """Build the steps of a finished run and save them as `name` (or merge them in)."""
+    try:
+        done = integrate(
+            store,
+            name,
+            FinishedRun.of(recorder, values, command),
+            Into.ADD if add else Into.NEW,
+            ignore=ignore,
+            overwrite=overwrite,
+            progress=progress,
+        )
+    except MMError as e:
+        raise NotSaved(str(e)) from e
+    return RecordResult(ExitCode.OK, done.saved, done.steps, done.reason, merged=done.merged)
+
+
+def record_demo(
+    store: Store,
+    backend: Backend,
+    name: str,
+    values: Values,
+    *,
+    overwrite: bool = False,
+    add: bool = False,
+    ignore: Sequence[Rect] = (),
+    observe: float = 1.0,
+    progress: Progress | None = None,
+    timeout: float | None = None,
+) -> RecordResult:
+    """Record a person doing the task on the display, until the stop chord.
+
+    Every button and key press on the display is the person's; the screen before each is
+    the last settled picture. The recording has no command: replay hands over to the
+    agent `--agent` names, and without one behaves as `--no-agent`.
+    """
+    check_target(store, name, add=add, overwrite=overwrite)
+    say = progress or (lambda message: None)
+    with Recorder(backend) as recorder:
+        watch = open_watch(backend, recorder, demo=True, progress=progress)
+        assert watch is not None
+        try:
+            if observe > 0:
+                say(f"watching the screen for {observe:g}s to learn what changes alone")
+                recorder.observe(observe)
+            say(f"recording a demonstration: do the task, then press {STOP_CHORD} to stop")
+            wait_for_stop(watch, timeout)
+        finally:
+            watch.stop()
+        observed = watch.actions()
+        check_recordable(recorder, who="the demonstration")
+        if not recorder.add_observed(observed):
+            raise MMError("the demonstration ended without any action; nothing to record")
+        recorder.capture_final()
+        watch.close()
+    for index, capture in enumerate(recorder.captures):
+        say(f"recorded step {index}: {describe(capture.action, values.all, values.secrets)}")
+    return save_run(store, name, recorder, [], values, ignore, add, overwrite, progress)
+
+
+def wait_for_stop(watch: InputWatch, timeout: float | None) -> None:
+    """Until the stop chord; Ctrl-C or SIGTERM abort (nothing is saved)."""
+    started = time.monotonic()
+    interrupt = Interrupt()
+    with interrupt.catching():
+        while not watch.stopped.wait(0.1):
+            if interrupt.signum is not None:
+                raise Aborted("interrupted; the demonstration was not saved")
+            if not watch.alive():
+                raise MMError("lost the display's input; the demonstration was not saved")
+            if timeout is not None and time.monotonic() - started > timeout:
+                raise MMError(
+                    f"no stop chord ({STOP_CHORD}) within {timeout:g}s; nothing was saved"
+                )

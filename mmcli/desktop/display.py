@@ -1,0 +1,201 @@
+"""The display: one `mm` drives it at a time, and a virtual one can be started on demand."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import stat
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from mmcli.errors import DisplayError, LockBusy, MMError
+from mmcli.store.locking import acquire, runtime_dir
+
+LOCK_WAIT = 60.0
+
+
+def _dummy_xauthority() -> bytes:
+    """One well-formed entry for a display that does not exist.
+
+    python-xlib refuses to connect without an Xauthority file and prints a warning *on
+    stdout* when the file has no entries; one unrelated entry silences both, and a server
+    started without -auth (Xvfb here) accepts the connection.
+    """
+
+    def field(value: bytes) -> bytes:
+        return len(value).to_bytes(2, "big") + value
+
+    return (
+        b"\x01\x00"
+        + field(b"mm-none")
+        + field(b"65535")
+        + field(b"MIT-MAGIC-COOKIE-1")
+        + field(bytes(16))
+    )
+
+
+def ensure_xauthority() -> None:
+    """Point XAUTHORITY at a usable file when the user's is missing or empty."""
+    current = Path(os.environ.get("XAUTHORITY") or Path.home() / ".Xauthority")
+    with contextlib.suppress(OSError):
+        if current.stat().st_size > 0:
+            return
+    try:
+        path = runtime_dir() / "xauthority"  # the user's own folder: nothing planted there
+    except MMError as e:
+        raise DisplayError(str(e)) from None
+    if not path.exists() or path.stat().st_size == 0:
+        from mmcli.store.storefs import atomic_write
+
+        atomic_write(path, _dummy_xauthority())
+    os.environ["XAUTHORITY"] = str(path)
+
+
+LOCAL_HOSTS = {"", "unix", "localhost", "127.0.0.1", "::1", "[::1]"}
+"""Host parts of a DISPLAY that name this machine's X server (`localhost:3` goes over TCP
+to the same server that `:3` reaches through its socket)."""
+DISPLAY_PATTERN = re.compile(r"(?P<host>.*?)(?P<unix>/unix)?:(?P<number>[0-9]+)(?:\.[0-9]+)?")
+
+
+def display_key(display: str) -> str:
+    """What identifies the X server `display` names, however it is spelled: `:3`, `:3.0`,
+    `unix:3`, `localhost:3` and `<this host>:3` are all `local-3`; another host's display
+    is `host-N`. The screen number is dropped: one server, one pointer and keyboard."""
+    found = DISPLAY_PATTERN.fullmatch(display.strip())
+    if found is None:
+        return "other-" + (re.sub(r"[^A-Za-z0-9_.-]", "_", display) or "none")
+    host = found["host"].lower()
+    number = int(found["number"])
+    if host in LOCAL_HOSTS or host == socket.gethostname().lower() or host.startswith("/"):
+        return f"local-{number}"
+    return f"host-{re.sub(r'[^a-z0-9_.-]', '_', host)}-{number}"
+
+
+def _lock_path(display: str) -> Path:
+    """The display's lock, in the user's own runtime folder (see `runtime_dir`)."""
+    return runtime_dir() / f"display-{display_key(display)}.lock"
+
+
+def _open_lock(path: Path) -> int:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise DisplayError(f"{path}: cannot open the display lock ({e.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DisplayError(f"{path}: the display lock is not a plain file")
+    return fd
+
+
+@contextlib.contextmanager
+def display_lock(
+    wait: float = LOCK_WAIT,
+    display: str | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> Iterator[None]:
+    """Hold the exclusive right to drive `display` (default: $DISPLAY).
+
+    A second `mm record`/`mm replay` on the same display (however it is spelled, see
+    `display_key`) waits up to `wait` seconds, then fails naming the process that holds
+    it. The lock is an flock: it dies with its process, so a killed `mm` never leaves a
+    stale lock behind. It lives in the user's own runtime folder, opened without following
+    links, so no other user can plant a link there or block the display.
+    """
+    display = display if display is not None else os.environ.get("DISPLAY", "")
+    path = _lock_path(display)
+    fd = _open_lock(path)
+    try:
+        if not acquire(fd, 0) and on_wait is not None and wait > 0:
+            on_wait(f"display {display} is in use by another mm{_read_holder(path)}; "
+                    f"waiting up to {wait:.0f}s")  # fmt: skip
+        if not acquire(fd, wait, poll=0.1):
+            raise LockBusy(
+                f"display {display} is in use by another mm{_read_holder(path)}; waited {wait:.0f}s"
+            )
+        pid = f"{os.getpid()}\n".encode()
+        os.pwrite(fd, pid, 0)  # never empty for a waiter reading it: write, then trim
+        os.ftruncate(fd, len(pid))
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read_holder(path: Path) -> str:
+    """The holder as ' (pid N)', or empty while it has not written its pid yet."""
+    with contextlib.suppress(OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(32).decode("ascii").strip()
+        if text.isdigit():
+            return f" (pid {int(text)})"
+    return ""
+
+
+def start_xvfb(width: int = 1920, height: int = 1080) -> tuple[subprocess.Popen[bytes], str]:
+    """Start an Xvfb on a free display number; return it and its display name (":N") once
+    it accepts clients (-displayfd: Xvfb picks the number and writes it when ready)."""
+    if shutil.which("Xvfb") is None:
+        raise DisplayError("Xvfb is not installed (apt-get install xvfb)")
+    read_fd, write_fd = os.pipe()
+    process = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write_fd),
+            "-screen",
+            "0",
+            f"{width}x{height}x24",
+            "-nolisten",
+            "tcp",
+            "-noreset",
+        ],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    with os.fdopen(read_fd) as f:
+        number = f.readline().strip()
+    if not number:
+        process.kill()
+        raise DisplayError("Xvfb did not start")
+    return process, f":{number}"
+
+
+def stop_xvfb(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+class VirtualDisplay:
+    """An Xvfb server started for the lifetime of a `with` block; sets DISPLAY inside it."""
+
+    def __init__(self, width: int = 1920, height: int = 1080) -> None:
+        self.size = (width, height)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.display = ""
+        self._saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> VirtualDisplay:
+        self.process, self.display = start_xvfb(*self.size)
+        for key in ("DISPLAY", "XAUTHORITY"):
+            self._saved[key] = os.environ.get(key)
+        os.environ["DISPLAY"] = self.display
+        ensure_xauthority()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for key, value in self._saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if self.process is not None:
+            stop_xvfb(self.process)

@@ -1,0 +1,8 @@
+"""What is in a store, across every kind of document, and the commands that manage it.
+
+- `catalog`: what `mm ls` and `mm show` report; `report`: the HTML page.
+- `manage`: `mm rm`, `mv`, `export`, `import`; `prune`: `mm prune`'s plan.
+- `doctor`: `mm doctor`'s checks.
+
+May import: the vocabulary, `screen`, `store`, `desktop`, `backends`, `llm`, `sdk`.
+"""

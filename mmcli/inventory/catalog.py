@@ -1,0 +1,250 @@
+"""What `mm ls` and `mm show` report about recordings (no rendering here)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
+from mmcli.model import Recording, Step
+from mmcli.store import storefs
+from mmcli.store.codec import is_plain_file_name
+from mmcli.store.index import describe_recording as _describe_recording
+from mmcli.store.index import read_index, refresh, write_index
+from mmcli.store.recordings import NAME_PATTERN, SUFFIX, Store
+from mmcli.store.skim import skim
+
+
+@dataclass(frozen=True)
+class Summary:
+    name: str
+    steps: int
+    branches: int
+    params: list[str]
+    created: datetime | None
+    last_replayed: str | None
+    replays: int
+    from_memory: int
+    healed: int
+    diverged: int
+    size: int
+    error: str | None = None
+    kind: str = "cli"
+    """"cli" for `mm record` recordings, "sdk" for documents written by `mmcli.Engine`,
+    "llm" for recordings made at the model API (`mm record --llm`)."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "steps": self.steps,
+            "branches": self.branches,
+            "params": self.params,
+            "created": self.created.isoformat() if self.created else None,
+            "last_replayed": self.last_replayed,
+            "replays": self.replays,
+            "from_memory": self.from_memory,
+            "healed": self.healed,
+            "diverged": self.diverged,
+            "size": self.size,
+            "error": self.error,
+        }
+
+
+READ_NOTICE = 200
+"""With more documents than this to read (not in the index), `summarize` says so first."""
+
+
+def summarize(store: Store, notice: Callable[[str], None] | None = None) -> list[Summary]:
+    """One summary per document in the store, corrupt ones included (with their error).
+
+    Parsing thousands of TOML documents is slow, so what a document says is cached in
+    the store's index, keyed by the file's size and modification time (and likewise for
+    its history); only documents that changed since the last listing are read again.
+    Saving a recording puts it in the index, so that happens for copied-in stores.
+    """
+    cached = read_index(store)
+    fresh: dict[str, Any] = {}
+    out = []
+    everything = _all_stamps(store)
+    unread = sum(
+        1
+        for name, stamps in everything.items()
+        if not isinstance(cached.get(name), dict) or cached[name].get("doc_stamp") != stamps["doc"]
+    )
+    if notice is not None and unread > READ_NOTICE:
+        notice(f"reading {unread} recordings that are not in the store's index yet (once)")
+    for name, stamps in everything.items():
+        entry = refresh(store, name, stamps, cached.get(name), _describe)
+        try:
+            summary = _summary(name, entry)
+        except (KeyError, TypeError, ValueError, AttributeError):  # a hand-damaged index
+            entry = refresh(store, name, stamps, None, _describe)
+            summary = _summary(name, entry)
+        fresh[name] = entry
+        out.append(summary)
+    if fresh != cached:
+        write_index(store, fresh)
+    return out
+
+
+def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
+    """(mtime_ns, size) of each document, its thumbnail folder and its history, from two
+    directory scans (thousands of recordings: no per-file path handling)."""
+
+    def scan(folder: Path) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        with contextlib.suppress(OSError), os.scandir(folder) as it:
+            for e in it:
+                with contextlib.suppress(OSError):
+                    st = e.stat()
+                    found[e.name] = [st.st_mtime_ns, st.st_size]
+        return found
+
+    top = scan(store.root)
+    history = scan(store.history_path("x").parent)
+    none = [0, 0]
+    out = {}
+    for file_name in sorted(top):
+        name = file_name[: -len(SUFFIX)]
+        if file_name.endswith(SUFFIX) and NAME_PATTERN.fullmatch(name):
+            out[name] = {
+                "doc": top[file_name],
+                "thumbs": top.get(name, none),
+                "history": history.get(name + ".jsonl", none),
+            }
+    return out
+
+
+def _describe(store: Store, name: str) -> dict[str, Any]:
+    """What `mm ls` needs from one document, JSON-ready (for the index)."""
+    skimmed = _skim(store, name)
+    if skimmed is not None:
+        return skimmed
+    try:
+        kind = store.kind(name)
+        if kind == "sdk":
+            from mmcli.sdk.document import summary
+
+            info = summary(store.path(name))
+            created = info.get("created")
+            return {
+                "kind": "sdk",
+                "steps": int(info.get("steps", 0)),
+                "branches": int(info.get("branches", 0)),
+                "params": list(info.get("params", [])),
+                "created": created.isoformat() if isinstance(created, datetime) else None,
+                "last_used": _iso(info.get("last_used")),
+            }
+        if kind == "llm":
+            from mmcli.llm.document import summary as llm_summary
+
+            return llm_summary(store, name)
+        rec = store.load(name)
+    except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
+        return {"error": str(e)}
+    return _describe_recording(rec)
+
+
+def _skim(store: Store, name: str) -> dict[str, Any] | None:
+    """The entry from the document's header and step lines (`mmcli.store.skim`), or None: read
+    it in full (which also says what is wrong with it, and what an SDK document holds)."""
+    try:
+        text = storefs.read_bytes(store.root, [], f"{name}.toml").decode("utf-8")
+    except (OSError, UnicodeDecodeError, StoreError):  # a link: the full read says so
+        return None
+    return skim(text, name)
+
+
+def _iso(value: object) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else None
+
+
+def _summary(name: str, entry: dict[str, Any]) -> Summary:
+    doc, history = entry["doc"], entry["history"]
+    created = doc.get("created")
+    last = history["last"] or doc.get("last_used")
+    return Summary(
+        name=name,
+        kind=doc.get("kind", "cli"),
+        steps=doc.get("steps", 0),
+        branches=doc.get("branches", 0),
+        params=doc.get("params", []),
+        created=datetime.fromisoformat(created) if created else None,
+        last_replayed=last,
+        replays=history["replays"],
+        from_memory=history["from_memory"],
+        healed=history["healed"],
+        diverged=history["diverged"],
+        size=entry["doc_stamp"][1] + entry["thumbs"],
+        error=doc.get("error"),
+    )
+
+
+@dataclass(frozen=True)
+class TreeLine:
+    depth: int
+    """Position on the path from the root (0-based): the step number replay reports."""
+    indent: int
+    """Nesting level: 0 on the trunk, +1 for each branch taken off it."""
+    step: Step
+    branch_start: bool
+
+
+def tree(recording: Recording) -> Iterator[TreeLine]:
+    """The steps in display order: each path depth-first, a branch right after the step
+    it is an alternative to (a branch departing before step 1 follows step 1), before the
+    path that step continues."""
+
+    # Iterative, with the children indexed once: a 10,000-step path is no deeper a
+    # recursion than a 3-step one, and no slower than linear.
+    children: dict[int | None, list[Step]] = {}
+    for step in recording.steps:
+        children.setdefault(step.parent, []).append(step)
+
+    roots = children.get(None, [])
+    todo = [TreeLine(0, 0, roots[0], False)] if roots else []
+    while todo:
+        line = todo.pop()
+        yield line
+        kids = children.get(line.step.id, [])
+        if kids:  # the path goes on, after the alternatives to this step
+            todo.append(TreeLine(line.depth + 1, line.indent, kids[0], False))
+        if not line.branch_start:
+            alternatives = children[line.step.parent][1:]
+            todo.extend(
+                TreeLine(line.depth, line.indent + 1, alt, True) for alt in reversed(alternatives)
+            )
+
+
+def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str, Any]]:
+    """The last replays that diverged: when, at which step, why, and the live and recorded
+    screens (file paths beside the recording)."""
+    found = []
+    for entry in reversed(store.history(name)):
+        d = entry.get("divergence")
+        if not isinstance(d, dict):
+            continue
+        files = {}
+        for key in ("thumbnail", "recorded"):
+            # A name in the recording's folder; a path (../../etc/passwd) is never followed.
+            if is_plain_file_name(d.get(key)):
+                files[key] = str(store.thumbs_dir(name) / d[key])
+        found.append(
+            {
+                "at": entry.get("at"),
+                "outcome": entry.get("outcome"),
+                "step": d.get("step"),
+                "reason": d.get("reason"),
+                "live": files.get("thumbnail"),
+                "recorded": files.get("recorded"),
+            }
+        )
+        if len(found) == limit:
+            break
+    return found

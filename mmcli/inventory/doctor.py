@@ -1,0 +1,195 @@
+"""`mm doctor`: check that this machine can record and replay, and say how to fix what
+cannot. Each check is a small function returning a `Finding`; later checks that need the
+display are skipped when there is none."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from mmcli.backends.base import Backend, in_failsafe_corner
+from mmcli.errors import ExitCode, MMError
+from mmcli.store.recordings import Store
+
+
+class Status(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "status": str(self.status),
+            "detail": self.detail,
+            "fix": self.fix,
+        }
+
+
+NO_DISPLAY_FIX = (
+    "start a virtual display and point DISPLAY at it: "
+    "`Xvfb :99 -screen 0 1920x1080x24 & export DISPLAY=:99` (apt-get install xvfb)"
+)
+
+
+def diagnose(store: Store, open_backend: Callable[[], Backend]) -> list[Finding]:
+    """Run every check; never raises for a failed check."""
+    findings = [check_store(store), check_display()]
+    if findings[-1].status is Status.FAIL:
+        for name in ("screenshot", "input", "fail-safe"):
+            findings.append(Finding(name, Status.SKIP, "needs a display"))
+        return findings
+    try:
+        backend = open_backend()
+    except MMError as e:
+        findings.append(Finding("screenshot", Status.FAIL, str(e), NO_DISPLAY_FIX))
+        return findings
+    with backend:
+        findings.append(check_screenshot(backend))
+        findings.append(_unless_busy(lambda: check_input(backend)))
+        findings.append(check_failsafe(backend))
+    return findings
+
+
+def _unless_busy(check: Callable[[], Finding]) -> Finding:
+    """Moving the pointer under a running replay would spoil it: only with the display
+    lock, which another `mm record`/`mm replay` holds while it runs."""
+    from mmcli.desktop.display import display_lock
+    from mmcli.errors import LockBusy, MMError
+
+    try:
+        with display_lock(wait=0):
+            return check()
+    except LockBusy as e:
+        return Finding("input", Status.SKIP, f"not tried: {e}")
+    except MMError as e:  # the lock's folder or file is not safe to use
+        return Finding("input", Status.FAIL, f"not tried: {e}", "remove what is named")
+
+
+def check_store(store: Store) -> Finding:
+    root = store.root.resolve()
+    existing = next((p for p in (root, *root.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return Finding("store", Status.FAIL, f"{root}: no such directory", "create it")
+    probe_dir = root if root.is_dir() else existing
+    try:
+        with tempfile.NamedTemporaryFile(dir=probe_dir, prefix=".mm-doctor-") as f:
+            f.write(b"x")
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        return Finding(
+            "store",
+            Status.FAIL,
+            f"{root}: not writable ({e.strerror})",
+            "use a writable directory: --store DIR or MM_HOME=DIR",
+        )
+    state = "" if root.is_dir() else " (will be created on the first recording)"
+    return Finding("store", Status.OK, f"{root} is writable{state}")
+
+
+def check_display() -> Finding:
+    display = os.environ.get("DISPLAY")
+    if not display:
+        return Finding("display", Status.FAIL, "DISPLAY is not set", NO_DISPLAY_FIX)
+    from mmcli.desktop.display import ensure_xauthority
+
+    ensure_xauthority()
+    try:
+        from Xlib import display as xdisplay
+
+        conn = xdisplay.Display(display)
+    except Exception as e:  # python-xlib raises several types for an unreachable server
+        xvfb = " (Xvfb is installed)" if shutil.which("Xvfb") else ""
+        return Finding(
+            "display",
+            Status.FAIL,
+            f"cannot connect to {display}: {e}",
+            f"is the X server for {display} running{xvfb}? check DISPLAY and XAUTHORITY",
+        )
+    with contextlib.closing(conn):
+        screen = conn.screen()
+        size = f"{screen.width_in_pixels}x{screen.height_in_pixels}"
+        has_xtest = conn.has_extension("XTEST")
+    if not has_xtest:
+        return Finding(
+            "display",
+            Status.FAIL,
+            f"{display} ({size}) has no XTEST extension: input cannot be sent",
+            "start the X server with XTEST enabled (Xvfb has it by default)",
+        )
+    return Finding("display", Status.OK, f"{display} reachable, {size}")
+
+
+def check_screenshot(backend: Backend) -> Finding:
+    try:
+        frame = backend.grab()
+    except Exception as e:
+        return Finding("screenshot", Status.FAIL, f"screen grab failed: {e}", NO_DISPLAY_FIX)
+    pixels = np.frombuffer(frame.raw, dtype=np.uint8)
+    w, h = frame.width, frame.height
+    if int(pixels.max(initial=0)) < 8:
+        return Finding(
+            "screenshot",
+            Status.WARN,
+            f"{w}x{h} grabbed, but it is all black: nothing is drawn on this display",
+            "start the app to automate on it; a locked screen or screensaver also looks black",
+        )
+    return Finding("screenshot", Status.OK, f"{w}x{h} grabbed, not blank")
+
+
+def check_input(backend: Backend) -> Finding:
+    w, h = backend.size()
+    before = backend.pointer()
+    target = (w // 2 + 17, h // 2 + 11)
+    try:
+        backend.move(*target)
+        after = backend.pointer()
+    finally:
+        with contextlib.suppress(Exception):
+            backend.move(*before)
+    if after != target:
+        return Finding(
+            "input",
+            Status.FAIL,
+            f"moved the pointer to {target} but it is at {after}",
+            "input does not reach this display: check the XTEST extension and that no "
+            "other program grabs the pointer",
+        )
+    return Finding("input", Status.OK, "pointer moves where it is sent")
+
+
+def check_failsafe(backend: Backend) -> Finding:
+    point, size = backend.pointer(), backend.size()
+    if in_failsafe_corner(point, size):
+        return Finding(
+            "fail-safe",
+            Status.FAIL,
+            f"the pointer is in a screen corner {point}: replay would stop at once",
+            "move the pointer away from the corners (the corner stops replay on purpose)",
+        )
+    return Finding(
+        "fail-safe", Status.OK, "on: push the pointer into a screen corner to stop a replay"
+    )
+
+
+def exit_code(findings: list[Finding]) -> ExitCode:
+    failed = any(f.status is Status.FAIL for f in findings)
+    return ExitCode.ERROR if failed else ExitCode.OK

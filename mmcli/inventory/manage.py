@@ -1,0 +1,478 @@
+"""Managing recordings as files: `mm rm`, `mm mv`, `mm export`, `mm import`.
+
+Every kind of store document is handled alike (a CLI recording, an SDK document, a
+model-API recording): its TOML is parsed and validated with its own codec, its name field
+rewritten when it gets a new name, and its thumbnails (the files in NAME/) go with it.
+Everything inside the store is reached through `storefs` (no link followed) with the
+store's per-name lock held; a recording a replay is using is left alone.
+
+An export is one gzip-compressed tar archive holding `NAME.toml` and `NAME/FILE` for each
+thumbnail: the store's own layout. An import treats it as hostile: member names plain,
+regular files only (no links, devices or other folders), sizes and counts bounded, the
+TOML validated through its codec, before anything is written into the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tarfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mmcli.errors import (
+    MMError,
+    RecordingCorrupt,
+    RecordingExists,
+    RecordingNotFound,
+    StoreError,
+    UsageError,
+)
+from mmcli.model import plural
+from mmcli.store import codec, storefs
+from mmcli.store.inuse import unused
+from mmcli.store.recordings import (
+    KIND_LINE,
+    SUFFIX,
+    Store,
+    atomic_write,
+    is_valid_name,
+    os_reason,
+    validate_name,
+)
+from mmcli.store.storefs import UnsafePath
+
+MAX_MEMBERS = 20_000
+"""Files in an archive (a recording keeps one thumbnail per step at most)."""
+MAX_THUMBNAIL = 16 * 1024 * 1024
+MAX_ARCHIVE = 512 * 1024 * 1024
+"""Bytes of all members together, uncompressed."""
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# ---- one document, any kind -------------------------------------------------------------------
+
+
+def kind_of(text: str) -> str:
+    """ "sdk", "llm" or "cli", from the document's top-level `kind` line."""
+    top = text.split("\n[", 1)[0]
+    found = KIND_LINE.search(top)
+    return found.group(1) if found else "cli"
+
+
+@dataclass
+class Document:
+    """A parsed and validated store document, ready to be written under any name."""
+
+    kind: str
+    parsed: Any
+    steps: int
+    thumbnails: set[str] = field(default_factory=set)
+    """File names in NAME/ the document refers to."""
+
+    @property
+    def name(self) -> str:
+        return str(self.parsed.name)
+
+    def renamed(self, name: str) -> Document:
+        return replace(self, parsed=replace(self.parsed, name=name))
+
+    def dumps(self) -> str:
+        if self.kind == "llm":
+            from mmcli.llm import document as llm_document
+
+            return llm_document.dumps(self.parsed)
+        if self.kind == "sdk":
+            from mmcli.sdk import document as sdk_document
+
+            return sdk_document.dumps(self.parsed)
+        return codec.dumps(self.parsed)
+
+
+def parse(text: str, source: str) -> Document:
+    """The document `text` holds, validated by its kind's codec (`RecordingCorrupt`)."""
+    kind = kind_of(text)
+    if kind == "llm":
+        from mmcli.llm import document as llm_document
+
+        rec = llm_document.loads(text, source)
+        screens = {s.thumbnail for s in rec.tree.screens.values()}
+        return Document(kind, rec, len(rec.tree.nodes), screens)
+    if kind == "sdk":
+        from mmcli.sdk import document as sdk_document
+
+        doc = sdk_document.loads(text, source)
+        return Document(kind, doc, sum(len(t.steps) for t in doc.trajectories))
+    if kind != "cli":
+        raise RecordingCorrupt(f"{source}: unknown kind {kind!r}")
+    recording = codec.loads(text, source)
+    thumbs = {s.thumbnail for s in recording.steps if s.thumbnail}
+    return Document(kind, recording, len(recording.steps), thumbs)
+
+
+def read(store: Store, name: str) -> Document:
+    """NAME's document, parsed and validated; `RecordingNotFound` when there is none."""
+    path = store.path(name)
+    doc = parse(store.read_text(name), str(path))
+    if doc.name != name:
+        raise RecordingCorrupt(f"{path}: holds recording {doc.name!r}, not {name!r}")
+    return doc
+
+
+def read_thumbnails(store: Store, name: str) -> dict[str, bytes]:
+    """The plain files in NAME/ (the replay's `live-` screenshots left out), never
+    through a link; {} when there is no folder."""
+    out: dict[str, bytes] = {}
+    if not store.check_thumbs_dir(name):  # UnsafePath for a link
+        return out
+    with storefs.folder(store.root, [name]) as dfd:
+        entries = [e.name for e in storefs.files(dfd)]
+    for file_name in sorted(entries):
+        if file_name.startswith(("live-", ".")) or not codec.is_plain_file_name(file_name):
+            continue
+        data = storefs.read_plain(store.thumbs_dir(name), file_name)
+        if data is not None:
+            out[file_name] = data
+    return out
+
+
+def write(
+    store: Store, doc: Document, thumbnails: dict[str, bytes], *, overwrite: bool = False
+) -> None:
+    """Write `doc` under its name: thumbnails first, then the TOML atomically; the caller
+    holds the name's lock. An existing recording is replaced only with `overwrite`."""
+    name = doc.name
+    path = store.path(name)
+    if not overwrite and os.path.lexists(path):
+        raise RecordingExists(
+            f"recording {name!r} already exists in {store.root}; use --overwrite to replace it"
+        )
+    text = doc.dumps()
+    try:
+        store.root.mkdir(parents=True, exist_ok=True)
+        if thumbnails:
+            with storefs.folder(store.root, [name], create=True):
+                pass  # created, or checked to be a real folder
+            for file_name, data in thumbnails.items():
+                atomic_write(store.thumbs_dir(name) / file_name, data)
+        atomic_write(path, text.encode("utf-8"))
+    except OSError as e:
+        raise StoreError(f"{path}: cannot write ({os_reason(e)})") from None
+    if overwrite:  # the previous version's thumbnails the new one does not use
+        with contextlib.suppress(OSError, UnsafePath), storefs.folder(store.root, [name]) as dfd:
+            for entry in storefs.files(dfd):
+                if entry.name not in thumbnails and not entry.name.startswith("live-"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.name, dir_fd=dfd)
+
+
+@contextlib.contextmanager
+def _free(store: Store, name: str) -> Iterator[None]:
+    """Hold `name` unused by any replay for the block, or refuse."""
+    with unused(store, name) as free:
+        if not free:
+            raise StoreError(f"recording {name!r} is being replayed; try again when it is done")
+        yield
+
+
+# ---- rm -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What `mm rm` will delete: a whole recording, or one branch (`branch` = the id of the
+    step where it starts)."""
+
+    name: str
+    kind: str
+    steps: int
+    size: int = 0
+    branch: int | None = None
+
+    def describe(self) -> str:
+        if self.branch is None:
+            return (
+                f"recording {self.name!r} ({_kind_word(self.kind)}, "
+                f"{plural(self.steps, 'step')}, {_size(self.size)})"
+            )
+        return (
+            f"the branch of {self.name!r} starting at step id {self.branch} "
+            f"({plural(self.steps, 'step')})"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "what": "recording" if self.branch is None else "branch",
+            "branch_step": self.branch,
+            "steps": self.steps,
+            "size": self.size,
+        }
+
+
+def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
+    validate_name(name)
+    if not store.exists(name):
+        raise RecordingNotFound(f"no recording named {name!r} in {store.root}; see `mm ls`")
+    if branch is None:
+        try:
+            kind = store.kind(name)
+            steps = read(store, name).steps
+        except (RecordingCorrupt, StoreError):
+            kind, steps = "unreadable", 0  # a corrupt file (or a link) is removed by name
+        size = _file_size(store, name) + store.thumbs_size(name)
+        return Removal(name, kind, steps, size)
+    if store.kind(name) != "cli":
+        raise UsageError(
+            f"--branch is for screen recordings; {name!r} is {_kind_word(store.kind(name))}"
+        )
+    from mmcli.inventory.prune import branch_starts, subtree
+
+    recording = store.load(name)
+    starts = [s.id for s in branch_starts(recording)]
+    if branch not in starts:
+        where = (
+            f"its branches start at step ids {', '.join(map(str, starts))}"
+            if starts
+            else "it has no branches"
+        )
+        what = "is on the trunk" if any(s.id == branch for s in recording.steps) else "is no step"
+        raise UsageError(f"step id {branch} of {name!r} {what}: {where} (see `mm show {name}`)")
+    return Removal(name, "cli", len(subtree(recording, branch)), branch=branch)
+
+
+def remove(store: Store, removal: Removal) -> None:
+    """Delete what `removal` says; refused while a replay uses the recording."""
+    with _free(store, removal.name):
+        if removal.branch is None:
+            store.delete(removal.name)
+            return
+        from mmcli.inventory.prune import subtree
+
+        with store.lock(removal.name):
+            recording = store.load(removal.name)
+            if not any(s.id == removal.branch for s in recording.steps):
+                raise RecordingNotFound(
+                    f"the branch at step id {removal.branch} of {removal.name!r} is gone"
+                )
+            gone = subtree(recording, removal.branch)
+            recording.steps = [s for s in recording.steps if s.id not in gone]
+            store.save(recording)
+
+
+# ---- mv -----------------------------------------------------------------------------------------
+
+
+def move(store: Store, old: str, new: str, progress: Callable[[str], None] | None = None) -> int:
+    """Rename OLD to NEW (its name field, thumbnails and replay history go with it).
+    Returns the number of steps. NEW must not exist."""
+    validate_name(old)
+    validate_name(new)
+    if old == new:
+        raise UsageError(f"{old!r} and {new!r} are the same name")
+    if not store.exists(old):
+        raise RecordingNotFound(f"no recording named {old!r} in {store.root}; see `mm ls`")
+    if store.exists(new):
+        raise RecordingExists(
+            f"recording {new!r} already exists in {store.root}; `mm rm {new}` first"
+        )
+    first, second = sorted((old, new))
+    with _free(store, old), store.lock(first), store.lock(second):
+        doc = read(store, old)
+        thumbnails = read_thumbnails(store, old)
+        write(store, doc.renamed(new), thumbnails)  # both names exist for a moment
+        _move_history(store, old, new)
+        store.remove_files(old)
+    if progress:
+        progress(f"renamed {old} to {new}")
+    return doc.steps
+
+
+def _move_history(store: Store, old: str, new: str) -> None:
+    with (
+        contextlib.suppress(OSError, UnsafePath),
+        storefs.folder(store.root, [".mm", "history"]) as dfd,
+    ):
+        os.rename(old + ".jsonl", new + ".jsonl", src_dir_fd=dfd, dst_dir_fd=dfd)
+
+
+# ---- export / import ----------------------------------------------------------------------------
+
+
+def export(store: Store, name: str, target: Path, *, overwrite: bool = False) -> tuple[int, int]:
+    """Write NAME (TOML and thumbnails) to the archive `target`, atomically. Returns
+    (steps, thumbnails)."""
+    validate_name(name)
+    if target.exists() and not overwrite:
+        raise RecordingExists(f"{target}: already exists; use --overwrite to replace it")
+    with store.lock(name):
+        doc = read(store, name)
+        thumbnails = read_thumbnails(store, name)
+    text = doc.dumps().encode("utf-8")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        _add(tar, name + SUFFIX, text)
+        for file_name, data in thumbnails.items():
+            _add(tar, f"{name}/{file_name}", data)
+    try:
+        atomic_write(target, buffer.getvalue())
+    except OSError as e:
+        raise MMError(f"{target}: cannot write ({os_reason(e)})") from None
+    return doc.steps, len(thumbnails)
+
+
+def _add(tar: tarfile.TarFile, member: str, data: bytes) -> None:
+    info = tarfile.TarInfo(member)
+    info.size = len(data)
+    info.mode = 0o644
+    tar.addfile(info, io.BytesIO(data))
+
+
+@dataclass
+class Archive:
+    document: Document
+    thumbnails: dict[str, bytes]
+
+
+MEMBER = re.compile(r"([A-Za-z0-9._-]+)(?:\.toml|/([^/]+))")
+
+
+def read_archive(source: Path) -> Archive:
+    """The document and thumbnails an export archive holds, every member checked, or
+    `RecordingCorrupt` naming the archive and the problem."""
+    try:
+        with open(source, "rb") as f:
+            return _read_archive(f, str(source))
+    except FileNotFoundError:
+        raise MMError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise MMError(f"{source}: is a folder, not an archive made by `mm export`") from None
+    except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as e:
+        if isinstance(e, OSError) and not isinstance(e, (EOFError,)) and e.errno:
+            raise MMError(f"{source}: cannot read ({e.strerror})") from None
+        raise RecordingCorrupt(
+            f"{source}: not an archive made by `mm export` ({str(e) or type(e).__name__})"
+        ) from None
+
+
+def _read_archive(f: Any, where: str) -> Archive:
+    text: bytes | None = None
+    stem: str | None = None
+    thumbnails: dict[str, bytes] = {}
+    total = 0
+
+    def bad(problem: str) -> RecordingCorrupt:
+        return RecordingCorrupt(f"{where}: {problem}; not imported")
+
+    with tarfile.open(fileobj=f, mode="r:gz") as tar:
+        for count, member in enumerate(tar, 1):
+            if count > MAX_MEMBERS:
+                raise bad(f"more than {MAX_MEMBERS} members")
+            shown = member.name[:60]
+            if member.isdir():
+                folder = member.name.rstrip("/")
+                if not is_valid_name(folder) or (stem is not None and folder != stem):
+                    raise bad(f"unexpected folder {shown!r}")
+                stem = folder
+                continue
+            if not member.isfile():
+                raise bad(f"member {shown!r} is a link or a special file")
+            found = MEMBER.fullmatch(member.name)
+            owner, file_name = (found.group(1), found.group(2)) if found else ("", None)
+            if (
+                not found
+                or not is_valid_name(owner)
+                or (file_name is not None and not _thumbnail_name(file_name))
+            ):
+                raise bad(f"unexpected member name {shown!r}")
+            if stem is not None and owner != stem:
+                raise bad(f"members of two recordings ({stem!r}, {owner!r})")
+            stem = owner
+            limit = codec.MAX_DOCUMENT if file_name is None else MAX_THUMBNAIL
+            if member.size > limit:
+                raise bad(f"member {shown!r} is larger than {limit >> 20} MiB")
+            total += member.size
+            if total > MAX_ARCHIVE:
+                raise bad(f"more than {MAX_ARCHIVE >> 20} MiB in all")
+            handle = tar.extractfile(member)
+            data = handle.read(member.size + 1) if handle else b""
+            if len(data) != member.size:
+                raise bad(f"member {shown!r} is truncated")
+            if file_name is None:
+                if text is not None:
+                    raise bad("two recording files")
+                text = data
+            else:
+                if not data.startswith(PNG_MAGIC):
+                    raise bad(f"member {shown!r} is not a PNG image")
+                thumbnails[file_name] = data
+    if text is None or stem is None:
+        raise bad("no recording file (NAME.toml) in it")
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad(f"{stem}{SUFFIX} is not UTF-8 text") from None
+    try:
+        doc = parse(decoded, f"{where}: {stem}{SUFFIX}")
+    except RecordingCorrupt as e:
+        raise RecordingCorrupt(f"{e}; not imported") from None
+    if doc.name != stem:
+        raise bad(f"{stem}{SUFFIX} holds recording {doc.name!r}")
+    missing = sorted(doc.thumbnails - set(thumbnails))
+    if missing and doc.kind == "llm":  # its screens are compared against them
+        raise bad(f"thumbnail {missing[0]} is missing")
+    return Archive(doc, thumbnails)
+
+
+def import_archive(
+    store: Store, source: Path, name: str | None = None, *, overwrite: bool = False
+) -> Document:
+    """Put the recording in the archive `source` into the store (as `name`, else under its
+    own name). Nothing is written unless the whole archive passes its checks."""
+    if name is not None:
+        validate_name(name)
+    archive = read_archive(source)
+    doc = archive.document if name is None else archive.document.renamed(name)
+    if store.exists(doc.name) and not overwrite:
+        raise RecordingExists(
+            f"recording {doc.name!r} already exists in {store.root}; "
+            "use --overwrite to replace it, or --as NAME to import it under another name"
+        )
+    with _free(store, doc.name), store.lock(doc.name):
+        write(store, doc, archive.thumbnails, overwrite=overwrite)
+    return doc
+
+
+def _thumbnail_name(file_name: str) -> bool:
+    return codec.is_plain_file_name(file_name) and not file_name.startswith(".")
+
+
+def _file_size(store: Store, name: str) -> int:
+    try:
+        return os.lstat(store.path(name)).st_size
+    except OSError:
+        return 0
+
+
+def _kind_word(kind: str) -> str:
+    return {
+        "cli": "a screen recording",
+        "sdk": "a Python SDK document",
+        "llm": "a model-API recording",
+        "unreadable": "unreadable",
+    }.get(kind, kind)
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}"
+        value /= 1024
+    return f"{value:.0f} GB"

@@ -1,0 +1,198 @@
+"""`mm show --html`: one self-contained page (thumbnails inlined) showing the recording's
+tree as a picture (inline SVG), every step with a marker where it acted, and the live vs
+recorded screens of the last divergences. Text only ever comes from the recording
+(placeholders, never param values)."""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mmcli.inventory.catalog import TreeLine, tree
+from mmcli.model import Recording, Step, plural
+from mmcli.store.storefs import read_plain
+
+STYLE = """
+body { font: 14px system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fafafa; }
+h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 18px; }
+.step { display: flex; gap: 16px; align-items: flex-start; margin: 0 0 14px; padding: 10px;
+        background: #fff; border: 1px solid #ddd; border-radius: 6px; }
+.step.branch { border-left: 4px solid #d97706; }
+.shot { position: relative; flex: none; line-height: 0; }
+.shot img { width: 480px; border: 1px solid #ccc; }
+.marker { position: absolute; width: 18px; height: 18px; margin: -10px 0 0 -10px;
+          border: 3px solid #e11d48; border-radius: 50%; box-shadow: 0 0 0 2px #fff; }
+.no-shot { width: 480px; height: 60px; line-height: 60px; text-align: center; color: #888;
+           border: 1px dashed #ccc; }
+.num { font-weight: 600; } code { background: #f1f1f1; padding: 1px 4px; border-radius: 3px; }
+.map { overflow-x: auto; margin: 0 0 18px; background: #fff; border: 1px solid #ddd;
+       border-radius: 6px; } .map svg { display: block; }
+.divergence { margin: 18px 0; padding: 10px; background: #fff4f4; border: 1px solid #f3b4b4;
+              border-radius: 6px; } .pair { display: flex; gap: 16px; }
+"""
+
+# Counts the thumbnails the browser decoded: proof the page rendered, for tests and humans.
+SCRIPT = """
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.querySelectorAll('img.thumb'));
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  document.body.setAttribute('data-thumbs-rendered', String(ok));
+});
+"""
+
+
+def render(
+    recording: Recording, thumbs_dir: Path, divergences: Sequence[dict[str, Any]] = ()
+) -> str:
+    """The page as a string; `divergences` as `catalog.recent_divergences` returns them."""
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>mm: {_e(recording.name)}</title><style>{STYLE}</style>",
+        f"<script>{SCRIPT}</script></head><body>",
+        f"<h1>{_e(recording.name)}</h1>",
+        f"<div class='meta'>{plural(len(recording.steps), 'step')}, "
+        f"{plural(recording.branch_count(), 'branch', 'branches')}; "
+        f"recorded {recording.created:%Y-%m-%d %H:%M}; params: "
+        f"{_e(', '.join(recording.params) or 'none')}</div>",
+    ]
+    lines = list(tree(recording))
+    parts.append(f"<div class='map'>{tree_svg(lines)}</div>")
+    last_point: dict[int, tuple[int, int]] = {}
+    for line in lines:
+        parts.append(_step_html(recording, line, thumbs_dir, last_point))
+    for d in divergences:
+        parts.append(_divergence_html(recording, d, thumbs_dir))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+COLUMN, LANE, MARGIN, RADIUS = 34, 56, 24, 10
+"""The tree's picture: a step every COLUMN px along its path, a branch a LANE lower."""
+LABEL = 48
+"""Characters of a branch's first action written beside it."""
+
+
+def tree_svg(lines: Sequence[TreeLine]) -> str:
+    """The recording's tree as an inline SVG: the trunk's steps in a row from a start
+    node, each branch on a row of its own below, joined to the step it departs after (the
+    start node for a branch before step 1) and labelled with its first action. A node
+    links to its step's block below; hovering shows its action."""
+    where: dict[int | None, tuple[int, int]] = {None: (0, 0)}  # (column, lane); None: start
+    lanes = 0
+    edges, nodes, labels = [], [], []
+    for line in lines:
+        step = line.step
+        if line.branch_start:
+            lanes += 1
+        lane = lanes if line.branch_start else where[step.parent][1]
+        where[step.id] = (line.depth + 1, lane)
+        (px, py), (x, y) = _xy(*where[step.parent]), _xy(line.depth + 1, lane)
+        parent = "start" if step.parent is None else step.parent
+        # Down between two columns, never through another branch's node.
+        mx = px + COLUMN // 2
+        shape = f"M{px},{py} L{x},{y}" if py == y else f"M{px},{py} L{mx},{py} L{mx},{y} L{x},{y}"
+        edges.append(f"<path class='edge' data-from='{parent}' data-to='{step.id}' d='{shape}'/>")
+        kind = "branch" if lane else "trunk"
+        nodes.append(
+            f"<a href='#step-{step.id}'><g class='node {kind}' data-step='{step.id}' "
+            f"data-parent='{parent}' data-depth='{line.depth}'>"
+            f"<title>step {line.depth + 1}: {_e(step.action.describe())}</title>"
+            f"<circle cx='{x}' cy='{y}' r='{RADIUS}'/>"
+            f"<text x='{x}' y='{y + 4}'>{line.depth + 1}</text></g></a>"
+        )
+        if line.branch_start:
+            action = step.action.describe()
+            action = action if len(action) <= LABEL else action[: LABEL - 3] + "..."
+            labels.append(
+                f"<text class='label' data-step='{step.id}' x='{x - RADIUS}' "
+                f"y='{y + RADIUS + 14}'>branch {step.id}: {_e(action)}</text>"
+            )
+    columns = max((c for c, _ in where.values()), default=0)
+    width, height = _xy(columns, lanes)
+    sx, sy = _xy(0, 0)
+    return (
+        f"<svg class='tree' width='{width + MARGIN + 200}' "
+        f"height='{height + MARGIN + 16}' role='img' aria-label='the recording as a tree'>"
+        "<style>.edge{fill:none;stroke:#999;stroke-width:2}"
+        ".node circle{stroke:#fff;stroke-width:2}.trunk circle{fill:#2563eb}"
+        ".branch circle{fill:#d97706}.node text{fill:#fff;font:600 10px sans-serif;"
+        "text-anchor:middle}.label{fill:#92400e;font:11px sans-serif}"
+        ".start{fill:#555}</style>"
+        f"{''.join(edges)}<circle class='start' cx='{sx}' cy='{sy}' r='5'>"
+        "<title>start</title></circle>"
+        f"{''.join(nodes)}{''.join(labels)}</svg>"
+    )
+
+
+def _xy(column: int, lane: int) -> tuple[int, int]:
+    return (MARGIN + column * COLUMN, MARGIN + lane * LANE)
+
+
+def _step_html(
+    recording: Recording, line: TreeLine, thumbs_dir: Path, last_point: dict[int, tuple[int, int]]
+) -> str:
+    step = line.step
+    point = _point(step, last_point.get(step.parent) if step.parent is not None else None)
+    if point is not None:
+        last_point[step.id] = point
+    shot = _shot(_read(thumbs_dir, step.thumbnail), step, point)
+    branch = " branch" if line.branch_start else ""
+    label = "branch starts here: " if line.branch_start else ""
+    where = f" at ({point[0]}, {point[1]})" if point and step.action.point is None else ""
+    return (
+        f"<div class='step{branch}' id='step-{step.id}' style='margin-left:{line.indent * 32}px'>"
+        f"{shot}<div><div class='num'>{label}step {line.depth + 1}</div>"
+        f"<div><code>{_e(step.action.describe())}</code>{_e(where)}</div></div></div>"
+    )
+
+
+def _point(step: Step, previous: tuple[int, int] | None) -> tuple[int, int] | None:
+    """Where the step acts: its own point, else where the pointer (the focus) was."""
+    if step.action.point is not None:
+        return step.action.point
+    return step.fingerprint.pointer or previous
+
+
+def _shot(data: bytes | None, step: Step, point: tuple[int, int] | None) -> str:
+    if data is None:
+        return "<div class='shot'><div class='no-shot'>no thumbnail</div></div>"
+    marker = ""
+    fp = step.fingerprint
+    if point is not None and fp.width > 0 and fp.height > 0:
+        left, top = 100 * point[0] / fp.width, 100 * point[1] / fp.height
+        marker = f"<div class='marker' style='left:{left:.2f}%;top:{top:.2f}%'></div>"
+    return f"<div class='shot'><img class='thumb' alt='' src='{_data_uri(data)}'>{marker}</div>"
+
+
+def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Path) -> str:
+    step = d.get("step")
+    title = (
+        f"{_e(d.get('at') or '')}: {_e(d.get('outcome') or '')} at step "
+        f"{step + 1 if isinstance(step, int) else '?'}"
+    )
+    images = []
+    for key, caption in (("live", "live screen"), ("recorded", "recorded")):
+        # Only ever a file of the recording's folder, by its plain name (see `_read`).
+        data = _read(thumbs_dir, Path(d[key]).name) if isinstance(d.get(key), str) else None
+        img = f"<img class='thumb' alt='' src='{_data_uri(data)}'>" if data else "(missing)"
+        images.append(f"<div><div>{caption}</div><div class='shot'>{img}</div></div>")
+    return (
+        f"<div class='divergence'><div class='num'>diverged {title}</div>"
+        f"<div>{_e(d.get('reason') or '')}</div><div class='pair'>{''.join(images)}</div></div>"
+    )
+
+
+def _read(thumbs_dir: Path, file_name: str | None) -> bytes | None:
+    """A thumbnail of the recording's folder: a plain file name, never through a link."""
+    return read_plain(thumbs_dir, file_name) if file_name else None
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)

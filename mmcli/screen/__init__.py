@@ -1,0 +1,9 @@
+"""The screen: what is kept of it and how a live one is compared with a recorded step.
+
+- `fingerprint`: frames, fingerprints, rectangles and changed regions.
+- `matcher`: the named matchers and policies that judge a live screen against a step.
+- `explain`: the one-sentence reason for a divergence.
+- `relocate`: finding a window that moved since it was recorded.
+
+May import: the vocabulary (`errors`, `model`, `params`).
+"""

@@ -1,0 +1,66 @@
+"""One plain sentence for a divergence, before the matcher's details.
+
+The details (`Verdict.summary()`) say which check failed, where and by how much; a user
+first wants to know what happened in words: a dialog over the button, the window moved,
+other text in the field. This reads the same differences and says that, no more.
+"""
+
+from __future__ import annotations
+
+from mmcli.model import ActionKind
+from mmcli.screen.fingerprint import Rect
+from mmcli.screen.matcher import Difference, Verdict
+
+KEYBOARD = {ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
+COVER = (120, 60)
+"""A changed region at least this wide and tall (px) on the target is a window or dialog."""
+
+
+def moved_by(offset: tuple[int, int]) -> str:
+    """`60 px right and 20 px up`."""
+    dx, dy = offset
+    parts = []
+    if dx:
+        parts.append(f"{abs(dx)} px {'right' if dx > 0 else 'left'}")
+    if dy:
+        parts.append(f"{abs(dy)} px {'down' if dy > 0 else 'up'}")
+    return " and ".join(parts) or "0 px"
+
+
+def _on_target(d: Difference) -> bool:
+    return d.matcher == "target" or d.measure.startswith("changed region on the target")
+
+
+def headline(
+    verdict: Verdict | None,
+    action: ActionKind,
+    moved: tuple[int, int] = (0, 0),
+    found_at: tuple[int, int] | None = None,
+) -> str:
+    """The sentence (no final period). `moved`: the offset at which `--relocate` checked
+    the task; `found_at`: where the task area was seen without `--relocate`."""
+    if verdict is None or verdict.ok:
+        return "No recorded step to compare with the screen"
+    diffs = verdict.differences
+    if moved != (0, 0):
+        return f"The window moved {moved_by(moved)}, and differs there"
+    if found_at is not None and found_at != (0, 0):
+        return f"The window moved {moved_by(found_at)}; replay with --relocate to act there"
+    if any(d.matcher == "geometry" for d in diffs):
+        return "The screen size differs from the recording"
+    if any("about to act" in d.measure for d in diffs):
+        return "The screen kept changing as replay was about to act"
+    if any(_on_target(d) for d in diffs):
+        if action in KEYBOARD:
+            return "Text differs in the field being typed into"
+        if any(_covers(d) for d in diffs):
+            return "A window or dialog covers the click target"
+        return "The click target looks different"
+    if any(d.matcher == "regions" for d in diffs):
+        return "Something new appeared near the task"
+    return "Part of the screen near the task looks different"
+
+
+def _covers(d: Difference) -> bool:
+    r: Rect = d.region
+    return d.matcher == "regions" and r.w >= COVER[0] and r.h >= COVER[1]

@@ -1,0 +1,11 @@
+"""Persistence: documents as text, and where their bytes live.
+
+- `validate`: what a recording may ask for, checked in full when it is loaded.
+- `codec`: text <-> recording (versioned TOML); `skim`: what `mm ls` reads of one fast.
+- `storefs`: files in the store, never through a link, written atomically; `locking`.
+- `recordings`: the store (`Store`): recordings, thumbnails and history on disk.
+- `index`: the listing index; `inuse`: a recording marked in use by a replay.
+- `thumbnails`: a step's thumbnail read back as its recorded screen.
+
+May import: the vocabulary, `screen`.
+"""

@@ -1,0 +1,370 @@
+"""Text <-> recording: the versioned TOML document.
+
+`dumps` writes the current `FORMAT_VERSION`; `loads` accepts it and every older version
+it knows how to upgrade, and refuses anything else with a `RecordingCorrupt` that names
+the file and the problem. Nothing here touches the disk.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import tomli_w
+
+from mmcli.errors import RecordingCorrupt, WrongKind
+from mmcli.model import BUTTONS, FORMAT_VERSION, Action, ActionKind, Recording, Step
+from mmcli.store import validate
+
+if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
+    from mmcli.screen.fingerprint import Fingerprint, Rect
+
+Document = dict[str, Any]
+
+HEX = re.compile(r"[0-9a-fA-F]*")
+GRID = re.compile(r"([1-9][0-9]{0,2})x([1-9][0-9]{0,2})")
+FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+COORDINATE = 1 << 15
+"""Screen coordinates are 16-bit signed on X11; anything beyond is not a real position."""
+
+MAX_DOCUMENT = validate.MAX_DOCUMENT
+
+UPGRADES: dict[int, Callable[[Document], Document]] = {}
+"""`UPGRADES[n]` turns a version-n document into a version-(n+1) one."""
+
+
+def dumps(recording: Recording) -> str:
+    return tomli_w.dumps(_document(recording))
+
+
+def loads(text: str, source: str = "<recording>") -> Recording:
+    """The recording `text` holds, validated in full (see validate.py), or
+    `RecordingCorrupt` naming `source` and the problem in one line."""
+    try:
+        validate.check_text(text)
+    except ValueError as e:
+        raise RecordingCorrupt(f"{source}: {e}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise RecordingCorrupt(f"{source}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise RecordingCorrupt(f"{source}: not valid TOML (nested too deeply)") from None
+    except UnicodeError as e:  # pragma: no cover - str input is already decoded
+        raise RecordingCorrupt(f"{source}: not valid text ({e})") from None
+    try:
+        recording = _recording(_upgrade(doc, source))
+        validate.check_recording(recording)
+        return recording
+    except RecordingCorrupt:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        problem = f"missing field {e}" if isinstance(e, KeyError) else str(e) or type(e).__name__
+        raise RecordingCorrupt(f"{source}: {problem}") from None
+
+
+def _upgrade(doc: Document, source: str) -> Document:
+    kind = doc.get("kind", "cli")
+    if kind == "sdk":
+        raise WrongKind(
+            f"{source}: written by the Python SDK (kind = 'sdk'); "
+            "it is replayed from Python with mmcli.Engine, not by mm replay"
+        )
+    if kind == "llm":
+        raise WrongKind(
+            f"{source}: recorded at the model API (kind = 'llm'); it has no screen steps"
+        )
+    if kind != "cli":
+        raise RecordingCorrupt(f"{source}: unknown kind {kind!r}; not an mm recording")
+    version = doc.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise RecordingCorrupt(f"{source}: no integer format_version; not an mm recording")
+    if version > FORMAT_VERSION:
+        raise RecordingCorrupt(
+            f"{source}: format_version {version} is newer than this mm understands "
+            f"({FORMAT_VERSION}); upgrade mm to replay it"
+        )
+    while version < FORMAT_VERSION:
+        if version not in UPGRADES:
+            raise RecordingCorrupt(f"{source}: format_version {version} is not supported")
+        doc = UPGRADES[version](doc)
+        version = doc["format_version"]
+    return doc
+
+
+# ---- recording -> document -------------------------------------------------------------
+
+
+def _document(rec: Recording) -> Document:
+    doc: Document = {
+        "format_version": FORMAT_VERSION,
+        "name": rec.name,
+        "created": rec.created,
+        "command": list(rec.command),
+        "params": list(rec.params),
+        "secrets": list(rec.secrets),
+        "policy": rec.policy,
+        "ignore": [r.as_list() for r in rec.ignore],
+        "volatile": [r.as_list() for r in rec.volatile],
+    }
+    if rec.area is not None:
+        doc["area"] = rec.area.as_list()
+    doc.update(rec.extra)
+    doc["steps"] = [_step_doc(s) for s in rec.steps]
+    return doc
+
+
+def _step_doc(step: Step) -> Document:
+    doc: Document = {"id": step.id}
+    if step.parent is not None:
+        doc["parent"] = step.parent
+    if step.created is not None:
+        doc["created"] = step.created
+    if step.thumbnail:
+        doc["thumbnail"] = step.thumbnail
+    if step.effect is not None:
+        doc["effect"] = step.effect.as_list()
+    doc["action"] = _action_doc(step.action)
+    doc["screen"] = fingerprint_doc(step.fingerprint)
+    return doc
+
+
+_ACTION_DEFAULTS = Action(ActionKind.CLICK)
+
+
+def _action_doc(action: Action) -> Document:
+    doc: Document = {"kind": str(action.kind)}
+    for name in ("x", "y", "x2", "y2", "button", "clicks", "text", "amount"):
+        value = getattr(action, name)
+        if value is not None and value != getattr(_ACTION_DEFAULTS, name):
+            doc[name] = value
+    if action.keys:
+        doc["keys"] = list(action.keys)
+    return doc
+
+
+def fingerprint_doc(fp: Fingerprint) -> Document:
+    """A fingerprint as a TOML table (also used by the SDK for stored screen checks)."""
+    doc: Document = {
+        "size": [fp.width, fp.height],
+        "grid": f"{fp.grid.cols}x{fp.grid.rows}",
+        "hashes": str(fp.grid),
+        "tones": fp.grid.tones_hex(),
+        "details": fp.grid.details_hex(),
+    }
+    if fp.patch is not None:
+        doc["target"] = [fp.patch.x, fp.patch.y]
+        doc["patch"] = str(fp.patch)
+    if fp.pointer is not None:
+        doc["pointer"] = list(fp.pointer)
+    if fp.masks:
+        doc["masks"] = [m.as_list() for m in fp.masks]
+    return doc
+
+
+# ---- document -> recording -------------------------------------------------------------
+
+_KNOWN = {
+    "format_version",
+    "name",
+    "created",
+    "command",
+    "params",
+    "secrets",
+    "policy",
+    "ignore",
+    "volatile",
+    "area",
+    "steps",
+}
+
+
+def _recording(doc: Document) -> Recording:
+    name = _str(doc["name"], "name")
+    created = _datetime(doc["created"], "created")
+    steps = [_step(s, i) for i, s in enumerate(_list(doc.get("steps", []), "steps"))]
+    if not steps:
+        raise ValueError("no steps (a cut-off file?); nothing to replay")
+    ids = {s.id for s in steps}
+    if len(ids) != len(steps):
+        raise ValueError("two steps share an id")
+    for s in steps:
+        if s.parent is not None and s.parent not in ids:
+            raise ValueError(f"step {s.id} follows step {s.parent}, which does not exist")
+    _check_tree(steps)
+    return Recording(
+        name=name,
+        steps=steps,
+        created=created,
+        command=[_str(c, "command") for c in _list(doc.get("command", []), "command")],
+        params=[_str(p, "params") for p in _list(doc.get("params", []), "params")],
+        secrets=[_str(p, "secrets") for p in _list(doc.get("secrets", []), "secrets")],
+        ignore=[_rect(r, "ignore") for r in _list(doc.get("ignore", []), "ignore")],
+        volatile=[_rect(r, "volatile") for r in _list(doc.get("volatile", []), "volatile")],
+        area=_rect(doc["area"], "area") if "area" in doc else None,
+        policy=_str(doc.get("policy", "default"), "policy"),
+        format_version=FORMAT_VERSION,
+        extra={k: v for k, v in doc.items() if k not in _KNOWN},
+    )
+
+
+def _check_tree(steps: list[Step]) -> None:
+    """Every step must lead back to a first step: a loop of parents is no task."""
+    parent = {s.id: s.parent for s in steps}
+    rooted: set[int] = set()
+    for s in steps:
+        path: list[int] = []
+        on_path: set[int] = set()
+        node: int | None = s.id
+        while node is not None and node not in rooted:
+            if node in on_path:
+                raise ValueError(f"step {node} follows itself (a loop of parents)")
+            path.append(node)
+            on_path.add(node)
+            node = parent[node]
+        rooted.update(path)
+
+
+def _step(doc: Any, index: int) -> Step:
+    where = f"steps[{index}]"
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where} is not a table")
+    parent = doc.get("parent")
+    return Step(
+        id=_int(doc["id"], f"{where}.id"),
+        parent=None if parent is None else _int(parent, f"{where}.parent"),
+        action=_action(doc["action"], f"{where}.action"),
+        fingerprint=fingerprint_from_doc(doc["screen"], f"{where}.screen"),
+        thumbnail=_file_name(doc["thumbnail"], f"{where}.thumbnail")
+        if "thumbnail" in doc
+        else None,
+        effect=_rect(doc["effect"], f"{where}.effect") if "effect" in doc else None,
+        created=_datetime(doc["created"], f"{where}.created") if "created" in doc else None,
+    )
+
+
+def _action(doc: Any, where: str) -> Action:
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where} is not a table")
+    try:
+        kind = ActionKind(doc["kind"])
+    except ValueError:
+        raise ValueError(f"{where}.kind: unknown action {doc['kind']!r}") from None
+    opt = {k: _coordinate(doc[k], f"{where}.{k}") for k in ("x", "y", "x2", "y2") if k in doc}
+    button = _str(doc.get("button", "left"), f"{where}.button")
+    if button not in BUTTONS:
+        raise ValueError(f"{where}.button must be one of {', '.join(BUTTONS)}")
+    return Action(
+        kind=kind,
+        button=button,
+        clicks=_int(doc.get("clicks", 1), f"{where}.clicks"),
+        text=_str(doc.get("text", ""), f"{where}.text"),
+        keys=tuple(_str(k, f"{where}.keys") for k in _list(doc.get("keys", []), f"{where}.keys")),
+        amount=_int(doc.get("amount", 0), f"{where}.amount"),
+        **opt,
+    )
+
+
+def fingerprint_from_doc(doc: Any, where: str) -> Fingerprint:
+    """Parse a `fingerprint_doc` table; `ValueError` names the field (under `where`)."""
+    from mmcli.screen.fingerprint import Fingerprint, Grid, Patch
+
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where} is not a table")
+    width, height = (_int(v, f"{where}.size") for v in _pair(doc["size"], f"{where}.size"))
+    cols_rows = GRID.fullmatch(_str(doc["grid"], f"{where}.grid"))
+    if cols_rows is None:
+        raise ValueError(f"{where}.grid must look like 16x9")
+    cols, rows = int(cols_rows[1]), int(cols_rows[2])
+    try:
+        grid = Grid.parse(
+            cols,
+            rows,
+            _hex(doc["hashes"], "hashes"),
+            _hex(doc["tones"], "tones"),
+            _hex(doc["details"], "details"),
+        )
+        patch = None
+        if "patch" in doc:
+            tx, ty = (_coordinate(v, "target") for v in _pair(doc["target"], "target"))
+            patch = Patch.parse(tx, ty, _hex(doc["patch"], "patch"))
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+    pointer = None
+    if "pointer" in doc:
+        px, py = (
+            _coordinate(v, f"{where}.pointer") for v in _pair(doc["pointer"], f"{where}.pointer")
+        )
+        pointer = (px, py)
+    masks = tuple(_rect(m, f"{where}.masks") for m in _list(doc.get("masks", []), where))
+    return Fingerprint(width, height, grid, patch, pointer, masks)
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{where} must be an array")
+    return value
+
+
+def _pair(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"{where} must be a pair of numbers")
+    return value
+
+
+def _rect(value: Any, where: str) -> Rect:
+    from mmcli.screen.fingerprint import Rect
+
+    if not isinstance(value, list) or len(value) != 4:
+        raise ValueError(f"{where} must be [x, y, width, height]")
+    x, y, w, h = (_int(v, where) for v in value)
+    return Rect(x, y, w, h)
+
+
+def _int(value: Any, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{where} must be an integer")
+    return value
+
+
+def _coordinate(value: Any, where: str) -> int:
+    number = _int(value, where)
+    if not -COORDINATE < number < COORDINATE:
+        raise ValueError(f"{where} is off any screen ({number})")
+    return number
+
+
+def _hex(value: Any, where: str) -> str:
+    text = _str(value, where)
+    if not HEX.fullmatch(text):
+        raise ValueError(f"{where} must be hexadecimal digits")
+    return text
+
+
+def is_plain_file_name(text: object) -> bool:
+    """A file name in a recording's folder, never a path out of it (no '/', no leading
+    '.'): what any file name read from the store (a recording, the history) must be."""
+    return isinstance(text, str) and len(text) <= 255 and FILE_NAME.fullmatch(text) is not None
+
+
+def _file_name(value: Any, where: str) -> str:
+    """A thumbnail's file name: in the recording's folder, never a path out of it."""
+    text = _str(value, where)
+    if not is_plain_file_name(text):
+        raise ValueError(f"{where} must be a plain file name")
+    return text
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be a string")
+    return value
+
+
+def _datetime(value: Any, where: str) -> datetime:
+    if not isinstance(value, datetime):
+        raise ValueError(f"{where} must be a date-time")
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
