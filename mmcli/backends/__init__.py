@@ -1,17 +1,37 @@
 """OS access behind one small interface: grab the screen, read the pointer, perform input.
 
-`open_backend()` picks the implementation at run time (X11 today); tests use `FakeBackend`.
+`open_backend()` picks the implementation when it is called, from the session it finds
+(X11 where `DISPLAY` is set; a clear error for a Wayland-only session or another OS);
+tests use `FakeBackend`. No backend sets a third-party library's process-wide settings.
+
+- `base`: the `Backend` interface and what every backend shares (checked input, waits).
+- `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input; `damage`: the X
+  server's change reports; `xrecord`: the display's input events (RECORD).
+- `fake`: a scripted screen for unit tests.
 
 May import: the vocabulary, `screen`, `store` (and `desktop`, its own layer).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
 from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.backends.fake import FakeBackend
+from mmcli.errors import DisplayError
 
 
 def open_backend() -> Backend:
+    """The backend for the display this process is given."""
+    if not os.environ.get("DISPLAY"):
+        if os.environ.get("WAYLAND_DISPLAY"):
+            raise DisplayError(
+                "a Wayland session without X: mm drives X11 displays; set DISPLAY to "
+                "XWayland's display, or run the task in Xvfb (see `mm doctor`)"
+            )
+        if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+            raise DisplayError(f"no backend for {sys.platform}: mm drives X11 displays")
     from mmcli.backends.x11 import X11Backend
 
     return X11Backend()

@@ -1,32 +1,33 @@
-"""The X11 backend: mss for pixels, pyautogui (XTEST) for input.
+"""The X11 backend: mss for pixels, pyautogui's X11 layer (XTEST) for input.
 
-pyautogui's module settings are process-wide; this backend only switches off its pause
-(replay paces itself) and its own fail-safe (replay checks the corners between actions
-and raises `Aborted`, which the CLI maps to exit 130).
+Input goes through `pyautogui.platformModule` (`_moveTo`, `_mouseDown`, `_keyDown`, ...),
+below the module functions that read pyautogui's process-wide settings: this backend
+never sets `PAUSE` or `FAILSAFE`, and the settings of a program using mm (the SDK) neither
+pause mm's input nor stop it. Replay paces itself, and has its own fail-safe: it checks
+the screen's corners between actions and raises `Aborted` (exit 130).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mmcli.backends.base import Backend, ChangeLog
-from mmcli.display import ensure_xauthority
+from mmcli.desktop.display import ensure_xauthority
 from mmcli.errors import DisplayError
-from mmcli.fingerprint import Frame, Rect
 from mmcli.model import Action, ActionKind
+from mmcli.screen.fingerprint import Frame, Rect
 
 if TYPE_CHECKING:
-    from mmcli.input_watch import EventSource, Grabber
+    from mmcli.desktop.input_watch import EventSource, Grabber
 
 DRAG_SECONDS = 0.2
 """Apps need pointer motion between press and release to see a drag."""
+DRAG_STEPS = 10
 CLICK_SETTLE = 0.02
 """After a click, time for the app to take it before the pointer moves on (without it a Tk
 dialog opened by the click was seen not to appear). Waited before the next pointer motion,
@@ -128,7 +129,7 @@ def pyautogui_types(gui: Any, char: str) -> bool:
 
 
 def type_text(gui: Any, text: str) -> None:
-    """Runs pyautogui types right through pyautogui, other characters through
+    """Runs pyautogui's keymap types right through its X11 layer, other characters through
     `type_unicode`."""
     run = ""
     plain = True
@@ -145,18 +146,24 @@ def type_text(gui: Any, text: str) -> None:
 
 def _type_run(gui: Any, run: str, plain: bool) -> None:
     if plain:
-        gui.write(run, interval=0.0, _pause=False)
+        for char in run:  # as pyautogui.write does, without its pause and fail-safe
+            gui.platformModule._keyDown(char)
+            gui.platformModule._keyUp(char)
     else:
         type_unicode(run)
 
 
+def key_name(key: str) -> str:
+    """A key as pyautogui's keymap names it: names lower case, single characters as they
+    are ('A' is shift+a)."""
+    return key.lower() if len(key) > 1 else key
+
+
 class X11Backend(Backend):
     def __init__(self) -> None:
-        # pyautogui's process-wide settings (PAUSE, FAILSAFE) stay as the program using
-        # mm set them: every call here passes `_pause=False`, and pyautogui's fail-safe
-        # is off only while mm's own input is given (`_pyautogui`): replay has its own
-        # between two actions (the pointer in a screen corner).
         self._gui = import_pyautogui()
+        self._x11 = self._gui.platformModule
+        """pyautogui's X11 layer: input through XTEST on its own connection, `_display`."""
         import mss
 
         try:
@@ -182,20 +189,8 @@ class X11Backend(Backend):
 
     def move(self, x: int, y: int) -> None:
         self._let_click_land()
-        with self._pyautogui():
-            self._gui.moveTo(x, y, _pause=False)
+        self._x11._moveTo(x, y)
         self.input_at = time.monotonic()
-
-    @contextlib.contextmanager
-    def _pyautogui(self) -> Iterator[None]:
-        """pyautogui with its fail-safe off for mm's own input, restored right after (the
-        SDK shares the process with the user's program, which may rely on it)."""
-        saved = self._gui.FAILSAFE
-        self._gui.FAILSAFE = False
-        try:
-            yield
-        finally:
-            self._gui.FAILSAFE = saved
 
     def changes(self) -> ChangeLog | None:
         """The X server's own reports of each change (DAMAGE), when it has the extension."""
@@ -223,7 +218,7 @@ class X11Backend(Backend):
         """Hold every other X client still (a server grab, on pyautogui's own connection,
         through which the input then goes), check, act, release: nothing can map a dialog
         or move a window between the check and the action."""
-        display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
+        display = getattr(self._x11, "_display", None)
         # Non-ASCII text is typed through a keymap changed for it, which the app must
         # fetch before the keys arrive: it cannot while every other client is held.
         remaps = action.kind is ActionKind.TYPE and not all(
@@ -249,7 +244,7 @@ class X11Backend(Backend):
     def workarea(self) -> Rect | None:
         """`_NET_WORKAREA` of the current desktop, as the window manager sets it around
         its panels."""
-        display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
+        display = getattr(self._x11, "_display", None)
         if display is None:
             return None
         try:
@@ -268,7 +263,7 @@ class X11Backend(Backend):
         """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window at the
         point, found below the top-level window there by its `WM_STATE`, is activated when
         it is not the active one; waits until the window manager says it is."""
-        display = getattr(sys.modules.get("pyautogui._pyautogui_x11"), "_display", None)
+        display = getattr(self._x11, "_display", None)
         if display is None:
             return False
         try:
@@ -286,43 +281,64 @@ class X11Backend(Backend):
         if action.kind in MOVES:
             self._let_click_land()
         try:
-            with self._pyautogui():
-                self._input(action)
+            self._input(action)
         finally:
             self.input_at = time.monotonic()
             if action.kind is ActionKind.CLICK:
                 self._clicked_at = self.input_at
 
     def _input(self, action: Action) -> None:
-        g = self._gui
+        x11 = self._x11
         k = action.kind
         if k is ActionKind.CLICK:
             # Between the clicks of a double click, no pause: the app takes them as one.
-            g.click(
-                action.x,
-                action.y,
-                clicks=action.clicks,
-                interval=0.0,
-                button=action.button,
-                _pause=False,
-            )
+            x, y = self._at(action.x, action.y)
+            x11._moveTo(x, y)
+            for _ in range(action.clicks):
+                x11._click(x, y, action.button)
         elif k is ActionKind.TYPE:
-            type_text(g, action.text)
+            type_text(self._gui, action.text)
         elif k is ActionKind.PRESS:
-            g.press(list(action.keys), presses=action.clicks, _pause=False)
+            for _ in range(action.clicks):
+                for key in map(key_name, action.keys):
+                    x11._keyDown(key)
+                    x11._keyUp(key)
         elif k is ActionKind.HOTKEY:
-            g.hotkey(*action.keys, _pause=False)
+            keys = [key_name(key) for key in action.keys]
+            for key in keys:
+                x11._keyDown(key)
+            for key in reversed(keys):
+                x11._keyUp(key)
         elif k is ActionKind.SCROLL:
-            g.scroll(action.amount, x=action.x, y=action.y, _pause=False)
+            x11._scroll(action.amount, *self._at(action.x, action.y))
         elif k is ActionKind.MOVE:
-            g.moveTo(action.x, action.y, _pause=False)
+            x11._moveTo(*self._at(action.x, action.y))
         elif k is ActionKind.DRAG:
-            g.moveTo(action.x, action.y, _pause=False)
-            g.dragTo(
-                action.x2, action.y2, duration=DRAG_SECONDS, button=action.button, _pause=False
-            )
+            self._drag(action)
         else:  # pragma: no cover - exhaustive over ActionKind
             raise ValueError(f"unknown action {k}")
+
+    def _drag(self, action: Action) -> None:
+        """Press, move in steps over `DRAG_SECONDS`, release: the app sees the motion."""
+        x11 = self._x11
+        x, y = self._at(action.x, action.y)
+        x2, y2 = self._at(action.x2, action.y2)
+        x11._mouseDown(x, y, action.button)
+        try:
+            for i in range(1, DRAG_STEPS + 1):
+                time.sleep(DRAG_SECONDS / DRAG_STEPS)
+                x11._moveTo(
+                    round(x + (x2 - x) * i / DRAG_STEPS), round(y + (y2 - y) * i / DRAG_STEPS)
+                )
+        finally:  # never leave the button held down (Ctrl-C mid-drag)
+            x11._mouseUp(x2, y2, action.button)
+
+    def _at(self, x: int | None, y: int | None) -> tuple[int, int]:
+        """A point of an action, the pointer's where it has none (as pyautogui does)."""
+        if x is None or y is None:
+            here = self.pointer()
+            return (here[0] if x is None else x, here[1] if y is None else y)
+        return (x, y)
 
     def close(self) -> None:
         if self._watch is not None:

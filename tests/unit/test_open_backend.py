@@ -1,0 +1,51 @@
+"""The backend is chosen when `open_backend()` is called, from the session it finds."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mmcli import backends
+from mmcli.errors import DisplayError
+
+
+@pytest.fixture(autouse=True)
+def no_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+
+
+def test_no_display_at_all_says_so() -> None:
+    with pytest.raises(DisplayError, match="no display: DISPLAY is not set"):
+        backends.open_backend()
+
+
+def test_a_wayland_only_session_is_told_how_to_reach_x(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
+    with pytest.raises(DisplayError, match=r"Wayland session without X.*XWayland"):
+        backends.open_backend()
+
+
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_another_os_is_named(monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
+    with pytest.raises(DisplayError, match=f"no backend for {platform}"):
+        backends.open_backend()
+
+
+def test_x11_is_chosen_where_display_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under XWayland both are set: X11 is what mm drives."""
+    from mmcli.backends import x11
+
+    class Chosen(Exception):
+        pass
+
+    def opened() -> None:
+        raise Chosen
+
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
+    monkeypatch.setattr(x11, "X11Backend", opened)
+    with pytest.raises(Chosen):
+        backends.open_backend()
