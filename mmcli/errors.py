@@ -2,7 +2,7 @@
 (`Outcome`), and the exit code of each (`ExitCode`).
 
 The CLI maps an `MMError` to a one-line message and `error.exit_code` in one function
-(`mmcli.cli.app.fail`); a run that ends (a replay, a batch row, a model-API run) reports an
+(`mmcli.cli.output.fail`); a run that ends (a replay, a batch row, a model-API run) reports an
 `Outcome`, whose `exit_code` is the command's: a divergence or a failed agent is such an
 ending, reported, not raised. No exit code is written as a bare number anywhere else
 (tests/unit/test_vocabulary.py checks). Messages never include secret values.

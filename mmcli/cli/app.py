@@ -1,125 +1,43 @@
-"""The `mm` command: parse arguments, call one core function, render the result.
+"""The `mm` command's app: each command parses its arguments, calls one core function and
+renders the result (`mm act` is in act.py, the model-API side in llm.py).
 
 Human output goes to stderr (rich); `--json` data goes to stdout. Errors are mapped to a
-one-line message and an exit code in `fail()` alone; `MM_DEBUG=1` shows the traceback.
+one-line message and an exit code in `output.fail()` alone; `MM_DEBUG=1` shows the
+traceback. Help is plain text (no rich panels): `mm --help` starts without rich.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import sys
-import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
-
-# typer carries its own copy of click (never imported on its own)
-from typer._click import exceptions as click_errors
 from typer._click.globals import get_current_context
-from typer.core import TyperCommand, TyperGroup
 
+from mmcli.cli.act import act_app
+from mmcli.cli.options import (
+    IgnoreOption,
+    JsonOption,
+    ParamOption,
+    PolicyOption,
+    SecretOption,
+    StoreOption,
+    UpstreamOption,
+    not_negative,
+    open_store,
+    param_values,
+    policy_named,
+    regions,
+    state,
+)
+from mmcli.cli.output import console, escape, fail, progress, say
+from mmcli.cli.parser import MMCommand, MMGroup
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
 from mmcli.model import plural
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-# rich is imported where output is rendered, and help is plain text (no rich panels):
-# `mm --help` and `mm act` start without it.
-
-
-def fail(error: MMError) -> ExitCode:
-    """The one place an `MMError` becomes what the user sees: one `mm: error:` line on
-    stderr (with `MM_DEBUG=1`, the traceback first); returns the exit code to exit with."""
-    if os.environ.get("MM_DEBUG") == "1":
-        traceback.print_exception(error)
-    print(f"mm: error: {error}", file=sys.stderr)
-    return error.exit_code
-
-
-class MMCommand(TyperCommand):
-    """Maps `MMError` to its one-line message and exit code inside the command, so every
-    way of invoking the app (the `mm` script, `python -m mmcli`, a test runner) agrees."""
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except MMError as e:
-            raise typer.Exit(fail(e)) from None
-
-
-GLOBAL_OPTIONS = ("--store", "--lock-wait")
-"""The root's options that take a value: accepted after the subcommand too (`mm ls --store X`)."""
-
-
-class OneLineUsageError(click_errors.UsageError):
-    """A parser error as one `mm: error:` line with a hint (not click's usage box)."""
-
-    def show(self, file: Any = None) -> None:
-        print(f"mm: error: {self.message}", file=file or sys.stderr)
-
-
-def _one_line(e: click_errors.UsageError) -> click_errors.UsageError:
-    if isinstance(e, (OneLineUsageError, click_errors.NoArgsIsHelpError)):
-        return e  # the latter shows the help
-    message = e.format_message().rstrip(".")
-    message = message[:1].lower() + message[1:]
-    path = e.ctx.command_path if e.ctx is not None else "mm"
-    hint = f"see `{path} -h`"
-    if isinstance(e, click_errors.NoSuchOption) and path.endswith(" record"):
-        hint = (
-            f"if {e.option_name} is for the agent, put the agent command after `--`: "
-            f"mm record NAME [OPTIONS] -- CMD {e.option_name} ..."
-        )
-    elif isinstance(e, click_errors.NoSuchOption):
-        hint = f"see `{path} -h` for its options"
-    return OneLineUsageError(f"{message}; {hint}", e.ctx)
-
-
-def _hoist_globals(args: list[str]) -> list[str]:
-    """`mm ls --store X` as `mm --store X ls`: the root's options moved before the
-    subcommand, up to a `--` (after it, everything is the agent's)."""
-    front: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            rest += args[i:]
-            break
-        option = arg.split("=", 1)[0]
-        if option in GLOBAL_OPTIONS and rest:
-            takes = 1 if "=" in arg else 2
-            front += args[i : i + takes]
-            i += takes
-            continue
-        rest.append(arg)
-        i += 1
-    return front + rest
-
-
-class MMGroup(TyperGroup):
-    """Parser errors as one line with a hint; the root's options anywhere before `--`."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if ctx.parent is None:
-            ctx.meta["mm.dashdash"] = "--" in args
-            args = _hoist_globals(args)
-        try:
-            return super().parse_args(ctx, args)
-        except click_errors.UsageError as e:
-            raise _one_line(e) from None
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except click_errors.UsageError as e:
-            raise _one_line(e) from None
-
 
 app = typer.Typer(
     name="mm",
@@ -132,120 +50,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-act_app = typer.Typer(
-    cls=MMGroup,
-    help="Perform one input action (recorded when run under mm record).\n\n"
-    "Example: mm act click 240 130 && mm act type 'John Smith' && mm act press enter",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
 app.add_typer(act_app, name="act")
-
-_state: dict[str, Any] = {"store": None, "lock_wait": 60.0}
-
-
-def console() -> Console:
-    from rich.console import Console
-
-    out = Console(stderr=True, highlight=False, soft_wrap=False)
-    if not out.is_terminal and "COLUMNS" not in os.environ:
-        out.width = 160  # logs and pipes: do not squeeze tables into 80 columns
-    return out
-
-
-def escape(text: str) -> str:
-    """`text` shown as is in rich markup."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
-
-
-def say(message: str, soft_wrap: bool = False) -> None:
-    console().print(message, soft_wrap=soft_wrap)
-
-
-def progress(message: str) -> None:
-    """Messages from the core: plain text (typed text may contain markup characters), each
-    on one line however long (a log is grepped: a reason is not cut in two)."""
-    console().print(message, markup=False, soft_wrap=True)
-
-
-def _store():  # type: ignore[no-untyped-def]
-    from mmcli.store.recordings import Store
-
-    return Store(_state["store"])
-
-
-StoreOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--store",
-        metavar="DIR",
-        help="Recordings directory (default: $MM_HOME or ./recordings).",
-        show_default=False,
-    ),
-]
-ParamOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--param",
-        "-p",
-        metavar="K=V",
-        help="A param: typed text equal to V becomes "
-        "a placeholder; replay types the value given then.",
-    ),
-]
-SecretOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--secret",
-        "-s",
-        metavar="K[=V]",
-        help="A param whose value is never written anywhere. Prefer K alone, with the "
-        "value in $MM_SECRET_<K>: a K=V on the command line is visible to others in `ps`.",
-    ),
-]
-IgnoreOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--ignore-region",
-        metavar="X,Y,W,H",
-        help="A screen region to leave out of every check (a clock, an ad banner).",
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
-UpstreamOption = Annotated[
-    str | None,
-    typer.Option(
-        metavar="URL",
-        help="With --llm: the model server to forward to (default: $ANTHROPIC_BASE_URL / "
-        "$OPENAI_BASE_URL, else the providers' own).",
-    ),
-]
-
-
-PolicyOption = Annotated[
-    str,
-    typer.Option(
-        metavar="POLICY", help="How strictly screens are compared: strict, default or loose."
-    ),
-]
-
-
-def _policy(value: str) -> Any:
-    """The `--policy` named (a `mmcli.screen.matcher.Policy`)."""
-    from mmcli.screen.matcher import Policy
-
-    try:
-        return Policy(value)
-    except ValueError:
-        raise UsageError(f"--policy must be one of {', '.join(p.value for p in Policy)}") from None
-
-
-def _not_negative(value: float | None) -> float | None:
-    if value is not None and value < 0:
-        raise typer.BadParameter("must be 0 or more (seconds)")
-    return value
 
 
 def _show_version(value: bool) -> None:
@@ -263,7 +68,7 @@ def _root(
         float,
         typer.Option(
             metavar="SECONDS",
-            callback=_not_negative,
+            callback=not_negative,
             envvar="MM_LOCK_WAIT",
             help="How long record/replay wait for another mm to free the display before exiting 1.",
         ),
@@ -275,34 +80,8 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    _state["store"] = store
-    _state["lock_wait"] = lock_wait
-
-
-def _values(params: list[str] | None, secrets: list[str] | None) -> Any:
-    from mmcli.params import parse_values
-
-    values = parse_values(params or [], secrets or [])
-    for item in secrets or []:
-        key, sep, _ = item.partition("=")
-        if sep:
-            progress(
-                f"warning: --secret {key}=... puts the value on the command line, where other "
-                f"users can see it (ps); use --secret {key} with MM_SECRET_{key.upper()} set"
-            )
-    return values
-
-
-def _regions(items: list[str] | None) -> list[Any]:
-    from mmcli.screen.fingerprint import Rect
-
-    out = []
-    for item in items or []:
-        try:
-            out.append(Rect.parse(item))
-        except ValueError as e:
-            raise UsageError(f"--ignore-region: {e}") from None
-    return out
+    state["store"] = store
+    state["lock_wait"] = lock_wait
 
 
 # ---- record / replay ------------------------------------------------------------------------
@@ -343,7 +122,7 @@ def record(
         float | None,
         typer.Option(
             metavar="SECONDS",
-            callback=_not_negative,
+            callback=not_negative,
             help="Stop the agent after this many seconds.",
         ),
     ] = None,
@@ -351,7 +130,7 @@ def record(
         float,
         typer.Option(
             metavar="SECONDS",
-            callback=_not_negative,
+            callback=not_negative,
             help="Seconds to watch the idle screen first, to learn regions that change on "
             "their own (clocks); 0 to skip.",
         ),
@@ -403,7 +182,7 @@ def record(
         raise UsageError(
             f"put the agent command after `--`: mm record {name} [OPTIONS] -- {shlex.join(command)}"
         )
-    values = _values(param, secret)
+    values = param_values(param, secret)
     if demo and command:
         raise UsageError("--demo records a person: give no agent command with it")
     if not demo and not command:
@@ -412,9 +191,9 @@ def record(
         )
     if demo and (record_input or agent_timeout is not None):
         raise UsageError("--record-input and --agent-timeout are for an agent, not --demo")
-    ignore = _regions(ignore_region)
-    store = _store()
-    with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
+    ignore = regions(ignore_region)
+    store = open_store()
+    with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
         if demo:
             result = record_demo(
                 store,
@@ -469,7 +248,7 @@ def replay(
         float,
         typer.Option(
             metavar="SECONDS",
-            callback=_not_negative,
+            callback=not_negative,
             help="Seconds to wait for each step's screen.",
         ),
     ] = 10.0,
@@ -490,7 +269,7 @@ def replay(
         float,
         typer.Option(
             metavar="SECONDS",
-            callback=_not_negative,
+            callback=not_negative,
             help="Stop a fallback agent after this many seconds (exit 4); 0 for no limit.",
         ),
     ] = 600.0,
@@ -533,9 +312,9 @@ def replay(
     validate_name(name)
     if agent and no_agent:
         raise UsageError("--agent and --no-agent exclude each other")
-    chosen = _policy(policy)
-    values = _values(param, secret)
-    store = _store()
+    chosen = policy_named(policy)
+    values = param_values(param, secret)
+    store = open_store()
     agent_cmd: list[str] | None = shlex.split(agent) if agent else None
     if store.exists(name) and store.kind(name) == "llm":
         if dry_run or relocate or ignore_region or params_file is not None:
@@ -554,7 +333,7 @@ def replay(
         dry_run=dry_run,
         agent=agent_cmd,
         agent_timeout=agent_timeout if agent_timeout > 0 else None,
-        ignore=_regions(ignore_region),
+        ignore=regions(ignore_region),
         relocate=relocate,
         record_input=record_input,
     )
@@ -562,7 +341,7 @@ def replay(
         _replay_batch(store, name, values, options, params_file, before_each, json_out)
     if before_each:
         raise UsageError("--before-each goes with --params-file")
-    with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
+    with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
         print(json.dumps(report.as_json()))
@@ -586,7 +365,7 @@ def _replay_batch(
     rows = read_rows(params_file)
     if store.exists(name) and store.kind(name) == "cli":
         check_columns(store.load(name), rows, values, params_file, progress)
-    with open_backend() as backend, display_lock(_state["lock_wait"], on_wait=progress):
+    with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
         results = run_batch(store, backend, name, rows, values, options, before_each, progress)
     if json_out:
         print(json.dumps([r.as_json() for r in results]))
@@ -659,12 +438,12 @@ def ls(json_out: JsonOption = False) -> None:
     """
     from mmcli.inventory.catalog import summarize
 
-    summaries = summarize(_store(), notice=progress)
+    summaries = summarize(open_store(), notice=progress)
     if json_out:
         print(json.dumps([s.as_json() for s in summaries]))
         return
     if not summaries:
-        say(f"no recordings yet in {escape(str(_store().root.resolve()))}")
+        say(f"no recordings yet in {escape(str(open_store().root.resolve()))}")
         say("record one with: mm record NAME -- CMD")
         return
     from rich.table import Table
@@ -730,18 +509,18 @@ def show(
     from mmcli.inventory.catalog import recent_divergences, tree
     from mmcli.store.thumbnails import describe, unusable
 
-    if _store().kind(name) == "sdk":
+    if open_store().kind(name) == "sdk":
         _show_sdk(name, html_file, json_out)
         return
-    if _store().kind(name) == "llm":
+    if open_store().kind(name) == "llm":
         from mmcli.cli.llm import show_llm
 
         show_llm(name, html_file, json_out)
         return
-    recording = _store().load(name)
+    recording = open_store().load(name)
     lines = list(tree(recording))
-    divergences = recent_divergences(_store(), name)
-    problems = {step.id: problem for step, problem in unusable(_store(), recording)}
+    divergences = recent_divergences(open_store(), name)
+    problems = {step.id: problem for step, problem in unusable(open_store(), recording)}
     if html_file is not None:
         _write_html(recording, divergences, html_file)
     if json_out:
@@ -808,7 +587,7 @@ def _show_sdk(name: str, html_file: Path | None, json_out: bool) -> None:
         raise UsageError(
             f"{name!r} was written by the Python SDK: it has no screens for an HTML report"
         )
-    found = outline(_store().path(name))
+    found = outline(open_store().path(name))
     if json_out:
         print(json.dumps(found))
         return
@@ -834,7 +613,7 @@ def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:
     from mmcli.inventory.report import render
     from mmcli.store.recordings import atomic_write
 
-    page = render(recording, _store().thumbs_dir(recording.name), divergences)
+    page = render(recording, open_store().thumbs_dir(recording.name), divergences)
     try:
         atomic_write(html_file, page.encode("utf-8"))
     except OSError as e:
@@ -879,7 +658,7 @@ def prune(
         keep=keep,
         dead_for=parse_duration(dead_branches, "--dead-branches") if dead_branches else None,
     )
-    store = _store()
+    store = open_store()
     plan = make_plan(store, criteria)
     _render_plan(plan, dry_run)
     if dry_run or not plan.deletions:
@@ -950,7 +729,7 @@ def rm(
     """
     from mmcli.inventory.manage import plan_removal, remove
 
-    store = _store()
+    store = open_store()
     removal = plan_removal(store, name, branch)
     say(f"to delete: {escape(removal.describe())}")
     _confirm("Delete it?", yes)
@@ -971,7 +750,7 @@ def mv(
     """
     from mmcli.inventory.manage import move
 
-    move(_store(), old, new, progress=progress)
+    move(open_store(), old, new, progress=progress)
 
 
 @app.command("export", cls=MMCommand)
@@ -988,7 +767,7 @@ def export(
     """
     from mmcli.inventory.manage import export as export_recording
 
-    steps, thumbs = export_recording(_store(), name, file, overwrite=overwrite)
+    steps, thumbs = export_recording(open_store(), name, file, overwrite=overwrite)
     say(
         f"exported {escape(name)} to {escape(str(file))} "
         f"({plural(steps, 'step')}, {plural(thumbs, 'thumbnail')})"
@@ -1012,7 +791,7 @@ def import_(
     """
     from mmcli.inventory.manage import import_archive
 
-    store = _store()
+    store = open_store()
     doc = import_archive(store, file, as_name, overwrite=overwrite)
     say(f"imported {escape(doc.name)} ({plural(doc.steps, 'step')}) into {escape(str(store.root))}")
 
@@ -1028,7 +807,7 @@ def doctor(json_out: JsonOption = False) -> None:
     from mmcli.backends import open_backend
     from mmcli.inventory.doctor import Status, diagnose, exit_code
 
-    findings = diagnose(_store(), open_backend)
+    findings = diagnose(open_store(), open_backend)
     if json_out:
         print(json.dumps([f.as_json() for f in findings]))
     styles = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim"}
@@ -1063,7 +842,7 @@ def proxy(
     """
     from mmcli.cli.llm import serve_proxy
 
-    serve_proxy(port, param, secret, _policy(policy), upstream, no_upstream)
+    serve_proxy(port, param, secret, policy_named(policy), upstream, no_upstream)
 
 
 @app.command(cls=MMCommand)
@@ -1072,101 +851,7 @@ def path() -> None:
 
     Example: cd "$(mm path)"
     """
-    print(_store().root.resolve())
-
-
-# ---- act --------------------------------------------------------------------------------------
-
-
-def _act(action: Any) -> None:
-    from mmcli.backends import open_backend
-    from mmcli.capture.recorder import action_to_json
-    from mmcli.hook._mm_record_hook import SOCKET_ENV, RecorderLink
-
-    socket_path = os.environ.get(SOCKET_ENV)
-    with open_backend() as backend:
-        unknown = [k for k in action.keys if not backend.valid_key(k)]
-        if unknown:
-            raise UsageError(
-                f"unknown key {unknown[0]!r}: use a key name such as enter, tab, esc, "
-                "backspace, up, f5, ctrl, a (to type text: mm act type TEXT)"
-            )
-        if socket_path:
-            try:
-                RecorderLink(socket_path).send({"op": "act", "action": action_to_json(action)})
-            except (OSError, RuntimeError) as e:
-                raise MMError(f"cannot reach the recorder: {e}") from None
-        backend.perform(action)
-
-
-@act_app.command("click", cls=MMCommand)
-def act_click(
-    x: int,
-    y: int,
-    button: Annotated[str, typer.Option(help="left, right or middle.")] = "left",
-    double: Annotated[bool, typer.Option("--double", help="Double-click.")] = False,
-) -> None:
-    """Click at X Y.  Example: mm act click 240 130"""
-    from mmcli.model import Action, ActionKind
-
-    if button not in ("left", "right", "middle"):
-        raise UsageError("--button must be left, right or middle")
-    _act(Action(ActionKind.CLICK, x=x, y=y, button=button, clicks=2 if double else 1))
-
-
-@act_app.command("type", cls=MMCommand)
-def act_type(text: str) -> None:
-    """Type TEXT.  Example: mm act type 'John Smith'"""
-    from mmcli.model import Action, ActionKind
-
-    _act(Action(ActionKind.TYPE, text=text))
-
-
-@act_app.command("press", cls=MMCommand)
-def act_press(key: str) -> None:
-    """Press one KEY.  Example: mm act press enter"""
-    from mmcli.model import Action, ActionKind
-
-    _act(Action(ActionKind.PRESS, keys=(key,)))
-
-
-@act_app.command("hotkey", cls=MMCommand)
-def act_hotkey(keys: list[str]) -> None:
-    """Press KEYS together.  Example: mm act hotkey ctrl s"""
-    from mmcli.model import Action, ActionKind
-
-    _act(Action(ActionKind.HOTKEY, keys=tuple(keys)))
-
-
-@act_app.command("scroll", cls=MMCommand)
-def act_scroll(
-    amount: int,
-    at: Annotated[tuple[int, int] | None, typer.Option(metavar="X Y", help="Where.")] = None,
-) -> None:
-    """Scroll N clicks (positive: up).  Example: mm act scroll -3 --at 400 300"""
-    from mmcli.backends import open_backend
-    from mmcli.model import Action, ActionKind
-
-    if at is None:
-        with open_backend() as backend:
-            at = backend.pointer()
-    _act(Action(ActionKind.SCROLL, x=at[0], y=at[1], amount=amount))
-
-
-@act_app.command("move", cls=MMCommand)
-def act_move(x: int, y: int) -> None:
-    """Move the pointer to X Y.  Example: mm act move 10 10"""
-    from mmcli.model import Action, ActionKind
-
-    _act(Action(ActionKind.MOVE, x=x, y=y))
-
-
-@act_app.command("drag", cls=MMCommand)
-def act_drag(x1: int, y1: int, x2: int, y2: int) -> None:
-    """Drag from X1 Y1 to X2 Y2.  Example: mm act drag 100 100 300 100"""
-    from mmcli.model import Action, ActionKind
-
-    _act(Action(ActionKind.DRAG, x=x1, y=y1, x2=x2, y2=y2))
+    print(open_store().root.resolve())
 
 
 # ---- entry point ------------------------------------------------------------------------------

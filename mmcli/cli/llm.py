@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.markup import escape
 
-from mmcli.cli.app import _store, _values, console, progress, say
+from mmcli.cli.options import open_store, param_values
+from mmcli.cli.output import console, progress, say
 from mmcli.errors import Outcome, UsageError
 from mmcli.model import plural
 
@@ -31,9 +32,9 @@ def record_llm(
 ) -> None:
     from mmcli.llm.run import record_llm as record
 
-    values = _values(param, secret)
+    values = param_values(param, secret)
     result = record(
-        _store(),
+        open_store(),
         name,
         command,
         values,
@@ -44,7 +45,7 @@ def record_llm(
         progress=progress,
     )
     if result.saved:
-        say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {_store().root}")
+        say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {open_store().root}")
     elif result.outcome is Outcome.UNCHANGED:
         say("not saved: the recording's tree already holds this run")
     else:
@@ -65,7 +66,7 @@ def replay_llm(
     from mmcli.llm.run import replay_llm as replay
 
     result = replay(
-        _store(),
+        open_store(),
         name,
         values,
         agent=agent,
@@ -96,7 +97,7 @@ def show_llm(name: str, html_file: Path | None, json_out: bool) -> None:
 
     if html_file is not None:
         raise UsageError(f"{name!r} was recorded at the model API: no HTML report for it")
-    rec = load(_store(), name)
+    rec = load(open_store(), name)
     lines = outline(rec)
     if json_out:
         print(
@@ -137,7 +138,7 @@ def serve_proxy(
 
     values = parse_values(param or [], secret or [])
     serve(
-        _store(),
+        open_store(),
         values,
         port=port,
         policy=policy,

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mmcli.cli.app import _hoist_globals, app
+from mmcli.cli.app import app
+from mmcli.cli.parser import hoist_globals
 from mmcli.store.recordings import Store
 from tests.helpers import sample_recording
 
@@ -65,5 +66,5 @@ def test_root_options_after_the_subcommand(tmp_path: Path) -> None:
 
 def test_root_options_after_dashdash_are_the_agents() -> None:
     args = ["record", "x", "--store", "s", "--", "agent", "--store", "mine"]
-    assert _hoist_globals(args) == ["--store", "s", "record", "x", "--", "agent", "--store", "mine"]
-    assert _hoist_globals(["--store", "s", "ls"]) == ["--store", "s", "ls"]
+    assert hoist_globals(args) == ["--store", "s", "record", "x", "--", "agent", "--store", "mine"]
+    assert hoist_globals(["--store", "s", "ls"]) == ["--store", "s", "ls"]

@@ -130,14 +130,12 @@ def _path(edges: dict[str, set[str]], start: str, end: str, within: set[str]) ->
     return []
 
 
-def find_cycle(edges: dict[str, set[str]], group: dict[str, str] | None = None) -> list[str]:
-    """An import cycle as a path (its first module repeated at the end), or [] if none.
-    With `group` (module -> group), only a cycle through two groups or more counts."""
+def find_cycle(edges: dict[str, set[str]]) -> list[str]:
+    """An import cycle as a path (its first module repeated at the end), or [] if none."""
     for component in _components(edges):
         for a in sorted(component):
             for b in sorted(edges.get(a, set()) & component):
-                if group is None or group[a] != group[b]:
-                    return [a, *_path(edges, b, a, component)]
+                return [a, *_path(edges, b, a, component)]
     return []
 
 
@@ -203,11 +201,9 @@ def test_no_import_cycle_at_module_level() -> None:
     assert not cycle, "import cycle: " + " -> ".join(cycle)
 
 
-def test_no_import_cycle_across_groups_even_inside_functions() -> None:
-    members, _ = parse_groups(DOC.read_text(encoding="utf-8"))
-    owner, _ = group_of(members)
-    cycle = find_cycle(_all_edges(), owner)
-    assert not cycle, "import cycle across groups: " + " -> ".join(cycle)
+def test_no_import_cycle_even_inside_functions() -> None:
+    cycle = find_cycle(_all_edges())
+    assert not cycle, "import cycle (imports inside functions counted): " + " -> ".join(cycle)
 
 
 def test_every_module_is_in_one_group() -> None:
@@ -291,14 +287,8 @@ def test_a_cycle_is_found_and_named() -> None:
         "mmcli.store.recordings",
         "mmcli.inventory.catalog",
     ]
-    owner = {
-        "mmcli.store.recordings": "persistence",
-        "mmcli.inventory.catalog": "inventory",
-        "mmcli.sdk.document": "sdk",
-    }
-    assert find_cycle(edges, owner)
-    same = {m: "one" for m in owner}
-    assert not find_cycle(edges, same)
+    del edges["mmcli.sdk.document"]
+    assert find_cycle(edges) == []
 
 
 def test_a_function_level_import_counts_for_the_layering() -> None:

@@ -200,11 +200,11 @@ def test_every_error_has_a_documented_exit_code() -> None:
 
 
 def test_errors_become_messages_in_one_place() -> None:
-    """`mm: error:` is written by `cli.fail` (and the parser's one-line usage error); the
+    """`mm: error:` is written by `cli.output.fail` (and the parser's one-line usage error); the
     only others are the fast `mm act` path and the xdotool shim, which load no CLI."""
     allowed = {
-        ("mmcli/cli/app.py", "fail"),
-        ("mmcli/cli/app.py", "show"),
+        ("mmcli/cli/output.py", "fail"),
+        ("mmcli/cli/parser.py", "show"),
         ("mmcli/cli/fastact.py", "run"),
         ("mmcli/hook/_mm_xdotool.py", "main"),
     }
@@ -219,4 +219,4 @@ def test_errors_become_messages_in_one_place() -> None:
             ):
                 writers.add((str(path.relative_to(ROOT)), fn.name))
     assert writers <= allowed, writers - allowed
-    assert ("mmcli/cli/app.py", "fail") in writers
+    assert ("mmcli/cli/output.py", "fail") in writers

@@ -1,0 +1,53 @@
+"""What the `mm` commands show: an error as one `mm: error:` line (`fail`, the one place
+errors become messages and exit codes), and human output on stderr through rich (`--json`
+data goes to stdout, written by the commands).
+
+rich is imported where output is rendered: `mm --help` and `mm act` start without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import TYPE_CHECKING
+
+from mmcli.errors import ExitCode, MMError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def fail(error: MMError) -> ExitCode:
+    """The one place an `MMError` becomes what the user sees: one `mm: error:` line on
+    stderr (with `MM_DEBUG=1`, the traceback first); returns the exit code to exit with."""
+    if os.environ.get("MM_DEBUG") == "1":
+        traceback.print_exception(error)
+    print(f"mm: error: {error}", file=sys.stderr)
+    return error.exit_code
+
+
+def console() -> Console:
+    from rich.console import Console
+
+    out = Console(stderr=True, highlight=False, soft_wrap=False)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out.width = 160  # logs and pipes: do not squeeze tables into 80 columns
+    return out
+
+
+def escape(text: str) -> str:
+    """`text` shown as is in rich markup."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def say(message: str, soft_wrap: bool = False) -> None:
+    console().print(message, soft_wrap=soft_wrap)
+
+
+def progress(message: str) -> None:
+    """Messages from the core: plain text (typed text may contain markup characters), each
+    on one line however long (a log is grepped: a reason is not cut in two)."""
+    console().print(message, markup=False, soft_wrap=True)
