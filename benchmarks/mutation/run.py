@@ -89,6 +89,8 @@ TARGETS = {
             "matcher",
             "matcher_bounds",
             "matcher_rules",
+            "matcher_ink",
+            "relocate",
             "build_steps",
             "recorder_channels",
             "integrate",

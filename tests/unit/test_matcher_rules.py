@@ -163,6 +163,8 @@ def test_the_task_area_margin_never_reaches_into_a_panel() -> None:
     assert not compare(fp, Frame.from_image(live), **kwargs).ok  # 48 px margin: inside
     panel_above = Rect(0, 0, 1920, 528)  # the work area ends where the panel starts
     assert compare(fp, Frame.from_image(live), workarea=panel_above, **kwargs).ok
+    panel_far_below = Rect(0, 0, 1920, 1040)  # the margin stays whole above a panel far away
+    assert not compare(fp, Frame.from_image(live), workarea=panel_far_below, **kwargs).ok
 
 
 def test_a_tick_too_faint_when_downscaled_is_learned_as_volatile() -> None:
