@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
+from mmcli.inventory.kinds import kind_named
 from mmcli.model import Recording, Step
 from mmcli.store import storefs
 from mmcli.store.codec import is_plain_file_name
-from mmcli.store.index import describe_recording as _describe_recording
 from mmcli.store.index import read_index, refresh, write_index
 from mmcli.store.recordings import NAME_PATTERN, SUFFIX, Store
 from mmcli.store.skim import skim
@@ -127,28 +127,9 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
     if skimmed is not None:
         return skimmed
     try:
-        kind = store.kind(name)
-        if kind == "sdk":
-            from mmcli.sdk.document import summary
-
-            info = summary(store.path(name))
-            created = info.get("created")
-            return {
-                "kind": "sdk",
-                "steps": int(info.get("steps", 0)),
-                "branches": int(info.get("branches", 0)),
-                "params": list(info.get("params", [])),
-                "created": created.isoformat() if isinstance(created, datetime) else None,
-                "last_used": _iso(info.get("last_used")),
-            }
-        if kind == "llm":
-            from mmcli.llm.document import summary as llm_summary
-
-            return llm_summary(store, name)
-        rec = store.load(name)
+        return kind_named(store.kind(name), str(store.path(name))).describe(store, name)
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}
-    return _describe_recording(rec)
 
 
 def _skim(store: Store, name: str) -> dict[str, Any] | None:
@@ -159,10 +140,6 @@ def _skim(store: Store, name: str) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError, StoreError):  # a link: the full read says so
         return None
     return skim(text, name)
-
-
-def _iso(value: object) -> str | None:
-    return value.isoformat() if isinstance(value, datetime) else None
 
 
 def _summary(name: str, entry: dict[str, Any]) -> Summary:

@@ -33,15 +33,16 @@ from mmcli.errors import (
     StoreError,
     UsageError,
 )
+from mmcli.inventory.kinds import KINDS, kind_named
 from mmcli.model import plural
 from mmcli.store import codec, storefs
 from mmcli.store.inuse import unused
 from mmcli.store.recordings import (
-    KIND_LINE,
     SUFFIX,
     Store,
     atomic_write,
     is_valid_name,
+    kind_of,
     os_reason,
     validate_name,
 )
@@ -56,13 +57,6 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 # ---- one document, any kind -------------------------------------------------------------------
-
-
-def kind_of(text: str) -> str:
-    """ "sdk", "llm" or "cli", from the document's top-level `kind` line."""
-    top = text.split("\n[", 1)[0]
-    found = KIND_LINE.search(top)
-    return found.group(1) if found else "cli"
 
 
 @dataclass
@@ -83,36 +77,14 @@ class Document:
         return replace(self, parsed=replace(self.parsed, name=name))
 
     def dumps(self) -> str:
-        if self.kind == "llm":
-            from mmcli.llm import document as llm_document
-
-            return llm_document.dumps(self.parsed)
-        if self.kind == "sdk":
-            from mmcli.sdk import document as sdk_document
-
-            return sdk_document.dumps(self.parsed)
-        return codec.dumps(self.parsed)
+        return KINDS[self.kind].dumps(self.parsed)
 
 
 def parse(text: str, source: str) -> Document:
     """The document `text` holds, validated by its kind's codec (`RecordingCorrupt`)."""
-    kind = kind_of(text)
-    if kind == "llm":
-        from mmcli.llm import document as llm_document
-
-        rec = llm_document.loads(text, source)
-        screens = {s.thumbnail for s in rec.tree.screens.values()}
-        return Document(kind, rec, len(rec.tree.nodes), screens)
-    if kind == "sdk":
-        from mmcli.sdk import document as sdk_document
-
-        doc = sdk_document.loads(text, source)
-        return Document(kind, doc, sum(len(t.steps) for t in doc.trajectories))
-    if kind != "cli":
-        raise RecordingCorrupt(f"{source}: unknown kind {kind!r}")
-    recording = codec.loads(text, source)
-    thumbs = {s.thumbnail for s in recording.steps if s.thumbnail}
-    return Document(kind, recording, len(recording.steps), thumbs)
+    kind = kind_named(kind_of(text), source)
+    parsed = kind.loads(text, source)
+    return Document(kind.name, parsed, kind.steps(parsed), kind.thumbnails(parsed))
 
 
 def read(store: Store, name: str) -> Document:
@@ -461,12 +433,7 @@ def _file_size(store: Store, name: str) -> int:
 
 
 def _kind_word(kind: str) -> str:
-    return {
-        "cli": "a screen recording",
-        "sdk": "a Python SDK document",
-        "llm": "a model-API recording",
-        "unreadable": "unreadable",
-    }.get(kind, kind)
+    return KINDS[kind].word if kind in KINDS else kind
 
 
 def _size(n: int) -> str:

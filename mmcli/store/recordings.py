@@ -46,6 +46,14 @@ SUFFIX = ".toml"
 KIND_LINE = re.compile(r'^kind\s*=\s*"([a-z]+)"', re.MULTILINE)
 
 
+def kind_of(text: str) -> str:
+    """The kind a document's text says it is, from its top-level `kind` line: "sdk",
+    "llm", or "cli" when it has none (see `mmcli.inventory.kinds`)."""
+    top = text.split("\n[", 1)[0]
+    found = KIND_LINE.search(top)
+    return found.group(1) if found else "cli"
+
+
 def validate_name(name: str) -> str:
     """Return `name` if it is a valid recording name, else raise `InvalidName`."""
     shown = name if len(name) <= 40 else name[:40] + "..."
@@ -200,9 +208,7 @@ class Store:
             raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-        top = head_text.split("\n[", 1)[0]
-        found = KIND_LINE.search(top)
-        return found.group(1) if found else "cli"
+        return kind_of(head_text)
 
     def thumbs_size(self, name: str) -> int:
         """Bytes of NAME/'s thumbnails (0 when it is absent, or a link: not counted)."""

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from mmcli.inventory.catalog import _describe_recording
 from mmcli.model import Action, ActionKind, Step
 from mmcli.store import codec
+from mmcli.store.index import describe_recording as _describe_recording
 from mmcli.store.skim import skim
 from tests.faults.test_corrupt_files import CORRUPT
 from tests.helpers import literal_fingerprint, sample_recording
