@@ -35,7 +35,7 @@ from typing import Any
 
 import tomli_w
 
-from mmcli.errors import RecordingCorrupt, StoreError
+from mmcli.errors import RecordingCorrupt
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import read_bytes
 from mmcli.store.validate import check_text
@@ -231,16 +231,6 @@ def read(path: Path) -> SDKDocument:
     except UnicodeDecodeError:
         raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
     return loads(text, str(path))
-
-
-def is_sdk_document(path: Path) -> bool:
-    """True when the TOML file at `path` declares `kind = "sdk"` (cheap; no validation)."""
-    try:
-        text = read_bytes(path.parent, [], path.name).decode("utf-8")
-        check_text(text)
-        return tomllib.loads(text).get("kind") == KIND
-    except (OSError, StoreError, tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError):
-        return False
 
 
 def summary(path: Path | str) -> dict[str, Any]:

@@ -8,11 +8,10 @@ crash never leaves a half-written document.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from mmcli.errors import RecordingCorrupt, StoreError, UsageError
+from mmcli.errors import MMError, RecordingCorrupt, StoreError, UsageError
 from mmcli.sdk import document
 from mmcli.sdk.document import SDKDocument, Trajectory
 from mmcli.store.recordings import Store, atomic_write, os_reason, validate_name
@@ -53,7 +52,7 @@ class DocumentStore:
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
         except RecordingCorrupt:
-            if _is_cli_recording(path):
+            if self._is_cli_recording():
                 raise UsageError(
                     f"{path} is a CLI recording, not an SDK document; "
                     "give the engine another name: Engine(name=...)"
@@ -80,15 +79,15 @@ class DocumentStore:
                 ) from None
         return trajectory
 
+    def _is_cli_recording(self) -> bool:
+        """Whether the document is a recording `mm record` made (read in full: only asked
+        when it is not an SDK document)."""
+        try:
+            self.store.load(self.name)
+        except MMError:
+            return False
+        return True
+
     def journal(self, entry: dict[str, Any]) -> None:
         """One line in the store's history for this name (what `mm ls` counts)."""
         self.store.append_history(self.name, entry)
-
-
-def _is_cli_recording(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            raw = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return False
-    return "kind" not in raw and "format_version" in raw

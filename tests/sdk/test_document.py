@@ -14,11 +14,10 @@ from mmcli.sdk.document import (
     StepRecord,
     Trajectory,
     dumps,
-    is_sdk_document,
     loads,
     summary,
 )
-from mmcli.store.recordings import Store
+from mmcli.store.recordings import Store, kind_of
 from tests.helpers import sample_recording
 
 GOLDEN = Path(__file__).parent / "fixtures" / "sdk-v1.toml"
@@ -61,11 +60,11 @@ def test_the_format_is_pinned_by_a_golden_file() -> None:
 
 def test_the_cli_can_tell_an_sdk_document_from_a_recording(isolated_store: Path) -> None:
     assert GOLDEN.read_text().startswith('kind = "sdk"\nformat_version = 1\nname = "sdk"\n')
-    assert is_sdk_document(GOLDEN)
+    assert kind_of(GOLDEN.read_text()) == "sdk"
     store = Store()
     with store.lock("cli"):
         store.save(sample_recording("cli"))
-    assert not is_sdk_document(store.path("cli"))
+    assert store.kind("cli") == "cli"
 
 
 @pytest.mark.parametrize(
