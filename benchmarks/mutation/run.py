@@ -38,28 +38,12 @@ from typing import Any
 from benchmarks.mutation.mutants import Mutant, mutants_of, mutated_source
 
 ROOT = Path(__file__).resolve().parents[2]
-STEP_BUILDING = (
-    "parametrize",
-    "join_typing",
-    "build_steps",
-    "effect_of",
-    "_inside",
-    "_exposed",
-    "_paintable",
-    "_minus",
-    "blank_png",
-    "_text_mask",
-    "find_echoes",
-    "_touched",
-)
 
 
 @dataclass(frozen=True)
 class Target:
     path: str
     tests: tuple[str, ...]
-    names: tuple[str, ...] | None = None
-    """Only these top-level functions (None: the whole module)."""
 
 
 U = "tests/unit/"
@@ -97,11 +81,7 @@ TARGETS = {
             "explain",
         ),
     ),
-    "recorder": Target(
-        "mmcli/capture/recorder.py",
-        _tests("build_steps", "integrate", "matcher_rules"),
-        STEP_BUILDING,
-    ),
+    "steps": Target("mmcli/capture/steps.py", _tests("build_steps", "integrate", "matcher_rules")),
     "integrate": Target("mmcli/capture/integrate.py", _tests("integrate", "build_steps")),
 }
 PYTEST_ARGS = ["-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", "--no-header"]
@@ -233,7 +213,7 @@ def run_module(
     the same source; with tests only added since, a mutant killed then is killed still."""
     source_path = work / target.path
     original = source_path.read_text()
-    mutants = mutants_of(target.path, original, target.names)
+    mutants = mutants_of(target.path, original)
     if killed_before is not None and [m for m, _ in killed_before] != list(map(str, mutants)):
         raise SystemExit(f"{name}: the previous run has other mutants (was the source changed?)")
     cov_file = work / f".coverage-{name}.json"

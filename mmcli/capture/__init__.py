@@ -1,6 +1,7 @@
 """Recording: hearing an agent's actions and turning a finished run into steps.
 
 - `recorder`: the socket every channel reports to; the settled screen before each action.
+- `steps`: a finished run's captures as steps (effects, placeholders, masks, fingerprints).
 - `secrets`: keeping secrets out of what is written (text and pixels).
 - `merge`: a run merged into a recording's tree.
 - `integrate`: the one path a finished run takes into the store (record, `--add`, heal).

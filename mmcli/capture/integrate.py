@@ -18,8 +18,9 @@ from enum import StrEnum
 import numpy as np
 
 from mmcli.capture.merge import merge
-from mmcli.capture.recorder import Built, Capture, Recorder, build_steps, volatile_masks
+from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import find_leak
+from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
 from mmcli.model import PLACEHOLDER, Recording, Step, plural
 from mmcli.params import Values, parametrize
 from mmcli.screen.fingerprint import Rect, covered_share

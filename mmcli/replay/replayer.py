@@ -22,7 +22,7 @@ import numpy as np
 from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.capture.integrate import FinishedRun, Into, integrate
 from mmcli.capture.record import check_recordable, run_recorded
-from mmcli.capture.recorder import blank_png, focus_point
+from mmcli.capture.steps import blank_png, focus_point
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import (
     Aborted,

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image, ImageColor
 
 from examples.loan_form import BACKGROUND
-from mmcli.capture.recorder import PAINT
+from mmcli.capture.steps import PAINT
 from mmcli.screen.fingerprint import SCALE
 from mmcli.store.recordings import Store
 

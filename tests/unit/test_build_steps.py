@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from PIL import Image, ImageDraw
 
-from mmcli.capture.recorder import Capture, build_steps, effect_of
+from mmcli.capture.steps import Capture, build_steps, effect_of
 from mmcli.model import Action, ActionKind
 from mmcli.screen.fingerprint import Frame, Rect, patch_of
 from tests.helpers import form_screen
@@ -73,7 +73,7 @@ def test_thumbnail_paint_covers_exactly_the_blanked_cells() -> None:
 
     import numpy as np
 
-    from mmcli.capture.recorder import blank_png
+    from mmcli.capture.steps import blank_png
     from mmcli.screen.fingerprint import blank
 
     white = Image.new("RGB", (40, 30), "white")
@@ -98,7 +98,7 @@ def test_typing_over_a_volatile_region_still_masks_the_param_text() -> None:
 
 
 def test_parametrize_replaces_the_longest_value_first() -> None:
-    from mmcli.capture.recorder import parametrize
+    from mmcli.params import parametrize
 
     values = {"first": "Ada", "x": "Ada Lovelace", "empty": ""}
     assert parametrize("Ada Lovelace, Ada", values) == "{{x}}, {{first}}"
@@ -107,7 +107,7 @@ def test_parametrize_replaces_the_longest_value_first() -> None:
 
 
 def test_a_rectangle_less_a_hole_is_up_to_four_rectangles() -> None:
-    from mmcli.capture.recorder import _minus
+    from mmcli.capture.steps import _minus
 
     r = Rect(0, 0, 100, 100)
     assert _minus(r, Rect(40, 40, 20, 20)) == [
@@ -124,7 +124,7 @@ def test_a_rectangle_less_a_hole_is_up_to_four_rectangles() -> None:
 def test_painting_leaves_the_core_of_the_target_visible() -> None:
     """A secret painted over never covers the target's central 32 x 32 px, which the
     step's own check compares."""
-    from mmcli.capture.recorder import _paintable
+    from mmcli.capture.steps import _paintable
 
     field = Rect(200, 175, 300, 20)
     assert _paintable([field], None) == [field]
@@ -137,7 +137,7 @@ def test_painting_leaves_the_core_of_the_target_visible() -> None:
 
 
 def test_a_region_inside_a_mask_is_no_part_of_an_effect_even_at_its_edges() -> None:
-    from mmcli.capture.recorder import _inside
+    from mmcli.capture.steps import _inside
 
     assert _inside(Rect(0, 0, 10, 10), Rect(0, 0, 10, 10))
     assert not _inside(Rect(0, 0, 10, 10), Rect(5, 0, 10, 10))
@@ -164,7 +164,7 @@ def test_thumbnail_paint_is_the_blanked_cells_wherever_the_region_lies() -> None
 
     import numpy as np
 
-    from mmcli.capture.recorder import PAINT, blank_png
+    from mmcli.capture.steps import PAINT, blank_png
     from mmcli.screen.fingerprint import blank
 
     white = Image.new("RGB", (40, 30), "white")
@@ -186,7 +186,7 @@ def test_the_task_area_of_a_lone_click_is_its_target_patch() -> None:
 
 
 def test_echoes_are_the_typed_text_elsewhere_once_each_never_the_field() -> None:
-    from mmcli.capture.recorder import find_echoes
+    from mmcli.capture.steps import find_echoes
 
     typed = Rect(204, 176, 72, 16)  # the text in the field
     shown = Frame.from_image(screen(text="Ada Lovelace")).small

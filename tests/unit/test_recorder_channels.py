@@ -15,7 +15,8 @@ import pytest
 
 from mmcli.backends.fake import FakeBackend
 from mmcli.capture import recorder as recorder_module
-from mmcli.capture.recorder import Recorder, build_steps
+from mmcli.capture.recorder import Recorder
+from mmcli.capture.steps import build_steps
 from mmcli.model import Action, ActionKind
 from tests.helpers import form_screen
 

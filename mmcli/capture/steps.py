@@ -1,0 +1,291 @@
+"""From captures to steps: what a finished run's captures become in a recording.
+
+`build_steps` learns what each action changed on the screen (its effect), joins typing
+done in pieces into one text (`join_typing`), replaces param and secret values with
+placeholders, masks what is expected to differ at replay (typed text and its echoes
+elsewhere, volatile regions, secrets painted over in thumbnails) and fingerprints every
+screen. Pure functions of the captures: no display, no socket (see recorder.py for how
+captures are taken).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import numpy as np
+
+from mmcli.capture.secrets import join_keystrokes, joined
+from mmcli.model import POINTED, Action, ActionKind, Step
+from mmcli.params import parametrize
+from mmcli.screen.fingerprint import (
+    PATCH_SIZE,
+    SCALE,
+    Fingerprint,
+    Patch,
+    Rect,
+    changed_regions,
+    find_template,
+    grid_of,
+    grow_to_text_run,
+    merge_rects,
+    small_slice,
+)
+from mmcli.screen.matcher import (
+    on_focus_line,
+)
+
+
+def focus_point(action: Action, previous: tuple[int, int] | None) -> tuple[int, int] | None:
+    """Where an action acts: its own point, or for keyboard actions the last clicked point."""
+    return action.point if action.kind in POINTED else previous
+
+
+@dataclass
+class Capture:
+    """What the recorder keeps of one action and the screen just before it."""
+
+    action: Action
+    small: np.ndarray
+    patch: Patch | None
+    pointer: tuple[int, int]
+    size: tuple[int, int]
+    at: datetime
+    thumbnail: Future[bytes] | None = None
+    note: str = ""
+    """Said with the step's progress line (e.g. that its text was pasted)."""
+
+
+TEXT_GROW = 160
+"""A param-typed field may show longer text at replay: its mask extends this far right."""
+
+
+@dataclass
+class Built:
+    steps: list[Step]
+    thumbnails: dict[str, bytes]
+    area: Rect | None
+    """Where the actions acted and what they changed (union), volatile regions excluded."""
+
+
+def join_typing(captures: list[Capture]) -> list[Capture]:
+    """Captures with each run of consecutive typing actions (`type`, `press` of printable
+    keys) joined into one `type` capture, which keeps the screen before the first of them:
+    a value typed in pieces or key by key becomes one text a placeholder can replace."""
+    groups = join_keystrokes([c.action for c in captures])
+    return [
+        replace(captures[g[0]], action=joined([captures[i].action for i in g]))
+        if len(g) > 1
+        else captures[g[0]]
+        for g in groups
+    ]
+
+
+def build_steps(
+    captures: list[Capture],
+    final: np.ndarray | None,
+    values: Mapping[str, str],
+    first_id: int,
+    parent: int | None,
+    masks: list[Rect],
+    secrets: set[str] | None = None,
+    secret_typed: bool = False,
+) -> Built:
+    """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
+
+    `masks` are blanked in every fingerprint (declared and volatile regions); regions
+    typed from a param are added for the steps after them. Once a secret has been typed
+    (or `secret_typed`: before this run), what may show it is painted over in the later
+    thumbnails (see `_exposed`), and each painted region is a mask of that step too, so
+    that replay compares like with like.
+    """
+    if values:
+        captures = join_typing(captures)
+    steps: list[Step] = []
+    thumbnails: dict[str, bytes] = {}
+    masks = list(masks)
+    area: Rect | None = None
+    token = os.urandom(3).hex()
+    screens = [c.small for c in captures] + ([final] if final is not None else [])
+    echoes: dict[int, list[Rect]] = {}
+    hidden: list[Rect] = list(masks) if secret_typed else []
+    secret_echoes: list[Rect] = []
+    for i, cap in enumerate(captures):
+        masks.extend(echoes.get(i, []))
+        hidden.extend(r for r in echoes.get(i, []) if r in secret_echoes)
+        after = captures[i + 1].small if i + 1 < len(captures) else final
+        effect = effect_of(cap, after, masks) if after is not None else None
+        action = cap.action
+        if action.kind is ActionKind.TYPE:
+            action = replace(action, text=parametrize(action.text, values))
+        painted = _paintable(merge_rects(hidden, margin=0), cap.patch)
+        step_masks = [*masks, *(r for r in painted if r not in masks)]
+        width, height = cap.size
+        fp = Fingerprint(
+            width, height, grid_of(cap.small, step_masks), cap.patch, cap.pointer, tuple(step_masks)
+        )
+        step_id = first_id + i
+        name = f"{token}-{step_id:04d}.png"
+        if cap.thumbnail is not None:
+            thumbnails[name] = blank_png(cap.thumbnail.result(), painted)
+        steps.append(
+            Step(
+                step_id,
+                parent if i == 0 else step_id - 1,
+                action,
+                fp,
+                thumbnail=name if cap.thumbnail else None,
+                effect=effect,
+                created=cap.at,
+            )
+        )
+        for touched in _touched(cap.patch, effect):
+            area = touched if area is None else area.union(touched)
+        secret = bool(action.params_used() & (secrets or set()))
+        if secret_typed and not secret and after is not None:
+            hidden.extend(_exposed(action, cap.small, after))
+        secret_typed = secret_typed or secret
+        if action.params_used() and effect is not None and after is not None:
+            # What was typed from a param will read differently at replay: blank it in
+            # every later fingerprint, at record and at replay alike; and where the app
+            # echoes it (a status line), from the step where the echo shows.
+            masks.append(_text_mask(effect))
+            if secret:
+                hidden.append(_text_mask(effect))
+            for j, rect in find_echoes(after, effect, screens[i + 1 :]):
+                echoes.setdefault(i + 1 + j, []).append(_text_mask(rect))
+                if secret:
+                    secret_echoes.append(_text_mask(rect))
+    return Built(steps, thumbnails, area)
+
+
+def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None:
+    """What the captured action changed on the screen, judged region by region: a region
+    wholly inside a masked one (a clock ticking between two captures) is not the action's
+    doing. For typed text, the changed regions on the line of the field that has the
+    focus (what the typing produced); when there are none there, everything else that
+    changed.
+    """
+    changed = changed_regions(cap.small, after)
+    regions = [r for r in changed if not any(_inside(r, m.grow(SCALE)) for m in masks)]
+    if cap.action.kind is ActionKind.TYPE and cap.patch is not None:
+        # What the typing wrote, even where a mask lies over it (the field's caret was
+        # learned as volatile): the param's value at replay may be longer.
+        focus = (cap.patch.x, cap.patch.y)
+        regions = [r for r in changed if on_focus_line(r, focus)] or regions
+    if not regions:
+        return None
+    effect = regions[0]
+    for region in regions[1:]:
+        effect = effect.union(region)
+    return effect
+
+
+def _inside(inner: Rect, outer: Rect) -> bool:
+    return (
+        outer.x <= inner.x
+        and outer.y <= inner.y
+        and inner.right <= outer.right
+        and inner.bottom <= outer.bottom
+    )
+
+
+def _exposed(action: Action, before: np.ndarray, after: np.ndarray) -> list[Rect]:
+    """Once a secret has been typed, where the screen changed as an action other than
+    typing took effect (a status line, a dialog, a page): it may show the secret again, in
+    any font, which the pixels cannot tell. Typing known text shows that text."""
+    if action.kind is ActionKind.TYPE:
+        return []
+    return [grow_to_text_run(after, r).grow(2) for r in changed_regions(before, after)]
+
+
+def _paintable(regions: list[Rect], patch: Patch | None) -> list[Rect]:
+    """`regions` without the core of the step's target, which its checks must see."""
+    if patch is None:
+        return regions
+    half = PATCH_SIZE // 4
+    core = Rect(patch.x - half, patch.y - half, 2 * half, 2 * half)
+    out: list[Rect] = []
+    for r in regions:
+        out.extend(_minus(r, core) if r.intersects(core) else [r])
+    return out
+
+
+def _minus(r: Rect, hole: Rect) -> list[Rect]:
+    """`r` minus `hole`, as up to four rectangles (above, below, left, right)."""
+    top, bottom = max(r.y, hole.y), min(r.bottom, hole.bottom)
+    parts = [
+        Rect(r.x, r.y, r.w, hole.y - r.y),
+        Rect(r.x, hole.bottom, r.w, r.bottom - hole.bottom),
+        Rect(r.x, top, hole.x - r.x, bottom - top),
+        Rect(hole.right, top, r.right - hole.right, bottom - top),
+    ]
+    return [p for p in parts if p.w > 0 and p.h > 0]
+
+
+def blank_png(data: bytes, regions: list[Rect]) -> bytes:
+    """A thumbnail with `regions` (screen pixels) painted over: exactly the downscaled
+    pixels `fingerprint.blank` blanks for the same regions."""
+    if not regions:
+        return data
+    from PIL import Image, ImageDraw
+
+    with Image.open(io.BytesIO(data)) as image:
+        img = image.convert("RGB")
+    draw = ImageDraw.Draw(img)
+    for r in regions:
+        x0, y0 = max(r.x // SCALE, 0), max(r.y // SCALE, 0)
+        x1, y1 = -(-r.right // SCALE), -(-r.bottom // SCALE)
+        if x1 > x0 and y1 > y0:  # PIL's rectangle includes its far corner
+            draw.rectangle([x0, y0, x1 - 1, y1 - 1], fill=PAINT)
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+PAINT = (64, 64, 64)
+"""The colour secrets are painted over with in thumbnails."""
+
+
+def _text_mask(rect: Rect) -> Rect:
+    return Rect(rect.x, rect.y, rect.w + TEXT_GROW, rect.h).grow(2)
+
+
+ECHO_MATCH = 0.85
+"""Normalized correlation above which typed text is taken to be shown again elsewhere."""
+ECHO_MIN_WIDTH = 6
+"""Typed text narrower than this (downscaled px) is too short to look for reliably."""
+
+
+def find_echoes(shown: np.ndarray, typed: Rect, later: list[np.ndarray]) -> list[tuple[int, Rect]]:
+    """Where the text typed into `typed` (as drawn in `shown`) appears elsewhere on the
+    later screens: (index into `later`, region), the first screen each region shows on."""
+    ys, xs = small_slice(typed, shown.shape)
+    # Leave out the edge columns, where the caret stands before and after typing.
+    template = shown[ys, xs.start + 1 : xs.stop - 2]
+    if template.shape[1] < ECHO_MIN_WIDTH or template.shape[0] < 2:
+        return []
+    found: list[tuple[int, Rect]] = []
+    for j, screen in enumerate(later):
+        for rect in find_template(screen, template, ECHO_MATCH):
+            if rect.intersects(typed.grow(8)) or any(rect.intersects(r) for _, r in found):
+                continue
+            found.append((j, rect))
+    return found
+
+
+def _touched(patch: Patch | None, effect: Rect | None) -> list[Rect]:
+    out = [] if effect is None else [effect]
+    if patch is not None:
+        half = PATCH_SIZE // 2
+        out.append(Rect(patch.x - half, patch.y - half, PATCH_SIZE, PATCH_SIZE))
+    return out
+
+
+def volatile_masks(regions: list[Rect]) -> list[Rect]:
+    """Learned volatile regions, merged, with a small margin for anti-aliasing."""
+    return merge_rects(regions, margin=4)
