@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +45,7 @@ from mmcli.llm.screens import Screen, read_thumbnail
 from mmcli.llm.tree import Node, Tree
 from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc
 from mmcli.store.recordings import Store, atomic_write, os_reason
+from mmcli.store.validate import read_toml, upgraded
 
 KIND = "llm"
 FORMAT_VERSION = 1
@@ -112,20 +112,10 @@ def _screen_doc(screen: Screen) -> dict[str, Any]:
 def loads(text: str, source: str, thumbs: Path | None = None) -> LLMRecording:
     """Parse a document; `RecordingCorrupt` names the file and the problem. With `thumbs`,
     each screen's thumbnail is read from that folder (what replay compares against)."""
-    try:
-        doc = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as e:
-        raise RecordingCorrupt(f"{source}: not valid TOML ({e})") from None
+    doc = read_toml(text, source)
     if doc.get("kind") != KIND:
         raise RecordingCorrupt(f"{source}: not a model-API recording (kind = {KIND!r})")
-    version = doc.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise RecordingCorrupt(f"{source}: no valid format_version")
-    if version > FORMAT_VERSION:
-        raise RecordingCorrupt(
-            f"{source}: format_version {version} is newer than this mm understands "
-            f"({FORMAT_VERSION}); upgrade mm to replay it"
-        )
+    doc = upgraded(doc, source, FORMAT_VERSION)
     try:
         return _recording(doc, thumbs)
     except RecordingCorrupt as e:

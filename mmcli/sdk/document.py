@@ -27,7 +27,6 @@ Values inside args/kwargs/pre/post are kept encoded here and decoded on use.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +37,7 @@ import tomli_w
 from mmcli.errors import RecordingCorrupt
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import read_bytes
-from mmcli.store.validate import check_text
+from mmcli.store.validate import read_toml, upgraded
 
 KIND = "sdk"
 FORMAT_VERSION = 1
@@ -145,25 +144,10 @@ def _step_doc(s: StepRecord) -> dict[str, Any]:
 
 def loads(text: str, source: str) -> SDKDocument:
     """Parse a document; anything malformed raises `RecordingCorrupt` naming `source`."""
-    try:
-        check_text(text)  # refuses what the TOML reader would hang on
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise RecordingCorrupt(f"{source}: not valid TOML ({e})") from None
-    except ValueError as e:
-        raise RecordingCorrupt(f"{source}: {e}") from None
+    raw = read_toml(text, source)
     if raw.get("kind") != KIND:
         raise RecordingCorrupt(f"{source}: not an SDK document (kind = {raw.get('kind')!r})")
-    version = raw.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise RecordingCorrupt(f"{source}: no integer format_version")
-    if version > FORMAT_VERSION:
-        raise RecordingCorrupt(
-            f"{source}: format_version {version} is newer than this mm understands "
-            f"({FORMAT_VERSION}); upgrade mm to use it"
-        )
-    if version < 1:
-        raise RecordingCorrupt(f"{source}: format_version {version} is not supported")
+    raw = upgraded(raw, source, FORMAT_VERSION)
     try:
         return SDKDocument(
             name=_typed(raw["name"], str, "name"),

@@ -8,7 +8,6 @@ the file and the problem. Nothing here touches the disk.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -43,18 +42,7 @@ def dumps(recording: Recording) -> str:
 def loads(text: str, source: str = "<recording>") -> Recording:
     """The recording `text` holds, validated in full (see validate.py), or
     `RecordingCorrupt` naming `source` and the problem in one line."""
-    try:
-        validate.check_text(text)
-    except ValueError as e:
-        raise RecordingCorrupt(f"{source}: {e}") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise RecordingCorrupt(f"{source}: not valid TOML ({e})") from None
-    except RecursionError:
-        raise RecordingCorrupt(f"{source}: not valid TOML (nested too deeply)") from None
-    except UnicodeError as e:  # pragma: no cover - str input is already decoded
-        raise RecordingCorrupt(f"{source}: not valid text ({e})") from None
+    doc = validate.read_toml(text, source)
     try:
         recording = _recording(_upgrade(doc, source))
         validate.check_recording(recording)
@@ -79,20 +67,7 @@ def _upgrade(doc: Document, source: str) -> Document:
         )
     if kind != "cli":
         raise RecordingCorrupt(f"{source}: unknown kind {kind!r}; not an mm recording")
-    version = doc.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise RecordingCorrupt(f"{source}: no integer format_version; not an mm recording")
-    if version > FORMAT_VERSION:
-        raise RecordingCorrupt(
-            f"{source}: format_version {version} is newer than this mm understands "
-            f"({FORMAT_VERSION}); upgrade mm to replay it"
-        )
-    while version < FORMAT_VERSION:
-        if version not in UPGRADES:
-            raise RecordingCorrupt(f"{source}: format_version {version} is not supported")
-        doc = UPGRADES[version](doc)
-        version = doc["format_version"]
-    return doc
+    return validate.upgraded(doc, source, FORMAT_VERSION, UPGRADES)
 
 
 # ---- recording -> document -------------------------------------------------------------

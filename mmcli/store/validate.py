@@ -12,9 +12,11 @@ The bounds are documented in docs/safety.md; they are far above anything an agen
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
+from mmcli.errors import RecordingCorrupt
 from mmcli.model import ActionKind, Recording, Step
 from mmcli.params import KEY
 
@@ -69,6 +71,50 @@ def check_text(text: str) -> None:
         raise ValueError(f"larger than {MAX_DOCUMENT >> 20} MiB; not an mm recording")
     if text.count(".") >= MAX_KEY_PARTS and _DOTTED.search(text):
         raise ValueError(f"a dotted key of more than {MAX_KEY_PARTS} parts; not an mm recording")
+
+
+def read_toml(text: str, source: str) -> dict[str, Any]:
+    """The TOML table `text` holds, for every kind of document: `RecordingCorrupt` naming
+    `source` when it is not TOML, or is TOML the reader would take unbounded time or
+    memory on (`check_text`)."""
+    try:
+        check_text(text)
+    except ValueError as e:
+        raise RecordingCorrupt(f"{source}: {e}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise RecordingCorrupt(f"{source}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise RecordingCorrupt(f"{source}: not valid TOML (nested too deeply)") from None
+
+
+Document = dict[str, Any]
+
+
+def upgraded(
+    doc: Document,
+    source: str,
+    current: int,
+    upgrades: Mapping[int, Callable[[Document], Document]] | None = None,
+) -> Document:
+    """`doc` at format version `current`, for every kind of document: an older one turned
+    into the next version by `upgrades[n]` until it is current; a newer one, or one with
+    no integer version, refused (`RecordingCorrupt` naming `source`)."""
+    version = doc.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise RecordingCorrupt(f"{source}: no integer format_version; not an mm document")
+    if version > current:
+        raise RecordingCorrupt(
+            f"{source}: format_version {version} is newer than this mm understands "
+            f"({current}); upgrade mm to use it"
+        )
+    while version < current:
+        if upgrades is None or version not in upgrades:
+            raise RecordingCorrupt(f"{source}: format_version {version} is not supported")
+        doc = upgrades[version](doc)
+        version = doc["format_version"]
+    return doc
 
 
 def check_recording(rec: Recording) -> None:

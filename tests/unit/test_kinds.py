@@ -59,3 +59,17 @@ def test_an_unknown_kind_is_refused_naming_the_file() -> None:
         kind_named("zzz", "x.toml")
     with pytest.raises(RecordingCorrupt, match="unknown kind"):
         parse('kind = "zzz"\nname = "x"\n', "x.toml")
+
+
+@pytest.mark.parametrize("kind", ["cli", "sdk", "llm"])
+def test_every_kind_refuses_a_newer_format_and_toml_the_reader_would_hang_on(kind: str) -> None:
+    text, _ = texts()[kind]
+    newer = text.replace("format_version = 1", "format_version = 9", 1)
+    with pytest.raises(RecordingCorrupt, match=r"d\.toml: format_version 9 is newer"):
+        parse(newer, "d.toml")
+    older = text.replace("format_version = 1", "format_version = 0", 1)
+    with pytest.raises(RecordingCorrupt, match="format_version 0 is not supported"):
+        parse(older, "d.toml")
+    bomb = text + "\n[x]\n" + ".".join(["a"] * 100) + " = 1\n"
+    with pytest.raises(RecordingCorrupt, match="dotted key of more than"):
+        parse(bomb, "d.toml")
