@@ -124,3 +124,71 @@ def test_a_dialog_the_shift_pushes_off_the_screen_is_still_a_difference() -> Non
     calm = desk((AREA.x + 60, AREA.y), (70, 20, 60, 40, 200))
     shifted_calm = shifted(calm, (60, 0))
     assert compare(fp, shifted_calm, area=AREA, references=refs, unmoved=calm, offset=(60, 0)).ok
+
+
+# ---- the desktop rule's own bounds, on a plain downscaled screen ---------------------------
+# A 400 x 300 px screen (100 x 75 downscaled cells), the task area at (100, 100) 100 x 60
+# px, the window moved 40 px right. The rule excuses a region beside the area when the
+# unshifted live screen equals the recording there and 40 px to the right of it, except
+# in the one ring of cells along the area's edge (x 96-100 and 200-204, y 96-100 and
+# 160-164 in the recording's coordinates).
+
+PLAIN_AREA = Rect(100, 100, 100, 60)
+
+
+def left_behind(region: Rect, *changed: tuple[int, int], offset: tuple[int, int] = (40, 0)) -> bool:
+    """Whether `region` is excused when the unshifted live screen differs from the
+    recording in the downscaled cells `changed` (column, row) only."""
+    from mmcli.screen.matcher import Context, Policy, _left_behind
+
+    reference = np.zeros((75, 100), np.uint8)
+    unmoved = reference.copy()
+    for column, row in changed:
+        unmoved[row, column] = 200
+    ctx = Context(Policy.DEFAULT.tolerance, area=PLAIN_AREA, unmoved=unmoved, offset=offset)
+    return _left_behind(region, reference, ctx)
+
+
+def test_the_desktop_rule_excuses_an_unchanged_place_beside_the_area() -> None:
+    assert left_behind(Rect(20, 20, 8, 8))
+    assert not left_behind(Rect(20, 20, 8, 8), (5, 5))  # new where it stands
+    assert not left_behind(Rect(20, 20, 8, 8), (15, 5))  # new where its content comes from
+
+
+def test_the_desktop_rule_never_excuses_inside_the_area_or_without_its_screen() -> None:
+    from mmcli.screen.matcher import Context, Policy, _left_behind
+
+    assert not left_behind(Rect(120, 120, 8, 8))
+    reference = np.zeros((75, 100), np.uint8)
+    other_size = Context(
+        Policy.DEFAULT.tolerance, area=PLAIN_AREA, unmoved=np.zeros((10, 10), np.uint8)
+    )
+    assert not _left_behind(Rect(20, 20, 8, 8), reference, other_size)
+
+
+@pytest.mark.parametrize("region", [Rect(396, 20, 8, 8), Rect(-4, 20, 8, 8), Rect(360, 20, 8, 8)])
+def test_a_region_partly_off_the_screen_here_or_there_is_not_excused(region: Rect) -> None:
+    """(The last one is on the screen; 40 px to its right, where its content comes from,
+    is not.)"""
+    assert not left_behind(region)
+
+
+@pytest.mark.parametrize(
+    ("region", "cell", "excused"),
+    [
+        (Rect(200, 120, 8, 8), (50, 30), True),  # right of the area: x 200-204 is the ring
+        (Rect(200, 120, 8, 8), (51, 30), False),
+        (Rect(200, 120, 8, 8), (60, 30), True),  # the same cells, 40 px to the right
+        (Rect(200, 120, 8, 8), (61, 30), False),
+        (Rect(92, 120, 8, 8), (24, 30), True),  # left of the area: x 96-100
+        (Rect(92, 120, 8, 8), (23, 30), False),
+        (Rect(120, 160, 8, 8), (30, 40), True),  # below: y 160-164
+        (Rect(120, 160, 8, 8), (30, 41), False),
+        (Rect(120, 92, 8, 8), (30, 24), True),  # above: y 96-100
+        (Rect(120, 92, 8, 8), (30, 23), False),
+    ],
+)
+def test_only_the_ring_of_cells_along_the_area_is_let_be(
+    region: Rect, cell: tuple[int, int], excused: bool
+) -> None:
+    assert left_behind(region, cell) is excused
