@@ -136,15 +136,17 @@ def test_a_dialog_the_shift_pushes_off_the_screen_is_still_a_difference() -> Non
 PLAIN_AREA = Rect(100, 100, 100, 60)
 
 
-def left_behind(region: Rect, *changed: tuple[int, int], offset: tuple[int, int] = (40, 0)) -> bool:
+def left_behind(
+    region: Rect, *changed: tuple[int, int], offset: tuple[int, int] = (40, 0), level: int = 200
+) -> bool:
     """Whether `region` is excused when the unshifted live screen differs from the
-    recording in the downscaled cells `changed` (column, row) only."""
+    recording by `level` in the downscaled cells `changed` (column, row) only."""
     from mmcli.screen.matcher import Context, Policy, _left_behind
 
     reference = np.zeros((75, 100), np.uint8)
     unmoved = reference.copy()
     for column, row in changed:
-        unmoved[row, column] = 200
+        unmoved[row, column] = level
     ctx = Context(Policy.DEFAULT.tolerance, area=PLAIN_AREA, unmoved=unmoved, offset=offset)
     return _left_behind(region, reference, ctx)
 
@@ -153,6 +155,8 @@ def test_the_desktop_rule_excuses_an_unchanged_place_beside_the_area() -> None:
     assert left_behind(Rect(20, 20, 8, 8))
     assert not left_behind(Rect(20, 20, 8, 8), (5, 5))  # new where it stands
     assert not left_behind(Rect(20, 20, 8, 8), (15, 5))  # new where its content comes from
+    assert left_behind(Rect(20, 20, 8, 8), (5, 5), level=12)  # within PIXEL_THRESHOLD
+    assert not left_behind(Rect(20, 20, 8, 8), (5, 5), level=13)
 
 
 def test_the_desktop_rule_never_excuses_inside_the_area_or_without_its_screen() -> None:
@@ -166,11 +170,23 @@ def test_the_desktop_rule_never_excuses_inside_the_area_or_without_its_screen() 
     assert not _left_behind(Rect(20, 20, 8, 8), reference, other_size)
 
 
-@pytest.mark.parametrize("region", [Rect(396, 20, 8, 8), Rect(-4, 20, 8, 8), Rect(360, 20, 8, 8)])
-def test_a_region_partly_off_the_screen_here_or_there_is_not_excused(region: Rect) -> None:
-    """(The last one is on the screen; 40 px to its right, where its content comes from,
-    is not.)"""
-    assert not left_behind(region)
+@pytest.mark.parametrize(
+    ("region", "offset"),
+    [
+        (Rect(396, 20, 8, 8), (40, 0)),
+        (Rect(-4, 20, 8, 8), (40, 0)),
+        (Rect(20, 296, 8, 8), (40, 0)),
+        (Rect(20, -4, 8, 8), (40, 0)),
+        (Rect(360, 20, 8, 8), (40, 0)),
+        (Rect(20, 264, 8, 8), (0, 40)),
+    ],
+)
+def test_a_region_partly_off_the_screen_here_or_there_is_not_excused(
+    region: Rect, offset: tuple[int, int]
+) -> None:
+    """(The last two are on the screen; where their content comes from is not.)"""
+    assert left_behind(Rect(20, 20, 8, 8), offset=offset)
+    assert not left_behind(region, offset=offset)
 
 
 @pytest.mark.parametrize(
@@ -192,3 +208,12 @@ def test_only_the_ring_of_cells_along_the_area_is_let_be(
     region: Rect, cell: tuple[int, int], excused: bool
 ) -> None:
     assert left_behind(region, cell) is excused
+
+
+@pytest.mark.parametrize(("cell", "excused"), [((30, 50), True), ((30, 51), False)])
+def test_the_ring_is_found_where_the_content_comes_from_after_a_vertical_move(
+    cell: tuple[int, int], excused: bool
+) -> None:
+    """Moved 40 px down: the region below the area takes its content from 40 px lower,
+    whose first row of cells is the ring (y 160-164 in the recording's coordinates)."""
+    assert left_behind(Rect(120, 160, 8, 8), cell, offset=(0, 40)) is excused
