@@ -81,7 +81,10 @@ TARGETS = {
             "explain",
         ),
     ),
-    "steps": Target("mmcli/capture/steps.py", _tests("build_steps", "integrate", "matcher_rules")),
+    "steps": Target(
+        "mmcli/capture/steps.py",
+        _tests("build_steps", "integrate", "matcher_rules", "recorder_channels"),
+    ),
     "integrate": Target("mmcli/capture/integrate.py", _tests("integrate", "build_steps")),
 }
 PYTEST_ARGS = ["-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", "--no-header"]

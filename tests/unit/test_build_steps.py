@@ -134,6 +134,17 @@ def test_painting_leaves_the_core_of_the_target_visible() -> None:
     core = Rect(FIELD_CLICK[0] - 16, FIELD_CLICK[1] - 16, 32, 32)
     assert not any(p.intersects(core) for p in parts)
     assert sum(p.w * p.h for p in parts if p != CLOCK) == 300 * 20 - 32 * 20
+    around = Rect(300, 140, 100, 100)  # holds the whole core: a 32 x 32 hole
+    assert sum(p.w * p.h for p in _paintable([around], patch)) == 100 * 100 - 32 * 32
+
+
+def test_a_keyboard_action_acts_where_the_last_pointer_action_did() -> None:
+    from mmcli.capture.steps import focus_point
+
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    assert focus_point(click, (1, 2)) == FIELD_CLICK
+    assert focus_point(Action(ActionKind.TYPE, text="x"), (1, 2)) == (1, 2)
+    assert focus_point(Action(ActionKind.PRESS, keys=("enter",)), None) is None
 
 
 def test_a_region_inside_a_mask_is_no_part_of_an_effect_even_at_its_edges() -> None:
