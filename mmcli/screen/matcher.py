@@ -1,7 +1,8 @@
 """Deciding whether the live screen is the screen a step was recorded on.
 
 Matchers are small functions in a registry; each compares one aspect of the recorded step
-with the live screen and returns the differences it will not tolerate. A `Policy` names
+with the live screen and returns the differences it will not tolerate (`regions`, in
+`judge_regions`, also says what it excused and why). A `Policy` names
 the tolerances. A step matches when no matcher reports a difference; otherwise the
 differences say where, what, and by how much against the tolerance.
 
@@ -546,11 +547,6 @@ def _left_behind(region: Rect, reference: np.ndarray, ctx: Context) -> bool:
         if (differs & judged).any():
             return False
     return True
-
-
-@matcher("regions")
-def match_regions(recorded: Fingerprint, live: Live, ctx: Context) -> list[Difference]:
-    return judge_regions(recorded, live, ctx)[0]
 
 
 DEFAULT_MATCHERS = ("geometry", "target", "regions")
