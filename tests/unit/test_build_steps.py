@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import numpy as np
+import pytest
 from PIL import Image, ImageDraw
 
 from mmcli.capture.steps import Capture, build_steps, effect_of
@@ -210,3 +212,54 @@ def test_echoes_are_the_typed_text_elsewhere_once_each_never_the_field() -> None
     (_, rect) = found[0]
     assert rect.intersects(Rect(304, 478, 60, 10)) and not rect.intersects(typed.grow(8))
     assert find_echoes(shown, Rect(200, 175, 20, 20), later) == []  # too short to look for
+
+
+# ---- find_echoes' bounds, on a plain downscaled screen ------------------------------------
+# Typed text 9 cells wide and 2 tall at cell (10, 10) (px 40-76, 40-48), a caret standing in
+# its first column and in its last two (before and after typing). The template is what
+# lies between: 6 columns, the least `find_echoes` looks for.
+
+
+def _typed_screen(width: int = 9, height: int = 2) -> tuple[np.ndarray, np.ndarray, Rect]:
+    """(shown, the word without carets, the typed region)."""
+    rng = np.random.default_rng(3)
+    word = rng.integers(100, 160, (height, width), np.uint8)
+    shown = np.full((60, 100), 255, np.uint8)
+    shown[10 : 10 + height, 10 : 10 + width] = word
+    for column in (10, 10 + width - 2, 10 + width - 1):
+        shown[10 : 10 + height, column] = 0
+    return shown, word, Rect(40, 40, 4 * width, 4 * height)
+
+
+def _echoed(shown: np.ndarray, word: np.ndarray, column: int, row: int = 40) -> np.ndarray:
+    later = shown.copy()
+    later[row : row + word.shape[0], column : column + word.shape[1]] = word
+    return later
+
+
+def test_an_echo_is_found_from_the_text_between_the_carets() -> None:
+    from mmcli.capture.steps import find_echoes
+
+    shown, word, typed = _typed_screen()
+    found = find_echoes(shown, typed, [_echoed(shown, word, 50)])
+    assert found == [(0, Rect(51 * 4, 40 * 4, 6 * 4, 2 * 4))]
+
+
+@pytest.mark.parametrize(("width", "height"), [(8, 2), (9, 1)])
+def test_text_too_narrow_or_too_low_is_not_looked_for(width: int, height: int) -> None:
+    from mmcli.capture.steps import find_echoes
+
+    shown, word, typed = _typed_screen(width, height)
+    assert find_echoes(shown, typed, [_echoed(shown, word, 50)]) == []
+
+
+def test_an_echo_8_px_from_the_field_or_nearer_is_the_field() -> None:
+    """The template starts one column into the word: an echo whose word starts at column
+    20 (px 80) is found at px 84, 8 px right of the typed text (which ends at px 76)."""
+    from mmcli.capture.steps import find_echoes
+
+    shown, word, typed = _typed_screen()
+    assert find_echoes(shown, typed, [_echoed(shown, word, 20, row=10)]) == [
+        (0, Rect(84, 40, 24, 8))
+    ]
+    assert find_echoes(shown, typed, [_echoed(shown, word, 19, row=10)]) == []
