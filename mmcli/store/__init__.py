@@ -1,6 +1,7 @@
 """Persistence: documents as text, and where their bytes live.
 
-- `validate`: what a recording may ask for, checked in full when it is loaded.
+- `validate`: what a recording may ask for, checked in full when it is loaded; the
+  reading of every kind of document's TOML and its version check.
 - `codec`: text <-> recording (versioned TOML); `skim`: what `mm ls` reads of one fast.
 - `storefs`: files in the store, never through a link, written atomically; `locking`.
 - `recordings`: the store (`Store`): recordings, thumbnails and history on disk.
