@@ -321,3 +321,10 @@ def test_a_module_in_two_groups_or_none_is_reported() -> None:
         text.replace("| `errors`, `model`,", "| `errors`, `store.recordings`, `model`,")
     )
     assert any("mmcli.store.recordings is in 2 groups" in p for p in group_of(members)[1])
+
+
+def test_every_folder_is_a_package_so_that_the_wheel_ships_it() -> None:
+    """setuptools' package finder skips a folder without `__init__.py` (its modules would
+    be missing from an installed mm while every test in the checkout passes)."""
+    folders = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    assert [f for f in folders if not (f / "__init__.py").is_file()] == []
