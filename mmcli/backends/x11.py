@@ -272,7 +272,7 @@ class X11Backend(Backend):
             return False
 
     def valid_key(self, key: str) -> bool:
-        return bool(self._gui.isValidKey(key.lower() if len(key) > 1 else key))
+        return bool(self._gui.isValidKey(key_name(key)))
 
     def perform(self, action: Action) -> None:
         self._act(action)
@@ -293,8 +293,7 @@ class X11Backend(Backend):
         if k is ActionKind.CLICK:
             # Between the clicks of a double click, no pause: the app takes them as one.
             x, y = self._at(action.x, action.y)
-            x11._moveTo(x, y)
-            for _ in range(action.clicks):
+            for _ in range(action.clicks):  # each press and release moves there first
                 x11._click(x, y, action.button)
         elif k is ActionKind.TYPE:
             type_text(self._gui, action.text)
