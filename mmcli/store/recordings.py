@@ -378,6 +378,3 @@ def os_reason(e: OSError) -> str:
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return "store is read-only"
     return e.strerror or str(e)
-
-
-_atomic_write = atomic_write
