@@ -62,6 +62,7 @@ class Options:
     focus: str | None = None
     refocus: str | None = None
     echo: str | None = None
+    fail_upload: bool = False
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -121,6 +122,11 @@ def parse_args(argv: list[str] | None = None) -> Options:
         choices=FIELDS,
         help="after Submit, the status line shows this field's value, in a large bold font",
     )
+    p.add_argument(
+        "--fail-upload",
+        action="store_true",
+        help="the upload after the confirmation fails: nothing is saved, the status line says so",
+    )
     a = p.parse_args(argv)
     return Options(
         out=a.out,
@@ -138,6 +144,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         focus=a.focus,
         refocus=a.refocus,
         echo=a.echo,
+        fail_upload=a.fail_upload,
     )
 
 
@@ -376,14 +383,16 @@ class LoanFormApp:
             "product": self.product.get(),
             "ts": now_iso(),
         }
-        append_record(self.opts.out, record)
+        if not self.opts.fail_upload:  # else the screens look as usual until OK
+            append_record(self.opts.out, record)
         self.show_error("")
         if self.opts.echo:
             shown = self.vars[self.opts.echo].get().strip()
             self.status.configure(text=f"Saved {self.opts.echo} {shown}", font=ECHO_FONT)
         else:
             self.status.configure(text="Saved application for " + name)
-        self.open_dialog("Confirmation", "Application saved", self.clear_form)
+        done = self.upload_failed if self.opts.fail_upload else self.clear_form
+        self.open_dialog("Confirmation", "Application saved", done)
 
     def on_close_account(self) -> None:
         if not self.vars["account"].get().strip():
@@ -398,6 +407,10 @@ class LoanFormApp:
         append_record(self.opts.out, record)
         self.show_error("")
         self.open_dialog("Confirmation", "Account closure requested", self.clear_form)
+
+    def upload_failed(self) -> None:
+        self.clear_form()
+        self.status.configure(text="Upload failed - claim not saved")
 
     def clear_form(self) -> None:
         for var in self.vars.values():

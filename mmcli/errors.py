@@ -29,6 +29,9 @@ class ExitCode(IntEnum):
     """The agent failed, timed out, or exited 0 having done nothing; nothing was saved."""
     NOT_SAVED = 5
     """The task was done but what was learned could not be saved: do not retry it."""
+    OUTCOME_DIFFERS = 6
+    """The steps were performed but the screen after the last one shows no outcome the
+    recording trusts (or a heal ended on a new one): check the task before retrying."""
     ABORTED = 130
     """Ctrl-C, or the fail-safe corner, stopped the run between two actions."""
 
@@ -50,6 +53,12 @@ class Outcome(StrEnum):
     """`--add` of a run whose every step the recording already holds: nothing to save."""
     NOT_RECORDED = "not-saved"
     """A recording run whose agent failed: nothing saved."""
+    OUTCOME_DIFFERS = "outcome-differs"
+    """Every step was performed, but the screen after the last one did not settle on an
+    outcome the recording trusts: the task's result is unknown. Never retried by mm."""
+    HEALED_PENDING = "healed-pending"
+    """The agent finished the task, but its run ended on an outcome the recording did not
+    know: its branch was saved as pending (`mm approve`), and the result is unverified."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -63,6 +72,8 @@ _OUTCOME_EXIT = {
     Outcome.AGENT_FAILED: ExitCode.AGENT_FAILED,
     Outcome.NOT_RECORDED: ExitCode.AGENT_FAILED,
     Outcome.NOT_SAVED: ExitCode.NOT_SAVED,
+    Outcome.OUTCOME_DIFFERS: ExitCode.OUTCOME_DIFFERS,
+    Outcome.HEALED_PENDING: ExitCode.OUTCOME_DIFFERS,
     Outcome.ABORTED: ExitCode.ABORTED,
 }
 

@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mmcli.screen.fingerprint import Fingerprint, Rect
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: a path's last step keeps the screen it ended on (`Step.outcome`), and a branch that
+ended on a new outcome is `pending` until approved. A version-1 file reads as one whose
+paths have no recorded outcome."""
 
 
 class ActionKind(StrEnum):
@@ -132,6 +135,15 @@ class Action:
 
 
 @dataclass(frozen=True)
+class EndScreen:
+    """The screen a path of the recording settled on after its last action: the task's
+    outcome as recorded. Replay is done only when the live screen settles on it."""
+
+    fingerprint: Fingerprint
+    thumbnail: str | None = None
+
+
+@dataclass(frozen=True)
 class Step:
     """An action and the screen as it was just before it was performed."""
 
@@ -144,6 +156,18 @@ class Step:
     effect: Rect | None = None
     """The screen region the action changed, as observed when it was recorded."""
     created: datetime | None = None
+    outcome: EndScreen | None = None
+    """On the last step of a run: the screen the task settled on after it."""
+    pending: bool = False
+    """On the first step of a branch a heal learned whose run ended on an outcome the
+    recording did not know: not replayed unattended until `mm approve`."""
+
+    def thumbnails(self) -> list[str]:
+        """The file names of this step's thumbnails (its screen, its outcome's)."""
+        names = [self.thumbnail] if self.thumbnail else []
+        if self.outcome is not None and self.outcome.thumbnail:
+            names.append(self.outcome.thumbnail)
+        return names
 
 
 @dataclass
@@ -202,6 +226,33 @@ class Recording:
         """Number of root-to-leaf paths."""
         parents = {s.parent for s in self.steps}
         return sum(1 for s in self.steps if s.id not in parents) if self.steps else 0
+
+    def thumbnail_names(self) -> set[str]:
+        """Every thumbnail the recording's steps name (screens and outcomes)."""
+        return {name for s in self.steps for name in s.thumbnails()}
+
+    def branch_start(self, step: Step) -> Step | None:
+        """The first step of the pending branch `step` is on, or None when every step
+        from the root to it is trusted."""
+        by_id = {s.id: s for s in self.steps}
+        node: Step | None = step
+        while node is not None:
+            if node.pending:
+                return node
+            node = by_id.get(node.parent) if node.parent is not None else None
+        return None
+
+    def pending_branches(self) -> list[Step]:
+        """The first steps of the branches awaiting `mm approve`."""
+        return [s for s in self.steps if s.pending]
+
+    def outcomes(self, trusted_only: bool = True) -> list[Step]:
+        """The steps that end a path with a recorded outcome (those on a pending branch
+        left out, unless `trusted_only` is False)."""
+        ends = [s for s in self.steps if s.outcome is not None]
+        if trusted_only and any(s.pending for s in self.steps):
+            ends = [s for s in ends if self.branch_start(s) is None]
+        return ends
 
     def next_id(self) -> int:
         return max((s.id for s in self.steps), default=-1) + 1

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from PIL import Image, ImageDraw
 
-from mmcli.model import Action, ActionKind, Recording, Step
+from mmcli.model import Action, ActionKind, EndScreen, Recording, Step
 from mmcli.screen.fingerprint import Fingerprint, Frame, Grid, Patch, Rect, fingerprint_of
 
 CREATED = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
@@ -64,6 +65,26 @@ def sample_recording(name: str = "sample") -> Recording:
         volatile=[Rect(1700, 10, 80, 16)],
         area=Rect(60, 160, 300, 260),
     )
+
+
+def golden_recording(name: str = "sample") -> Recording:
+    """`sample_recording` as the current format writes it: each path ends on a recorded
+    outcome, and the branch ended on a new one (pending approval)."""
+    rec = sample_recording(name)
+    ends = {3: literal_fingerprint(20), 4: literal_fingerprint(21)}
+    rec.steps = [
+        replace(
+            s,
+            outcome=EndScreen(
+                replace(ends[s.id], patch=None, pointer=None), f"t-{s.id:04d}-end.png"
+            )
+            if s.id in ends
+            else None,
+            pending=s.id == 4,
+        )
+        for s in rec.steps
+    ]
+    return rec
 
 
 def form_screen(

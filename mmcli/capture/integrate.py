@@ -11,7 +11,7 @@ left in what would be written, and saves under the recording's lock.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -23,7 +23,7 @@ from mmcli.capture.secrets import find_leak
 from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
 from mmcli.model import PLACEHOLDER, Recording, Step, plural
 from mmcli.params import Values, parametrize
-from mmcli.screen.fingerprint import Rect, covered_share
+from mmcli.screen.fingerprint import Frame, Rect, covered_share
 from mmcli.store.recordings import Store
 
 Progress = Callable[[str], None]
@@ -49,10 +49,25 @@ class FinishedRun:
     values: Values
     command: list[str] = field(default_factory=list)
     """The agent command as run (values in clear; secrets become placeholders here)."""
+    final_thumbnail: bytes | None = None
+    """The thumbnail of `final`: the run's outcome, as people see it."""
+    final_frame: Frame | None = None
+    """`final` at full resolution: compared with the outcomes the recording knows."""
+    workarea: Rect | None = None
+    """The screen less the desktop's panels, where known."""
 
     @classmethod
     def of(cls, recorder: Recorder, values: Values, command: Sequence[str]) -> FinishedRun:
-        return cls(recorder.captures, recorder.final, recorder.volatile, values, list(command))
+        return cls(
+            recorder.captures,
+            recorder.final,
+            recorder.volatile,
+            values,
+            list(command),
+            recorder.final_thumbnail,
+            recorder.final_frame,
+            recorder.backend.workarea(),
+        )
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,9 @@ class Integrated:
     """Steps of the run the tree already had (`Into.ADD`)."""
     merged: bool = False
     """Added to an existing tree as a branch (`Into.ADD`)."""
+    pending: int | None = None
+    """The id of the new branch's first step when it ended on an outcome the recording did
+    not know (kept pending until `mm approve`)."""
 
 
 def used_names(steps: Sequence[Step]) -> set[str]:
@@ -158,6 +176,7 @@ def _build(
         masks,
         secrets=set(run.values.secrets),
         secret_typed=secret_typed,
+        final_thumbnail=run.final_thumbnail,
     )
 
 
@@ -181,7 +200,7 @@ def _merge(
     _extend(rec, volatile, built.area)
     _note_params(rec, run.values)
     find_leak(rec, run.values.secrets)
-    keep = {s.thumbnail for s in merged.added if s.thumbnail}
+    keep = {name for s in merged.added for name in s.thumbnails()}
     store.save(rec, {k: v for k, v in built.thumbnails.items() if k in keep})
     say(
         f"merged into {existing.name!r}: {plural(merged.shared, 'step')} shared, a branch of "
@@ -203,13 +222,56 @@ def _branch(
     masks = list(children[0].fingerprint.masks) if children else list(existing.ignore)
     masks.extend(r for r in volatile if r not in masks)
     built = _build(run, existing.next_id(), at, masks, secret_typed)
+    # A recording with no outcome at all (made before outcomes were kept) has nothing to
+    # verify a heal against: its heals are trusted as they always were.
+    legacy = not existing.outcomes(trusted_only=False)
+    known = known_outcome(store, existing, built.steps[-1], run) if built.steps else None
+    if built.steps and known is None and not legacy:
+        built.steps[0] = replace(built.steps[0], pending=True)
     existing.steps.extend(built.steps)
     _extend(existing, volatile, built.area)
     _note_params(existing, run.values)
     find_leak(existing, run.values.secrets)
     store.save(existing, built.thumbnails)
-    say(f"saved a branch of {plural(len(built.steps), 'step')}")
+    what = plural(len(built.steps), "step")
+    if legacy:
+        say(f"saved a branch of {what}")
+        return Integrated(True, len(built.steps))
+    if known is None:
+        say(
+            f"saved a branch of {what} (branch id {built.steps[0].id}), pending: it ended on "
+            f"an outcome the recording has not seen; check it, then `mm approve "
+            f"{existing.name} {built.steps[0].id}`"
+        )
+        return Integrated(True, len(built.steps), pending=built.steps[0].id)
+    say(f"saved a branch of {what}; it ended on the outcome of step {known.id + 1}")
     return Integrated(True, len(built.steps))
+
+
+def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedRun) -> Step | None:
+    """The trusted step of `recording` whose outcome the run's settled last screen shows,
+    or None (a new outcome, or one that cannot be judged)."""
+    from mmcli.screen.outcome import judge_outcome
+    from mmcli.store.thumbnails import load_outcome
+
+    if last.outcome is None or run.final_frame is None:
+        return None
+    for end in recording.outcomes():
+        assert end.outcome is not None
+        reference = load_outcome(store, recording.name, end).screen
+        if reference is None:
+            continue  # a coarse grid alone does not vouch for an outcome
+        verdict = judge_outcome(
+            end.outcome.fingerprint,
+            reference,
+            run.final_frame,
+            ignore=[*recording.ignore, *last.outcome.fingerprint.masks],
+            area=recording.area,
+            workarea=run.workarea,
+        )
+        if verdict.ok:
+            return end
+    return None
 
 
 def _extend(recording: Recording, volatile: list[Rect], area: Rect | None) -> None:

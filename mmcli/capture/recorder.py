@@ -168,6 +168,8 @@ class Recorder:
     text when the next action shows that no more text follows)."""
     on_warning: Callable[[str], None] | None = None
     final: np.ndarray | None = None
+    final_frame: Frame | None = None
+    final_thumbnail: bytes | None = None
     volatile: list[Rect] = field(default_factory=list)
     learn: bool = True
     """Sample the screen between actions to learn regions that change on their own."""
@@ -365,9 +367,13 @@ class Recorder:
                 previous, seen = current, self._activity
 
     def capture_final(self) -> None:
-        """The screen after the last action: what that action changed."""
+        """The screen after the last action: what that action changed, and the outcome
+        the run ended on (kept as the path's last screen, with a thumbnail)."""
         with self._lock:
-            self.final = settle(self.backend).small
+            frame = settle(self.backend)
+            self.final = frame.small
+            self.final_frame = frame
+            self.final_thumbnail = _png(frame.thumbnail)
 
     # ---- the socket ----------------------------------------------------------------------
 

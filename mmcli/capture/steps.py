@@ -20,7 +20,7 @@ from datetime import datetime
 import numpy as np
 
 from mmcli.capture.secrets import join_keystrokes, joined
-from mmcli.model import POINTED, Action, ActionKind, Step
+from mmcli.model import POINTED, Action, ActionKind, EndScreen, Step
 from mmcli.params import parametrize
 from mmcli.screen.fingerprint import (
     PATCH_SIZE,
@@ -94,6 +94,7 @@ def build_steps(
     masks: list[Rect],
     secrets: set[str] | None = None,
     secret_typed: bool = False,
+    final_thumbnail: bytes | None = None,
 ) -> Built:
     """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
 
@@ -160,6 +161,19 @@ def build_steps(
                 echoes.setdefault(i + 1 + j, []).append(_text_mask(rect))
                 if secret:
                     secret_echoes.append(_text_mask(rect))
+    if final is not None and steps:
+        end = len(captures)
+        masks.extend(r for r in echoes.get(end, []) if r not in masks)
+        hidden.extend(r for r in echoes.get(end, []) if r in secret_echoes)
+        painted = merge_rects(hidden, margin=0)
+        end_masks = [*masks, *(r for r in painted if r not in masks)]
+        width, height = captures[-1].size
+        name = f"{token}-{steps[-1].id:04d}-end.png"
+        fp = Fingerprint(width, height, grid_of(final, end_masks), None, None, tuple(end_masks))
+        if final_thumbnail is not None:
+            thumbnails[name] = blank_png(final_thumbnail, painted)
+        outcome = EndScreen(fp, name if final_thumbnail is not None else None)
+        steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(steps, thumbnails, area)
 
 

@@ -289,13 +289,24 @@ def replay(
     ] = None,
     upstream: UpstreamOption = None,
     record_input: RecordInputOption = False,
+    trust_new: Annotated[
+        bool,
+        typer.Option(
+            "--trust-new",
+            help="Follow branches still pending approval (a heal that ended on an outcome "
+            "never seen before) as if approved.",
+        ),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Replay a recording, checking the screen before every action.
+    """Replay a recording, checking the screen before every action and the outcome after
+    the last one.
 
-    Exit codes: 0 done (from memory or healed), 3 diverged with no agent allowed,
-    4 the agent failed (or healed nothing), 5 done but what was learned could not be saved
-    (do not retry), 1 other error, 2 usage error, 130 aborted.
+    Exit codes: 0 done (from memory or healed) and the recorded outcome seen, 3 diverged
+    with no agent allowed, 4 the agent failed (or healed nothing), 5 done but what was
+    learned could not be saved (do not retry), 6 the steps were performed but the outcome
+    differs, or a heal ended on a new outcome (check before retrying), 1 other error,
+    2 usage error, 130 aborted.
 
     A secret's value given as --secret K=V shows in `ps`: prefer --secret K with
     MM_SECRET_<K> in the environment.
@@ -336,6 +347,7 @@ def replay(
         ignore=regions(ignore_region),
         relocate=relocate,
         record_input=record_input,
+        trust_new=trust_new,
     )
     if params_file is not None:
         _replay_batch(store, name, values, options, params_file, before_each, json_out)
@@ -402,6 +414,14 @@ def _render_report(report: Any, dry_run: bool = False) -> None:
         + escape(f"{report.detail}; the task was done: do not retry it"),
         Outcome.WOULD_REPLAY: "[green]dry run[/]: the screen matches step "
         f"{report.steps_replayed + 1}",
+        Outcome.OUTCOME_DIFFERS: "[red]outcome differs[/]: "
+        + escape(
+            f"{plural(report.steps_replayed, 'step')} performed, but "
+            f"{d.reason if d else 'the outcome was not seen'}; check the task before "
+            f"retrying (mm show {report.name} --html {report.name}.html shows both screens)"
+        ),
+        Outcome.HEALED_PENDING: "[yellow]healed, unverified[/]: "
+        + escape(f"{report.agent_steps} steps by the agent; {report.detail}"),
     }
     say(messages.get(report.outcome, str(report.outcome)), soft_wrap=True)
     if report.outcome is Outcome.DIVERGED:
@@ -472,14 +492,14 @@ def ls(json_out: JsonOption = False) -> None:
         table.add_row(
             s.name,
             str(s.steps),
-            str(s.branches),
+            str(s.branches) + (f" ({s.pending} pending)" if s.pending else ""),
             ",".join(s.params) or "-",
             created,
             (s.last_replayed or "-")[:16].replace("T", " "),
             str(s.replays),
             str(s.from_memory),
             str(s.healed),
-            str(s.diverged),
+            str(s.diverged) + (f" (+{s.outcome_differs} outcome)" if s.outcome_differs else ""),
             _size(s.size),
         )
     console().print(table)
@@ -540,6 +560,8 @@ def show(
                             "thumbnail_problem": problems.get(t.step.id),
                             "masks": [m.as_list() for m in t.step.fingerprint.masks],
                             "masked_share": round(masked_share(recording, t.step), 3),
+                            "pending": t.step.pending,
+                            "outcome": t.step.outcome.thumbnail if t.step.outcome else None,
                         }
                         for t in lines
                     ],
@@ -562,6 +584,8 @@ def show(
         share = masked_share(recording, t.step)
         masked = f"  (unchecked: {share:.0%} of the task area)" if share >= 0.005 else ""
         masked += f"  (branch id {t.step.id})" if t.branch_start else ""
+        if t.step.pending:
+            masked += f"  pending: ended on a new outcome; mm approve {name} {t.step.id}"
         out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}", markup=False)
     for t in lines:
         if t.step.id in problems:
@@ -794,6 +818,37 @@ def import_(
     store = open_store()
     doc = import_archive(store, file, as_name, overwrite=overwrite)
     say(f"imported {escape(doc.name)} ({plural(doc.steps, 'step')}) into {escape(str(store.root))}")
+
+
+@app.command(cls=MMCommand)
+def approve(
+    name: Annotated[str, typer.Argument(help="The recording.")],
+    branch: Annotated[
+        int | None,
+        typer.Argument(
+            metavar="[BRANCH]",
+            help="The step id the pending branch starts at (`mm show NAME` gives it); "
+            "all pending branches when left out.",
+        ),
+    ] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Trust a branch a heal learned that ended on an outcome never seen before.
+
+    Such a branch is pending: replay does not follow it unattended (the agent is called
+    again there; --no-agent exits 3) until a person has checked its result and approves it.
+
+    Example: mm approve loan 7
+    """
+    from mmcli.inventory.approve import approve as approve_branches
+
+    done = approve_branches(open_store(), name, branch)
+    if json_out:
+        print(json.dumps({"name": done.name, "approved": done.branches}))
+    ids = ", ".join(map(str, done.branches))
+    say(
+        f"approved: the branch of {escape(name)!r} at step id {escape(ids)} is replayed from memory"
+    )
 
 
 @app.command(cls=MMCommand)

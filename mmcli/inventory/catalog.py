@@ -34,6 +34,10 @@ class Summary:
     diverged: int
     size: int
     error: str | None = None
+    pending: int = 0
+    """Branches awaiting `mm approve` (they ended on a new outcome)."""
+    outcome_differs: int = 0
+    """Replays whose steps were performed but whose outcome differed (exit 6)."""
     kind: str = "cli"
     """"cli" for `mm record` recordings, "sdk" for documents written by `mmcli.Engine`,
     "llm" for recordings made at the model API (`mm record --llm`)."""
@@ -44,6 +48,7 @@ class Summary:
             "kind": self.kind,
             "steps": self.steps,
             "branches": self.branches,
+            "pending": self.pending,
             "params": self.params,
             "created": self.created.isoformat() if self.created else None,
             "last_replayed": self.last_replayed,
@@ -51,6 +56,7 @@ class Summary:
             "from_memory": self.from_memory,
             "healed": self.healed,
             "diverged": self.diverged,
+            "outcome_differs": self.outcome_differs,
             "size": self.size,
             "error": self.error,
         }
@@ -151,6 +157,7 @@ def _summary(name: str, entry: dict[str, Any]) -> Summary:
         kind=doc.get("kind", "cli"),
         steps=doc.get("steps", 0),
         branches=doc.get("branches", 0),
+        pending=doc.get("pending", 0),
         params=doc.get("params", []),
         created=datetime.fromisoformat(created) if created else None,
         last_replayed=last,
@@ -158,6 +165,7 @@ def _summary(name: str, entry: dict[str, Any]) -> Summary:
         from_memory=history["from_memory"],
         healed=history["healed"],
         diverged=history["diverged"],
+        outcome_differs=history.get("outcome_differs", 0),
         size=entry["doc_stamp"][1] + entry["thumbs"],
         error=doc.get("error"),
     )

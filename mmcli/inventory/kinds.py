@@ -97,7 +97,7 @@ KINDS = {
             codec.loads,
             codec.dumps,
             steps=lambda rec: len(rec.steps),
-            thumbnails=lambda rec: {s.thumbnail for s in rec.steps if s.thumbnail},
+            thumbnails=lambda rec: rec.thumbnail_names(),
             describe=lambda store, name: describe_recording(store.load(name)),
         ),
         Kind(

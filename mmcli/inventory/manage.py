@@ -48,8 +48,9 @@ from mmcli.store.recordings import (
 )
 from mmcli.store.storefs import UnsafePath
 
-MAX_MEMBERS = 20_000
-"""Files in an archive (a recording keeps one thumbnail per step at most)."""
+MAX_MEMBERS = 40_000
+"""Files in an archive (a recording keeps one thumbnail per step and one per outcome at
+most)."""
 MAX_THUMBNAIL = 16 * 1024 * 1024
 MAX_ARCHIVE = 512 * 1024 * 1024
 """Bytes of all members together, uncompressed."""

@@ -36,14 +36,16 @@ from mmcli.errors import (
 )
 from mmcli.model import POINTED, Action, ActionKind, Recording, Step
 from mmcli.params import Values
+from mmcli.replay.outcome import await_outcome, pending_reason
 from mmcli.screen.explain import headline
 from mmcli.screen.fingerprint import Frame, Rect, blank
 from mmcli.screen.matcher import Difference, Policy, References, Verdict, compare, target_rect
+from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, moved, moved_point, shifted
 from mmcli.store.inuse import in_use
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
-from mmcli.store.thumbnails import describe, load_reference
+from mmcli.store.thumbnails import describe, load_outcome, load_reference
 
 POLL = 0.03
 """Before the pointer moves on, the screen must have been still this long since the last
@@ -112,6 +114,8 @@ class ReplayOptions:
     """Act on the task where it moved to, when it is found intact at another position."""
     record_input: bool = False
     """Record the agent's input that no channel reports from the display's input events."""
+    trust_new: bool = False
+    """Follow branches still pending approval (they ended on a new outcome)."""
 
 
 @dataclass
@@ -127,6 +131,11 @@ class ReplayReport:
     path: list[int] = field(default_factory=list)
     detail: str = ""
     """Why the agent is said to have failed, or why what it did was not saved."""
+    outcome_seen: bool | None = None
+    """After the last action the screen settled on a recorded outcome (None: not checked:
+    a dry run, a divergence, a heal, or a path recorded without one)."""
+    pending_branch: int | None = None
+    """A heal's branch saved pending approval: the id of its first step."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -145,6 +154,8 @@ class ReplayReport:
             "seconds": round(self.seconds, 3),
             "divergence": None if d is None else d.as_json(),
             "detail": self.detail,
+            "outcome_seen": self.outcome_seen,
+            "pending_branch": self.pending_branch,
         }
 
 
@@ -263,7 +274,10 @@ class Replayer:
         for s in recording.steps:
             self._kids.setdefault(s.parent, []).append(s)
             self._by_id[s.id] = s
+        for kids in self._kids.values():
+            kids.sort(key=lambda s: s.pending)  # trusted branches are looked at first
         self._chain_lengths: dict[int, int] = {}
+        self._outcomes: dict[int, np.ndarray | None] = {}
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
         self.workarea = backend.workarea()
@@ -530,6 +544,8 @@ class Replayer:
             if not children:
                 if self.options.dry_run:
                     report.outcome = Outcome.WOULD_REPLAY
+                elif node is not None:
+                    self._check_outcome(report, self._by_id[node], depth)
                 return
             self._check_abort()  # before the approach moves the pointer out of the corner
             checkable = self._checkable(children, depth)
@@ -541,6 +557,10 @@ class Replayer:
                 self._diverged(report, children, match, depth, node, focus)
                 return
             step = match.step
+            if step.pending and not self.options.trust_new:
+                reason = pending_reason(self.recording.name, step)
+                self._diverged(report, children, match, depth, node, focus, reason)
+                return
             if self.options.dry_run:
                 self.progress(f"step {depth + 1}: screen matches; would {self._shown(step.action)}")
                 report.outcome = Outcome.WOULD_REPLAY
@@ -635,6 +655,55 @@ class Replayer:
         self.backend.wait_still(POLL, APPROACH_SETTLE_LIMIT)
         self.backend.move(*point)
         return True
+
+    # ---- the outcome ----------------------------------------------------------------------
+
+    def _check_outcome(self, report: ReplayReport, leaf: Step, depth: int) -> None:
+        """After the last action: done only when the screen settles on the outcome this
+        path recorded (or another the recording trusts). The agent is never called here:
+        the last action, the one that commits, has been performed."""
+        if leaf.outcome is None:
+            self.progress("no outcome recorded for this path (an older recording): not checked")
+            return
+        ends = [leaf, *(s for s in self.recording.outcomes() if s.id != leaf.id)]
+        seen = await_outcome(
+            self.backend,
+            ends,
+            lambda end, frame: self._outcome_verdict(end, frame),
+            self.options.timeout,
+            self._check_abort,
+        )
+        report.outcome_seen = seen.matched is not None
+        if seen.matched is not None:
+            same = "" if seen.matched.id == leaf.id else f" (that of step {seen.matched.id + 1})"
+            self.progress(f"outcome: the screen shows the recorded outcome{same}")
+            return
+        reason = (
+            "the steps were performed, but the screen after the last one does not show the "
+            f"recorded outcome: {seen.verdict.summary() if seen.verdict else 'not judged'}"
+        )
+        assert leaf.outcome is not None
+        thumb = self._keep_live_thumbnail(seen.frame, depth, leaf.outcome.fingerprint.masks)
+        report.outcome = Outcome.OUTCOME_DIFFERS
+        report.divergence = Divergence(
+            depth, "the recorded outcome", reason, thumb, leaf.outcome.thumbnail
+        )
+        self.progress(f"outcome differs: {reason}")
+
+    def _outcome_verdict(self, end: Step, frame: Frame) -> Verdict:
+        assert end.outcome is not None
+        if end.id not in self._outcomes:
+            self._outcomes[end.id] = load_outcome(self.store, self.recording.name, end).screen
+        return judge_outcome(
+            end.outcome.fingerprint,
+            self._outcomes[end.id],
+            frame,
+            policy=self.options.policy,
+            ignore=[*self.recording.ignore, *self.ignore],
+            area=self.area,
+            workarea=self.workarea,
+            offset=self.offset,
+        )
 
     # ---- divergence ----------------------------------------------------------------------
 
@@ -765,7 +834,7 @@ class Replayer:
         report.outcome = Outcome.HEALED
         finished = FinishedRun.of(recorder, self.values, self.options.agent)
         try:
-            integrate(
+            done = integrate(
                 self.store,
                 self.recording.name,
                 finished,
@@ -777,6 +846,15 @@ class Replayer:
         except (MMError, OSError) as e:
             report.outcome = Outcome.NOT_SAVED
             report.detail = f"the branch could not be saved: {e}"
+            return
+        if done.pending is not None:
+            report.outcome = Outcome.HEALED_PENDING
+            report.pending_branch = done.pending
+            report.detail = (
+                "the agent's run ended on an outcome the recording has not seen; its branch "
+                f"is pending: check the task, then `mm approve {self.recording.name} "
+                f"{done.pending}`"
+            )
 
     def _secret_typed(self, node: int | None) -> bool:
         """Whether a step on the path to `node` typed a secret (the screen may show it)."""

@@ -4,6 +4,7 @@
 - `matcher`: the named matchers and policies that judge a live screen against a step.
 - `explain`: the one-sentence reason for a divergence.
 - `relocate`: finding a window that moved since it was recorded.
+- `outcome`: whether a settled screen shows the outcome a path of the recording ended on.
 
 May import: the vocabulary (`errors`, `model`, `params`).
 """

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from mmcli.errors import RecordingCorrupt, WrongKind
-from mmcli.model import BUTTONS, FORMAT_VERSION, Action, ActionKind, Recording, Step
+from mmcli.model import BUTTONS, FORMAT_VERSION, Action, ActionKind, EndScreen, Recording, Step
 from mmcli.store import validate
 
 if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
@@ -31,7 +31,13 @@ COORDINATE = 1 << 15
 
 MAX_DOCUMENT = validate.MAX_DOCUMENT
 
-UPGRADES: dict[int, Callable[[Document], Document]] = {}
+
+def _from_v1(doc: Document) -> Document:
+    """Version 1 had no outcomes and no pending branches: its paths end unchecked."""
+    return {**doc, "format_version": 2}
+
+
+UPGRADES: dict[int, Callable[[Document], Document]] = {1: _from_v1}
 """`UPGRADES[n]` turns a version-n document into a version-(n+1) one."""
 
 
@@ -102,8 +108,15 @@ def _step_doc(step: Step) -> Document:
         doc["thumbnail"] = step.thumbnail
     if step.effect is not None:
         doc["effect"] = step.effect.as_list()
+    if step.pending:
+        doc["pending"] = True
     doc["action"] = _action_doc(step.action)
     doc["screen"] = fingerprint_doc(step.fingerprint)
+    if step.outcome is not None:
+        outcome: Document = {"screen": fingerprint_doc(step.outcome.fingerprint)}
+        if step.outcome.thumbnail:
+            outcome["thumbnail"] = step.outcome.thumbnail
+        doc["outcome"] = outcome
     return doc
 
 
@@ -218,7 +231,27 @@ def _step(doc: Any, index: int) -> Step:
         else None,
         effect=_rect(doc["effect"], f"{where}.effect") if "effect" in doc else None,
         created=_datetime(doc["created"], f"{where}.created") if "created" in doc else None,
+        outcome=_outcome(doc["outcome"], f"{where}.outcome") if "outcome" in doc else None,
+        pending=_bool(doc.get("pending", False), f"{where}.pending"),
     )
+
+
+def _outcome(doc: Any, where: str) -> EndScreen:
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where} is not a table")
+    fingerprint = fingerprint_from_doc(doc["screen"], f"{where}.screen")
+    if fingerprint.patch is not None:
+        raise ValueError(f"{where}.screen has a target; an outcome has none")
+    thumbnail = None
+    if "thumbnail" in doc:
+        thumbnail = _file_name(doc["thumbnail"], f"{where}.thumbnail")
+    return EndScreen(fingerprint, thumbnail)
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{where} must be true or false")
+    return value
 
 
 def _action(doc: Any, where: str) -> Action:

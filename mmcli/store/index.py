@@ -22,7 +22,7 @@ from mmcli.store.storefs import UnsafePath, atomic_write
 if TYPE_CHECKING:
     from mmcli.store.recordings import Store
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 Describe = Callable[["Store", str], dict[str, Any]]
 """What a document says, read from it (`catalog` knows each kind of document)."""
@@ -76,6 +76,7 @@ def describe_recording(rec: Recording) -> dict[str, Any]:
         "kind": "cli",
         "steps": len(rec.steps),
         "branches": rec.branch_count(),
+        "pending": len(rec.pending_branches()),
         "params": list(rec.params),
         "created": rec.created.isoformat(),
     }
@@ -88,7 +89,8 @@ def tally(store: Store, name: str) -> dict[str, Any]:
         "last": str(history[-1].get("at")) if history else None,
         "replays": len(history),
         "from_memory": outcomes.count(Outcome.FROM_MEMORY),
-        "healed": outcomes.count(Outcome.HEALED),
+        "healed": outcomes.count(Outcome.HEALED) + outcomes.count(Outcome.HEALED_PENDING),
+        "outcome_differs": outcomes.count(Outcome.OUTCOME_DIFFERS),
         "diverged": outcomes.count(Outcome.DIVERGED) + outcomes.count(Outcome.AGENT_FAILED),
     }
 

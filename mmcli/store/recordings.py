@@ -290,7 +290,7 @@ class Store:
         return path
 
     def _collect_thumbnails(self, recording: Recording) -> None:
-        keep = {s.thumbnail for s in recording.steps if s.thumbnail}
+        keep = recording.thumbnail_names()
         keep.update(recording.extra.get("thumbnails_kept", []))
         with (
             contextlib.suppress(OSError, UnsafePath),  # absent, or a link: nothing there

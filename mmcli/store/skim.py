@@ -96,6 +96,7 @@ def skim(text: str, name: str) -> dict[str, Any] | None:
         "kind": "cli",
         "steps": steps,
         "branches": len(seen - parents),
+        "pending": text.count("\npending = true\n"),
         "params": list(params),
         "created": created.isoformat(),
     }

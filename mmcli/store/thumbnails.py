@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image
 
 from mmcli.model import Recording, Step
-from mmcli.screen.fingerprint import SCALE, Frame
+from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame
 from mmcli.store.recordings import Store
 
 
@@ -29,18 +29,29 @@ class Reference:
 
 def load_reference(store: Store, name: str, step: Step) -> Reference:
     """The recorded screen of `step` in recording `name`, from its thumbnail."""
-    if not step.thumbnail:
+    return load_screen(store, name, step.thumbnail, step.fingerprint)
+
+
+def load_outcome(store: Store, name: str, step: Step) -> Reference:
+    """The outcome `step` (the last of a path) settled on, from its thumbnail."""
+    if step.outcome is None:
         return Reference(None, "was never recorded")
-    data = store.read_thumbnail(name, step.thumbnail)
+    return load_screen(store, name, step.outcome.thumbnail, step.outcome.fingerprint)
+
+
+def load_screen(store: Store, name: str, thumbnail: str | None, fp: Fingerprint) -> Reference:
+    """A recorded screen of `fp`'s size, from the thumbnail file `thumbnail`."""
+    if not thumbnail:
+        return Reference(None, "was never recorded")
+    data = store.read_thumbnail(name, thumbnail)
     if data is None:
-        there = os.path.lexists(store.thumbs_dir(name) / step.thumbnail)
+        there = os.path.lexists(store.thumbs_dir(name) / thumbnail)
         return Reference(None, "cannot be read" if there else "is missing")
     try:
         with Image.open(io.BytesIO(data)) as image:
             screen = Frame.small_from_thumbnail(image)
     except (OSError, ValueError, Image.DecompressionBombError):
         return Reference(None, "is not a readable PNG")
-    fp = step.fingerprint
     expected = (-(-fp.height // SCALE), -(-fp.width // SCALE))
     if screen.shape != expected:
         return Reference(None, f"is {screen.shape[1]}x{screen.shape[0]}, not the recorded screen")

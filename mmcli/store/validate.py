@@ -157,6 +157,16 @@ def _check_names(what: str, names: list[str]) -> None:
 def _check_step(step: Step, where: str) -> None:
     fp = step.fingerprint
     _check_screen(fp, f"{where}.screen")
+    if step.outcome is not None:
+        end = step.outcome.fingerprint
+        _check_screen(end, f"{where}.outcome.screen")
+        if (end.width, end.height) != (fp.width, fp.height):
+            raise ValueError(f"{where}.outcome.screen: not the size of the step's screen")
+        if masked_share(end.width, end.height, list(end.masks)) > MAX_MASKED:
+            raise ValueError(
+                f"{where}.outcome.screen: masks leave out more than {MAX_MASKED:.0%} of the "
+                "screen; the outcome would not be checked"
+            )
     a = step.action
     on_screen = (fp.width, fp.height)
     for name in ("x", "y", "x2", "y2"):

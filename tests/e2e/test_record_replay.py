@@ -175,3 +175,60 @@ def test_secret_value_is_written_nowhere(
     leaks = [p for p in files if secret.encode() in p.read_bytes()]
     assert leaks == []
     assert "{{email}}" in (isolated_store / "loan.toml").read_text()
+
+
+def test_a_failure_after_the_last_click_is_not_done(
+    loan_app: LoanApp, tmp_path: Path, isolated_store: Path
+) -> None:
+    counter = tmp_path / "agent-starts"
+    record_loan(loan_app, counter)
+    loan_app.out.unlink()
+
+    loan_app.start("--fail-upload")  # every screen as recorded until after the last click
+    result = mm("replay", "loan", "--no-agent", "--json", "--timeout", "2")
+    assert result.returncode == 6, result.stderr
+    assert json.loads(result.stdout)["outcome"] == "outcome-differs"
+    assert "outcome" in result.stderr and "done" not in result.stderr
+    assert loan_app.records() == []
+
+    loan_app.start("--fail-upload")  # the agent allowed: it is not called after the fact
+    result = mm("replay", "loan", "--timeout", "2")
+    assert result.returncode == 6, result.stderr
+    assert counter.read_text().count("started") == 1
+
+
+def test_a_heal_that_ends_elsewhere_waits_for_approval(
+    loan_app: LoanApp, tmp_path: Path, isolated_store: Path
+) -> None:
+    counter = tmp_path / "agent-starts"
+    record_loan(loan_app, counter)
+    loan_app.out.unlink()
+
+    loan_app.start("--popup-at-start", "--fail-upload")
+    result = mm("replay", "loan", "--timeout", "2", "--json")
+    assert result.returncode == 6, result.stderr
+    report = json.loads(result.stdout)
+    assert report["outcome"] == "healed-pending"
+    branch = report["pending_branch"]
+    assert counter.read_text().count("started") == 2
+    shown = json.loads(mm("show", "loan", "--json").stdout)
+    assert [s["id"] for s in shown["steps"] if s.get("pending")] == [branch]
+
+    # The same popup, the upload working: the pending branch is not replayed unattended.
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2")
+    assert result.returncode == 3, result.stderr
+    assert f"mm approve loan {branch}" in result.stderr
+    assert loan_app.records() == []
+
+    approved = mm("approve", "loan", str(branch))
+    assert approved.returncode == 0, approved.stderr
+    again = mm("approve", "loan")
+    assert again.returncode == 1 and "no branch pending" in again.stderr
+
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2")
+    assert result.returncode == 0, result.stderr
+    assert "done from memory" in result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+    assert counter.read_text().count("started") == 2

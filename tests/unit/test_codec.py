@@ -6,20 +6,39 @@ import pytest
 
 from mmcli.errors import RecordingCorrupt
 from mmcli.store import codec
-from tests.helpers import sample_recording
+from tests.helpers import golden_recording, sample_recording
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOLDEN = FIXTURES / "golden-v1.toml"
+GOLDEN_V2 = FIXTURES / "golden-v2.toml"
 
 
 def test_dump_matches_the_golden_file() -> None:
     # The format is a contract: a change here must be deliberate (and bump format_version).
-    assert codec.dumps(sample_recording()) == GOLDEN.read_text(encoding="utf-8")
+    assert codec.dumps(golden_recording()) == GOLDEN_V2.read_text(encoding="utf-8")
 
 
 def test_golden_file_loads_to_the_same_recording() -> None:
+    loaded = codec.loads(GOLDEN_V2.read_text(encoding="utf-8"), str(GOLDEN_V2))
+    assert loaded == golden_recording()
+    assert [s.id for s in loaded.outcomes()] == [3]
+    assert [s.id for s in loaded.outcomes(trusted_only=False)] == [3, 4]
+    assert [s.id for s in loaded.pending_branches()] == [4]
+
+
+def test_a_version_1_file_is_upgraded_with_no_outcomes() -> None:
     loaded = codec.loads(GOLDEN.read_text(encoding="utf-8"), str(GOLDEN))
     assert loaded == sample_recording()
+    assert loaded.outcomes() == [] and loaded.pending_branches() == []
+    assert "format_version = 2" in codec.dumps(loaded)
+
+
+def test_an_outcome_with_a_target_is_refused() -> None:
+    text = codec.dumps(golden_recording()).replace(
+        "[steps.outcome.screen]\n", '[steps.outcome.screen]\ntarget = [1, 2]\npatch = "00"\n', 1
+    )
+    with pytest.raises(RecordingCorrupt, match="outcome"):
+        codec.loads(text, "rec.toml")
 
 
 def test_round_trip_keeps_tree_and_fingerprints() -> None:

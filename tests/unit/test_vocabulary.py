@@ -182,6 +182,8 @@ def test_exit_codes_are_the_documented_ones() -> None:
         Outcome.AGENT_FAILED: 4,
         Outcome.NOT_RECORDED: 4,
         Outcome.NOT_SAVED: 5,
+        Outcome.OUTCOME_DIFFERS: 6,
+        Outcome.HEALED_PENDING: 6,
         Outcome.ABORTED: 130,
     }
     assert (ExitCode.OK, ExitCode.ERROR, ExitCode.USAGE) == (0, 1, 2)
