@@ -19,7 +19,7 @@ import numpy as np
 from mmcli.backends.base import Backend, ChangeLog
 from mmcli.desktop.display import ensure_xauthority
 from mmcli.errors import DisplayError
-from mmcli.model import Action, ActionKind
+from mmcli.model import KEY_PAUSE_MIN, Action, ActionKind
 from mmcli.screen.fingerprint import Frame, Rect
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def keysym_of(char: str) -> int:
     return code if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF else 0x01000000 | code
 
 
-def type_unicode(text: str) -> None:
+def type_unicode(text: str, pause: float = KEY_PAUSE_MIN) -> None:
     """Type characters pyautogui cannot (it drops non-ASCII, e.g. pasted text): bind them
     to spare keycodes, each at every shift level (else an app reads 'É' as 'é'), press
     them through XTEST, and unbind the keycodes afterwards. One mapping change for many
@@ -80,15 +80,15 @@ def type_unicode(text: str) -> None:
         segment: list[str] = []
         for char in text:  # as many different characters at a time as there are keycodes
             if char not in segment and len(set(segment)) == len(spare):
-                _type_segment(d, segment, spare, width)
+                _type_segment(d, segment, spare, width, pause)
                 segment = []
             segment.append(char)
-        _type_segment(d, segment, spare, width)
+        _type_segment(d, segment, spare, width, pause)
     finally:
         d.close()
 
 
-def _type_segment(d: Any, chars: list[str], spare: list[int], width: int) -> None:
+def _type_segment(d: Any, chars: list[str], spare: list[int], width: int, pause: float) -> None:
     from Xlib import X
     from Xlib.ext import xtest
 
@@ -98,7 +98,9 @@ def _type_segment(d: Any, chars: list[str], spare: list[int], width: int) -> Non
             d.change_keyboard_mapping(code, [(keysym_of(char),) * width])
         d.sync()
         time.sleep(REMAP_SETTLE)
-        for char in chars:
+        for i, char in enumerate(chars):
+            if i:
+                time.sleep(pause)
             xtest.fake_input(d, X.KeyPress, codes[char])
             xtest.fake_input(d, X.KeyRelease, codes[char])
             d.sync()
@@ -128,9 +130,9 @@ def pyautogui_types(gui: Any, char: str) -> bool:
     return bool(display.keycode_to_keysym(code, level) == keysym_of(char))
 
 
-def type_text(gui: Any, text: str) -> None:
+def type_text(gui: Any, text: str, pause: float = KEY_PAUSE_MIN) -> None:
     """Runs pyautogui's keymap types right through its X11 layer, other characters through
-    `type_unicode`."""
+    `type_unicode`; `pause` seconds between two keys (see `Action.typing_pause`)."""
     run = ""
     plain = True
     for char in text:
@@ -138,19 +140,22 @@ def type_text(gui: Any, text: str) -> None:
         if not run or ok == plain:
             run, plain = run + char, ok
             continue
-        _type_run(gui, run, plain)
+        _type_run(gui, run, plain, pause)
+        time.sleep(pause)
         run, plain = char, ok
     if run:
-        _type_run(gui, run, plain)
+        _type_run(gui, run, plain, pause)
 
 
-def _type_run(gui: Any, run: str, plain: bool) -> None:
+def _type_run(gui: Any, run: str, plain: bool, pause: float) -> None:
     if plain:
-        for char in run:  # as pyautogui.write does, without its pause and fail-safe
+        for i, char in enumerate(run):  # as pyautogui.write does, without its fail-safe
+            if i:
+                time.sleep(pause)
             gui.platformModule._keyDown(char)
             gui.platformModule._keyUp(char)
     else:
-        type_unicode(run)
+        type_unicode(run, pause)
 
 
 def key_name(key: str) -> str:
@@ -296,9 +301,11 @@ class X11Backend(Backend):
             for _ in range(action.clicks):  # each press and release moves there first
                 x11._click(x, y, action.button)
         elif k is ActionKind.TYPE:
-            type_text(self._gui, action.text)
+            type_text(self._gui, action.text, action.typing_pause())
         elif k is ActionKind.PRESS:
-            for _ in range(action.clicks):
+            for i in range(action.clicks):
+                if i:  # a repeated key with no pause would read as auto-repeat
+                    time.sleep(KEY_PAUSE_MIN)
                 for key in map(key_name, action.keys):
                     x11._keyDown(key)
                     x11._keyUp(key)

@@ -34,7 +34,7 @@ from mmcli.backends.base import Backend
 from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
-from mmcli.model import BUTTONS, Action, ActionKind
+from mmcli.model import BUTTONS, MAX_KEY_MS, Action, ActionKind
 from mmcli.screen.fingerprint import (
     Frame,
     Rect,
@@ -54,6 +54,12 @@ SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = Path(__file__).parents[1] / "hook"
 SETTLE_QUIET = 0.02
 SETTLE_LIMIT = 0.6
+OUTCOME_QUIET = 0.3
+"""The outcome is kept once the screen has been still this long after the agent ended:
+an app may start drawing what the last keys typed a moment after they were sent
+(LibreOffice Calc, measured: its screen still 20 ms after xdotool exited, the typed row
+not drawn yet). A caret blinking twice a second leaves such a gap."""
+OUTCOME_LIMIT = 3.0
 SAMPLE_EVERY = 0.25
 """While the agent thinks, the screen is sampled this often to learn what changes alone."""
 QUIET_AFTER_ACTION = 1.0
@@ -110,6 +116,12 @@ def approach(backend: Backend, action: Action) -> None:
         backend.move(*action.point)
 
 
+def _slower(a: Action, b: Action) -> int | None:
+    """The pace of text typed in two chunks: the slower one's (None if neither is known)."""
+    known = [x.key_ms for x in (a, b) if x.key_ms is not None]
+    return max(known) if known else None
+
+
 def action_from_json(data: Mapping[str, Any]) -> Action:
     """Parse an action sent by the hook or `mm act` (trusted local input, still checked)."""
     kind = ActionKind(str(data["kind"]))
@@ -131,6 +143,7 @@ def action_from_json(data: Mapping[str, Any]) -> Action:
         text=str(data.get("text", "")),
         keys=tuple(str(k) for k in data.get("keys", ())),
         amount=int(data.get("amount", 0)),
+        key_ms=None if (ms := opt_int("key_ms")) is None else min(max(ms, 0), MAX_KEY_MS),
     )
 
 
@@ -146,6 +159,7 @@ def action_to_json(action: Action) -> dict[str, Any]:
         "text": action.text,
         "keys": list(action.keys),
         "amount": action.amount,
+        "key_ms": action.key_ms,
     }
 
 
@@ -232,7 +246,11 @@ class Recorder:
         last = self.captures[-1] if self.captures else None
         action = capture.action
         if last is not None and last.action.kind is action.kind is ActionKind.TYPE:
-            last.action = replace(last.action, text=last.action.text + action.text)
+            last.action = replace(
+                last.action,
+                text=last.action.text + action.text,
+                key_ms=_slower(last.action, action),
+            )
             last.note = last.note or capture.note
             if capture.thumbnail is not None:
                 capture.thumbnail.cancel()
@@ -370,7 +388,7 @@ class Recorder:
         """The screen after the last action: what that action changed, and the outcome
         the run ended on (kept as the path's last screen, with a thumbnail)."""
         with self._lock:
-            frame = settle(self.backend)
+            frame = self.backend.settle(OUTCOME_QUIET, OUTCOME_LIMIT).frame
             self.final = frame.small
             self.final_frame = frame
             self.final_thumbnail = _png(frame.thumbnail)

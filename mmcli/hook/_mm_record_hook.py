@@ -112,7 +112,8 @@ def _keys(value: Any) -> list[str]:
 def _typewrite(gui: Any, a: dict[str, Any]) -> dict[str, Any]:
     message = a["message"]
     if isinstance(message, str):
-        return {"kind": "type", "text": message}
+        interval = float(a.get("interval") or 0.0)
+        return {"kind": "type", "text": message, "key_ms": round(interval * 1000)}
     return {"kind": "press", "keys": _keys(message), "clicks": 1}
 
 

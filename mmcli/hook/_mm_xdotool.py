@@ -38,6 +38,8 @@ COMMANDS = frozenset(
 )
 """xdotool's commands: a word among them starts the next command of a chain."""
 
+TYPE_DELAY = 12
+"""xdotool type's pause between keys (ms) when no --delay is given."""
 SPLITTABLE = frozenset({"sleep"})
 """Unrecorded commands that a chain can be cut around (they use no window stack)."""
 
@@ -249,7 +251,8 @@ def _parse_type(args: list[str], i: int, chain: _Chain) -> tuple[Op, int]:
     if chain.pressed:
         raise Unsupported("type while a button is held (mousedown)")
     text = "".join(args[j:])
-    messages = [_act({"kind": "type", "text": text})] if text else []
+    delay = _int(opts["--delay"], "type --delay") if "--delay" in opts else TYPE_DELAY
+    messages = [_act({"kind": "type", "text": text, "key_ms": delay})] if text else []
     return Op(args[i:], messages, recorded=True), len(args)
 
 

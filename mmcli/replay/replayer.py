@@ -679,8 +679,8 @@ class Replayer:
             self.progress(f"outcome: the screen shows the recorded outcome{same}")
             return
         reason = (
-            "the steps were performed, but the screen after the last one does not show the "
-            f"recorded outcome: {seen.verdict.summary() if seen.verdict else 'not judged'}"
+            "the screen after the last step does not show the recorded outcome: "
+            f"{seen.verdict.summary() if seen.verdict else 'not judged'}"
         )
         assert leaf.outcome is not None
         thumb = self._keep_live_thumbnail(seen.frame, depth, leaf.outcome.fingerprint.masks)

@@ -125,7 +125,7 @@ _ACTION_DEFAULTS = Action(ActionKind.CLICK)
 
 def _action_doc(action: Action) -> Document:
     doc: Document = {"kind": str(action.kind)}
-    for name in ("x", "y", "x2", "y2", "button", "clicks", "text", "amount"):
+    for name in ("x", "y", "x2", "y2", "button", "clicks", "text", "amount", "key_ms"):
         value = getattr(action, name)
         if value is not None and value != getattr(_ACTION_DEFAULTS, name):
             doc[name] = value
@@ -272,6 +272,7 @@ def _action(doc: Any, where: str) -> Action:
         text=_str(doc.get("text", ""), f"{where}.text"),
         keys=tuple(_str(k, f"{where}.keys") for k in _list(doc.get("keys", []), f"{where}.keys")),
         amount=_int(doc.get("amount", 0), f"{where}.amount"),
+        key_ms=_int(doc["key_ms"], f"{where}.key_ms") if "key_ms" in doc else None,
         **opt,
     )
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mmcli.errors import RecordingCorrupt
-from mmcli.model import ActionKind, Recording, Step
+from mmcli.model import MAX_KEY_MS, ActionKind, Recording, Step
 from mmcli.params import KEY
 
 if TYPE_CHECKING:  # `mm ls` validates documents without numpy, PIL or the fingerprint code
@@ -182,6 +182,8 @@ def _check_step(step: Step, where: str) -> None:
         raise ValueError(f"{where}.action.clicks must be 1 to {top} (is {a.clicks})")
     if abs(a.amount) > MAX_SCROLL:
         raise ValueError(f"{where}.action.amount must be within ±{MAX_SCROLL} (is {a.amount})")
+    if a.key_ms is not None and not 0 <= a.key_ms <= MAX_KEY_MS:
+        raise ValueError(f"{where}.action.key_ms must be 0 to {MAX_KEY_MS} (is {a.key_ms})")
     if len(a.text) > MAX_TEXT:
         raise ValueError(f"{where}.action.text: {len(a.text)} characters (at most {MAX_TEXT})")
     if len(a.keys) > MAX_KEYS or any(not 0 < len(k) <= MAX_KEY_NAME for k in a.keys):

@@ -109,3 +109,18 @@ def test_upgrades_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setitem(codec.UPGRADES, 0, v0_to_v1)
     assert codec.loads(text).policy == "strict"
+
+
+def test_the_typing_pace_is_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    from mmcli.model import Action, ActionKind
+
+    rec = sample_recording()
+    rec.steps[1] = replace(rec.steps[1], action=Action(ActionKind.TYPE, text="hi", key_ms=12))
+    text = codec.dumps(rec)
+    assert "key_ms = 12" in text
+    assert codec.loads(text).steps[1].action.key_ms == 12
+    assert codec.loads(codec.dumps(sample_recording())).steps[1].action.key_ms is None
+    with pytest.raises(RecordingCorrupt, match="key_ms"):
+        codec.loads(text.replace("key_ms = 12", "key_ms = -1"))

@@ -42,7 +42,7 @@ def test_text_is_split_into_ascii_runs_and_the_rest(monkeypatch: pytest.MonkeyPa
     class Gui:
         platformModule = Keys(typed)
 
-    monkeypatch.setattr(x11, "type_unicode", lambda text: typed.append(("remap", text)))
+    monkeypatch.setattr(x11, "type_unicode", lambda text, pause: typed.append(("remap", text)))
     x11.type_text(Gui(), "Zoë Émile → ok")
     assert joined(typed) == [
         ("pyautogui", "Zo"),
@@ -81,6 +81,33 @@ def test_a_character_the_keymap_shifts_into_another_is_remapped(
         def isShiftCharacter(self, char: str) -> bool:
             return char in "<>"
 
-    monkeypatch.setattr(x11, "type_unicode", lambda text: typed.append(("remap", text)))
+    monkeypatch.setattr(x11, "type_unicode", lambda text, pause: typed.append(("remap", text)))
     x11.type_text(Gui(), "a<a>")
     assert joined(typed) == [("pyautogui", "a"), ("remap", "<"), ("pyautogui", "a>")]
+
+
+def test_keys_are_typed_no_faster_than_the_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A release and the next press never share an X timestamp: toolkits would read a
+    repeated key as auto-repeat and drop it (see tests/e2e/test_typing_pace.py)."""
+    typed: list[tuple[str, str]] = []
+    slept: list[float] = []
+
+    class Gui:
+        platformModule = Keys(typed)
+
+    monkeypatch.setattr(x11.time, "sleep", slept.append)
+    x11.type_text(Gui(), "5000", 0.012)
+    assert joined(typed) == [("pyautogui", "5000")]
+    assert slept == [0.012] * 3
+
+
+def test_typing_pause_keeps_the_recorded_pace_within_bounds() -> None:
+    from mmcli.model import KEY_PAUSE_MAX, KEY_PAUSE_MIN, KEY_PAUSE_UNKNOWN, Action, ActionKind
+
+    def pause(ms: int | None) -> float:
+        return Action(ActionKind.TYPE, text="x", key_ms=ms).typing_pause()
+
+    assert pause(12) == 0.012
+    assert pause(0) == KEY_PAUSE_MIN > 0
+    assert pause(5000) == KEY_PAUSE_MAX
+    assert pause(None) == KEY_PAUSE_UNKNOWN

@@ -79,10 +79,13 @@ def test_reference_agent_drag_and_separate_presses() -> None:
 
 
 def test_type_with_options_and_double_dash() -> None:
-    assert actions("type --delay 12 -- 'Ada Love'") == [{"kind": "type", "text": "Ada Love"}]
-    assert actions("type -- --not-an-option") == [{"kind": "type", "text": "--not-an-option"}]
-    assert actions("type --clearmodifiers hello") == [{"kind": "type", "text": "hello"}]
-    assert actions("type -delay 5 hi there") == [{"kind": "type", "text": "hithere"}]
+    def typed(text: str, ms: int = 12) -> list[dict[str, object]]:
+        return [{"kind": "type", "text": text, "key_ms": ms}]
+
+    assert actions("type --delay 30 -- 'Ada Love'") == typed("Ada Love", 30)
+    assert actions("type -- --not-an-option") == typed("--not-an-option")
+    assert actions("type --clearmodifiers hello") == typed("hello")
+    assert actions("type -delay 5 hi there") == typed("hithere", 5)
     assert plan("type ''") == [([], ["type", ""])]  # nothing typed, nothing recorded
     assert plan("type --delay 12 -- 'a b'")[0][1] == ["type", "--delay", "12", "--", "a b"]
 
@@ -144,7 +147,7 @@ def test_other_commands_pass_through_unrecorded(line: str) -> None:
 
 def test_window_commands_chained_with_input_run_whole_after_the_reports() -> None:
     line = "search --name Notes windowactivate --sync %@ type hi"
-    assert plan(line) == [([{"op": "act", "action": {"kind": "type", "text": "hi"}}],
+    assert plan(line) == [([{"op": "act", "action": {"kind": "type", "text": "hi", "key_ms": 12}}],
                            shlex.split(line))]  # fmt: skip
 
 

@@ -1,0 +1,147 @@
+"""Typed text arrives whole in a third-party app that drops keys typed too fast.
+
+LibreOffice Calc (from Debian, untouched but for its first-start tips) takes a key's
+release and the next press at the same X server timestamp for auto-repeat and drops the
+press: typed with no pause, "5000" arrives as "50". An xdotool agent (12 ms between keys)
+and a pyautogui one are recorded filling a row of cells; replay must leave the same row,
+read back through the clipboard.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.desktop import Desktop, need, wait_until, x
+from tests.e2e.conftest import mm
+
+pytestmark = pytest.mark.e2e
+
+PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" \
+xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse">\
+<value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" \
+oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" \
+oor:op="fuse"><value>{version}</value></prop></item>
+</oor:items>
+"""
+ROW = ["5000", "{name}", "1100", "Bobby"]
+
+
+class Calc:
+    """A fresh, empty Calc document at a fixed place for each run."""
+
+    def __init__(self, desktop: Desktop, work: Path) -> None:
+        self.desktop = desktop
+        self.profile = work / "lo-profile"
+        (self.profile / "user").mkdir(parents=True)
+        # Not a first start: no tips, no "running version N for the first time" bar.
+        version = subprocess.run(["localc", "--version"], capture_output=True, text=True)
+        found = re.search(r"(\d+\.\d+)\.", version.stdout)
+        profile = PROFILE.format(version=found.group(1) if found else "99.9")
+        (self.profile / "user" / "registrymodifications.xcu").write_text(profile)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.stop()
+        d = self.desktop.display
+        self.proc = subprocess.Popen(
+            ["localc", "--norestore", f"-env:UserInstallation=file://{self.profile}"],
+            env={**os.environ, "DISPLAY": d},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def window() -> str:
+            found = x("xdotool", "search", "--name", "Untitled 1 - LibreOffice Calc", display=d)
+            return found.stdout.split()[0] if found.stdout.split() else ""
+
+        wid = str(wait_until(window, timeout=90, what="the Calc window"))
+        # Calc opens maximized the first time and as it was left later: maximized always.
+        x("wmctrl", "-i", "-r", wid, "-b", "add,maximized_vert,maximized_horz", display=d)
+        x("xdotool", "windowactivate", "--sync", wid, display=d)
+        time.sleep(3)  # drawn and idle
+
+    def row(self) -> list[str]:
+        """Cells A1:D1 as the app holds them (copied through the clipboard)."""
+        d = self.desktop.display
+        x("xdotool", "key", "--delay", "50", "ctrl+Home", "shift+Right", "shift+Right",
+          "shift+Right", "ctrl+c", "ctrl+Home", display=d)  # fmt: skip
+        time.sleep(0.5)  # the app answers the copy in its own time
+        copied = x("xclip", "-o", "-selection", "clipboard", display=d).stdout
+        cells = copied.rstrip("\n").split("\t")  # empty cells at the end are left out
+        return cells + [""] * (4 - len(cells)) if len(cells) <= 4 else [copied]
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        subprocess.run(["pkill", "-f", f"UserInstallation=file://{self.profile}"], check=False)
+        self.proc = None
+
+
+@pytest.fixture(scope="module")
+def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calc]:
+    need("localc", "xclip", "xdotool")
+    with Desktop() as desktop:
+        app = Calc(desktop, tmp_path_factory.mktemp("calc"))
+        os.environ["DISPLAY"], before = desktop.display, os.environ.get("DISPLAY")
+        try:
+            yield app
+        finally:
+            app.stop()
+            if before is None:
+                os.environ.pop("DISPLAY", None)
+            else:
+                os.environ["DISPLAY"] = before
+
+
+def xdotool_agent(tmp_path: Path) -> list[str]:
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        'xdotool key ctrl+Home\nxdotool type "$(printf \'5000\\t%s\\t1100\\tBobby\\n\' "$1")"\n'
+    )
+    return ["sh", str(script)]
+
+
+def pyautogui_agent(tmp_path: Path) -> list[str]:
+    script = tmp_path / "agent.py"
+    script.write_text(
+        "import sys, pyautogui\n"
+        "pyautogui.hotkey('ctrl', 'home')\n"
+        # Calc drops keys pyautogui types with no interval: the agent paces itself.
+        "pyautogui.write('5000\\t' + sys.argv[1] + '\\t1100\\tBobby\\n', interval=0.01)\n"
+    )
+    return [sys.executable, str(script)]
+
+
+@pytest.mark.parametrize("agent", [xdotool_agent, pyautogui_agent])
+def test_replay_types_every_key_into_a_spreadsheet(
+    calc: Calc, agent: object, tmp_path: Path, isolated_store: Path
+) -> None:
+    command = agent(tmp_path)  # type: ignore[operator]
+    calc.start()
+    recorded = mm("record", "row", "--param", "name=Anna", "--observe", "0.5", "--",
+                  *command, "Anna")  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    assert calc.row() == [c.format(name="Anna") for c in ROW]  # the agent's own typing
+
+    for name in ("Hannah", "Anna"):
+        calc.start()
+        replayed = mm("replay", "row", "--no-agent", "--param", f"name={name}", "--timeout", "5")
+        assert replayed.returncode == 0, replayed.stderr
+        assert calc.row() == [c.format(name=name) for c in ROW]
