@@ -32,6 +32,9 @@ PROGRAMS = (
 )  # fmt: skip
 PANEL_HEIGHT = 30
 
+DEFAULT_TINT2RC = Path("/etc/xdg/tint2/tint2rc")
+"""tint2's configuration as the distribution ships it: what a user who never opened its
+settings has."""
 TINT2RC = """\
 panel_items = TSC
 panel_size = 100% {height}
@@ -147,10 +150,19 @@ class Desktop:
     """Xvfb + dbus + openbox + tint2 + dunst + wallpaper; DISPLAY and the session bus are
     set in os.environ while it runs (restored on stop)."""
 
-    def __init__(self, work: Path, size: tuple[int, int] = (1280, 800), panel: bool = True):
+    def __init__(
+        self,
+        work: Path,
+        size: tuple[int, int] = (1280, 800),
+        panel: bool = True,
+        panel_config: str = "ours",
+    ):
+        """`panel_config`: "ours" (a bottom taskbar and a clock with seconds, `TINT2RC`)
+        or "default" (tint2 as Debian ships it, /etc/xdg/tint2/tint2rc)."""
         self.work = work
         self.size = size
         self.panel = panel
+        self.panel_config = panel_config
         self.display = ""
         self.xvfb: subprocess.Popen[bytes] | None = None
         self.procs: list[subprocess.Popen[bytes]] = []
@@ -179,7 +191,10 @@ class Desktop:
         self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "openbox")
         if self.panel:
             rc = self.work / "tint2rc"
-            rc.write_text(TINT2RC.format(height=PANEL_HEIGHT))
+            if self.panel_config == "default":
+                rc = DEFAULT_TINT2RC
+            else:
+                rc.write_text(TINT2RC.format(height=PANEL_HEIGHT))
             self._spawn(["tint2", "-c", str(rc)])
             self._wait(lambda: self.find_windows("tint2", by="class"), "tint2")
         rc = self.work / "dunstrc"

@@ -120,6 +120,12 @@ def main() -> int:
     )
     parser.add_argument("--timeout", type=float, default=4.0, help="mm replay --timeout")
     parser.add_argument("--style", default="pyautogui", help="agent style (pyautogui, xdotool)")
+    parser.add_argument(
+        "--panel",
+        choices=("ours", "default"),
+        default="ours",
+        help="tint2's configuration: ours, or the distribution's default",
+    )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
     missing = missing_programs()
@@ -132,7 +138,7 @@ def main() -> int:
     judgements: list[Judgement] = []
     with (
         tempfile.TemporaryDirectory(prefix="mm-desktop-") as tmp,
-        Desktop(Path(tmp) / "desktop") as desktop,
+        Desktop(Path(tmp) / "desktop", panel_config=args.panel) as desktop,
     ):
         for key in args.apps:
             recorded[key], found = run_app(

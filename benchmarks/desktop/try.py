@@ -23,12 +23,15 @@ def main() -> int:
     parser.add_argument("scenario", choices=sorted(BY_KEY))
     parser.add_argument("--seed", type=int, default=0, help="the recording's index (timing)")
     parser.add_argument("--timeout", type=float, default=4.0, help="mm replay --timeout")
+    parser.add_argument(
+        "--panel", choices=("ours", "default"), default="ours", help="tint2's configuration"
+    )
     parser.add_argument("--keep", type=Path, help="keep the store and logs in this directory")
     args = parser.parse_args()
     scenario = BY_KEY[args.scenario]
     with tempfile.TemporaryDirectory(prefix="mm-desktop-") as tmp:
         work = args.keep or Path(tmp)
-        with Desktop(work / "desktop") as desktop:
+        with Desktop(work / "desktop", panel_config=args.panel) as desktop:
             app = APPS[args.app](desktop, work / args.app)
             if not scenario.applies_to(app):
                 print(f"{args.scenario} cannot be shown by {args.app}", file=sys.stderr)

@@ -38,7 +38,7 @@ from mmcli.model import POINTED, Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.outcome import await_outcome, pending_reason
 from mmcli.screen.explain import headline
-from mmcli.screen.fingerprint import Frame, Rect, blank
+from mmcli.screen.fingerprint import SCALE, Frame, Rect, blank
 from mmcli.screen.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, moved, moved_point, shifted
@@ -222,7 +222,7 @@ def task_area(area: Rect | None, workarea: Rect | None) -> Rect | None:
     of the task, of the check's "inside the task" nor of `--relocate`'s search."""
     if area is None or workarea is None:
         return area
-    return area.intersection(workarea) or area
+    return area.intersection(workarea.within_grid(SCALE) or workarea) or area
 
 
 def check_geometry(recording: Recording, backend: Backend) -> None:

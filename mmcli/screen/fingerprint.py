@@ -78,6 +78,13 @@ class Rect:
     def grow(self, margin: int) -> Rect:
         return Rect(self.x - margin, self.y - margin, self.w + 2 * margin, self.h + 2 * margin)
 
+    def within_grid(self, step: int) -> Rect | None:
+        """The largest rectangle inside this one whose edges fall on a `step` px grid:
+        the cells of a downscaled screen that lie wholly in it (None: no whole cell)."""
+        x, y = -(-self.x // step) * step, -(-self.y // step) * step
+        right, bottom = self.right // step * step, self.bottom // step * step
+        return Rect(x, y, right - x, bottom - y) if right > x and bottom > y else None
+
     def as_list(self) -> list[int]:
         return [self.x, self.y, self.w, self.h]
 

@@ -289,7 +289,11 @@ def _inside_area(region: Rect, ctx: Context) -> bool:
         return True
     near = ctx.area.grow(AREA_MARGIN)
     if ctx.workarea is not None:  # the margin never reaches into the desktop's panels
-        near = near.intersection(ctx.workarea) or ctx.area
+        # Regions are found on the downscaled screen: a row of cells that straddles the
+        # panel's edge (a panel 30 px tall on an 800 px screen starts at y 770) is the
+        # panel's, or a new taskbar button would be "near the task".
+        inner = ctx.workarea.within_grid(SCALE) or ctx.workarea
+        near = near.intersection(inner) or ctx.area
     return region.intersects(near)
 
 

@@ -99,3 +99,34 @@ def test_qt_form(qt: tuple[Bench, Recorded], scenario: str) -> None:
     """The page fills City on its own 50 ms after the name is typed: the screen before the
     click into City is not the recorded one, whatever the recording's timing."""
     judge(qt, scenario)
+
+
+@pytest.fixture(scope="module")
+def gtk_default_panel(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Bench, Recorded]]:
+    """The GTK form on a desktop whose panel is tint2 as Debian ships it: a taskbar with a
+    button per window (its title following the window's), 30 px at the bottom, so that
+    its top edge is not on the 4 px grid regions are found on."""
+    missing = missing_programs("zenity", "tint2")
+    if missing:
+        pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
+    work = tmp_path_factory.mktemp("default-panel")
+    with Desktop(work / "desktop", panel_config="default") as d:
+        yield from _bench(d, Zenity, work / "gtk")
+
+
+DEFAULT_PANEL_CASES = {
+    "focus-stolen": "far-window-takes-focus",
+    "moved-relocate": "moved-relocate",
+    "modal-dialog": "modal-dialog-refused",
+}
+
+
+@pytest.mark.parametrize(
+    "scenario", list(DEFAULT_PANEL_CASES), ids=list(DEFAULT_PANEL_CASES.values())
+)
+def test_gtk_form_on_the_default_panel(
+    gtk_default_panel: tuple[Bench, Recorded], scenario: str
+) -> None:
+    judge(gtk_default_panel, scenario)

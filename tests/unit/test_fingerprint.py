@@ -116,3 +116,12 @@ def test_a_mask_wholly_off_the_screen_blanks_nothing() -> None:
     across = blank(small, [Rect(-8, -8, 16, 12)])  # across the corner: the part on screen
     assert int((across == 0).sum()) == 2 * 1
     assert (across[:1, :2] == 0).all()
+
+
+def test_within_grid_keeps_only_whole_cells() -> None:
+    from mmcli.screen.fingerprint import Rect
+
+    workarea = Rect(0, 0, 1280, 770)  # a 30 px panel at the bottom of 800
+    assert workarea.within_grid(4) == Rect(0, 0, 1280, 768)
+    assert Rect(3, 5, 10, 10).within_grid(4) == Rect(4, 8, 8, 4)
+    assert Rect(1, 1, 2, 2).within_grid(4) is None
