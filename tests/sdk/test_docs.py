@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from mmcli.sdk.document import summary
 from tests.sdk.docs_examples import Example, examples, run_example
 
 OFFLINE = [e for e in examples() if not e.needs_display]
@@ -19,6 +18,6 @@ def test_the_docs_have_examples_of_both_kinds() -> None:
 
 @pytest.mark.parametrize("example", OFFLINE, ids=[f"example{e.index}" for e in OFFLINE])
 def test_doc_example_runs(example: Example, tmp_path: Path) -> None:
+    """Twice, as a reader runs it again: what the first run stored must not break it."""
     run_example(example, tmp_path)
-    for path in (tmp_path / "store").glob("*.toml"):
-        assert summary(path)["branches"] >= 1
+    run_example(example, tmp_path)
