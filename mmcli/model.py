@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mmcli.screen.fingerprint import Fingerprint, Rect
+    from mmcli.screen.windows import WindowRef
 
 FORMAT_VERSION = 2
 """2: a path's last step keeps the screen it ended on (`Step.outcome`), and a branch that
-ended on a new outcome is `pending` until approved. A version-1 file reads as one whose
-paths have no recorded outcome."""
+ended on a new outcome is `pending` until approved; a pointer step may keep the window it
+acted in (`Step.window`), a typing step its pace (`Action.key_ms`). A version-1 file
+reads as one whose paths have no recorded outcome."""
 
 
 class ActionKind(StrEnum):
@@ -184,6 +186,9 @@ class Step:
     pending: bool = False
     """On the first step of a branch a heal learned whose run ended on an outcome the
     recording did not know: not replayed unattended until `mm approve`."""
+    window: WindowRef | None = None
+    """For a pointer step: the application window under its target when it was recorded
+    (None: not known, e.g. no window manager). `--relocate` finds a moved window by it."""
 
     def thumbnails(self) -> list[str]:
         """The file names of this step's thumbnails (its screen, its outcome's)."""

@@ -12,6 +12,7 @@ import numpy as np
 
 from mmcli.model import Action
 from mmcli.screen.fingerprint import Frame, Rect, same_picture
+from mmcli.screen.windows import WindowRef
 
 if TYPE_CHECKING:
     from mmcli.desktop.input_watch import EventSource, Grabber
@@ -173,6 +174,15 @@ class Backend(ABC):
     def workarea(self) -> Rect | None:
         """The part of the screen windows may use, less the desktop's panels (None: the
         whole screen, or not known)."""
+        return None
+
+    def windows(self) -> list[WindowRef] | None:
+        """The application windows on the screen (`screen.windows`), as the window
+        manager lists them; None where the window system cannot tell."""
+        return None
+
+    def window_at(self, x: int, y: int) -> WindowRef | None:
+        """The application window whose client area is topmost at (x, y), if known."""
         return None
 
     def focus_window_at(self, x: int, y: int) -> bool:

@@ -11,6 +11,7 @@ from PIL import Image
 from mmcli.backends.base import Backend, ChangeLog
 from mmcli.model import Action
 from mmcli.screen.fingerprint import Frame
+from mmcli.screen.windows import WindowRef
 
 
 class FakeBackend(Backend):
@@ -27,6 +28,8 @@ class FakeBackend(Backend):
         self.performed: list[Action] = []
         self.on_action = on_action
         self.grabs = 0
+        self.window_list: list[WindowRef] | None = None
+        """What `windows` answers (None: a desktop with no window manager)."""
 
     def size(self) -> tuple[int, int]:
         return self.screen.size
@@ -44,6 +47,16 @@ class FakeBackend(Backend):
 
     def changes(self) -> ChangeLog | None:
         return self.log
+
+    def windows(self) -> list[WindowRef] | None:
+        return None if self.window_list is None else list(self.window_list)
+
+    def window_at(self, x: int, y: int) -> WindowRef | None:
+        for window in reversed(self.window_list or []):  # topmost last, as X stacks them
+            r = window.rect
+            if r.x <= x < r.right and r.y <= y < r.bottom:
+                return window
+        return None
 
     def repaint(self, screen: Image.Image | None = None) -> None:
         """Show `screen` (or redraw the same), reported as a change."""

@@ -21,6 +21,7 @@ from mmcli.desktop.display import ensure_xauthority
 from mmcli.errors import DisplayError
 from mmcli.model import KEY_PAUSE_MIN, Action, ActionKind
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.windows import WindowRef
 
 if TYPE_CHECKING:
     from mmcli.desktop.input_watch import EventSource, Grabber
@@ -264,6 +265,29 @@ class X11Backend(Backend):
         x, y, w, h = (int(v) for v in prop.value[:4])
         return Rect(x, y, w, h) if w > 0 and h > 0 else None
 
+    def windows(self) -> list[WindowRef] | None:
+        """The windows the window manager lists (EWMH `_NET_CLIENT_LIST_STACKING`, bottom
+        to top); None with no window manager to ask."""
+        display = getattr(self._x11, "_display", None)
+        if display is None:
+            return None
+        try:
+            return _client_windows(display)
+        except Exception:  # a window vanished under us, or no window manager
+            return None
+
+    def window_at(self, x: int, y: int) -> WindowRef | None:
+        display = getattr(self._x11, "_display", None)
+        if display is None:
+            return None
+        try:
+            root = display.screen().root
+            top = root.translate_coords(root, x, y).child
+            client = _client_below(display, top) if top else None
+            return _window_ref(display, client) if client is not None else None
+        except Exception:
+            return None
+
     def focus_window_at(self, x: int, y: int) -> bool:
         """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window at the
         point, found below the top-level window there by its `WM_STATE`, is activated when
@@ -404,6 +428,37 @@ def _focus_window_at(display: Any, x: int, y: int) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+def _client_windows(display: Any) -> list[WindowRef] | None:
+    from Xlib import X
+
+    root = display.screen().root
+    prop = root.get_full_property(
+        display.intern_atom("_NET_CLIENT_LIST_STACKING"), X.AnyPropertyType
+    )
+    if prop is None:
+        return None
+    found = []
+    for wid in prop.value:
+        ref = _window_ref(display, display.create_resource_object("window", int(wid)))
+        if ref is not None:
+            found.append(ref)
+    return found
+
+
+def _window_ref(display: Any, window: Any) -> WindowRef | None:
+    """A client window's class and its client area in screen coordinates (None if it is
+    not mapped or went away)."""
+    from Xlib import X
+
+    if window.get_attributes().map_state != X.IsViewable:
+        return None
+    names = window.get_wm_class()
+    wm_class = ".".join(names) if names else ""
+    geometry = window.get_geometry()
+    at = display.screen().root.translate_coords(window, 0, 0)  # its origin on the screen
+    return WindowRef(wm_class, Rect(at.x, at.y, geometry.width, geometry.height))
 
 
 def _active(display: Any, atom: int) -> int | None:

@@ -238,6 +238,7 @@ class Recorder:
             at=datetime.now(UTC),
             thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             note=note,
+            window=self.backend.window_at(*action.point) if action.point is not None else None,
         )
 
     def _append(self, capture: Capture) -> None:

@@ -38,6 +38,7 @@ from mmcli.screen.fingerprint import (
 from mmcli.screen.matcher import (
     on_focus_line,
 )
+from mmcli.screen.windows import WindowRef
 
 
 def focus_point(action: Action, previous: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -58,6 +59,8 @@ class Capture:
     thumbnail: Future[bytes] | None = None
     note: str = ""
     """Said with the step's progress line (e.g. that its text was pasted)."""
+    window: WindowRef | None = None
+    """The application window under the action's target (`Step.window`)."""
 
 
 TEXT_GROW = 160
@@ -142,6 +145,7 @@ def build_steps(
                 thumbnail=name if cap.thumbnail else None,
                 effect=effect,
                 created=cap.at,
+                window=cap.window,
             )
         )
         for touched in _touched(cap.patch, effect):

@@ -42,6 +42,7 @@ from mmcli.screen.fingerprint import SCALE, Frame, Rect, blank
 from mmcli.screen.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, moved, moved_point, shifted
+from mmcli.screen.windows import relocation
 from mmcli.store.inuse import in_use
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
@@ -166,6 +167,8 @@ class Match:
     frame: Frame
     offset: Offset = (0, 0)
     """Where the task stands relative to where it was recorded (`--relocate`)."""
+    found_by: str = ""
+    """How a moved task was found: "its window" (the window system) or "its pixels"."""
 
 
 def _signed(offset: Offset) -> str:
@@ -325,8 +328,8 @@ class Replayer:
                     # Found moved: check again with the pointer where it belongs there.
                     self.offset = match.offset
                     self.progress(
-                        f"step {depth + 1}: the task is found moved by {_signed(self.offset)}; "
-                        "checking it there"
+                        f"step {depth + 1}: the task is found moved by {_signed(self.offset)} "
+                        f"(by {match.found_by}); checking it there"
                     )
                     match = Match(None, match.verdict, match.frame, match.offset)
                     continue
@@ -497,15 +500,20 @@ class Replayer:
         differs, and what differs there is the reason to report."""
         area = self.area
         closest: Match | None = None
+        live = self.backend.windows()
         for child in children:
-            reference = self._reference(child)
-            if area is None or reference is None:
-                continue
-            offset = find_offset(reference, area, frame)
+            if child.window is not None and live is not None:
+                # The window system knows the task's window: where it is now, exactly.
+                offset, found_by = relocation(child.window, live), "its window"
+            else:
+                reference = self._reference(child)
+                if area is None or reference is None:
+                    continue
+                offset, found_by = find_offset(reference, area, frame), "its pixels"
             if offset is None or offset == self.offset:
                 continue
             verdict = self._verdict(child, frame, offset)
-            match = Match(child if verdict.ok else None, verdict, frame, offset)
+            match = Match(child if verdict.ok else None, verdict, frame, offset, found_by)
             if verdict.ok:
                 return match
             if closest is None or _fewer(match, closest):

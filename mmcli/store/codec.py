@@ -20,6 +20,7 @@ from mmcli.store import validate
 
 if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
     from mmcli.screen.fingerprint import Fingerprint, Rect
+    from mmcli.screen.windows import WindowRef
 
 Document = dict[str, Any]
 
@@ -112,6 +113,8 @@ def _step_doc(step: Step) -> Document:
         doc["pending"] = True
     doc["action"] = _action_doc(step.action)
     doc["screen"] = fingerprint_doc(step.fingerprint)
+    if step.window is not None:
+        doc["window"] = {"class": step.window.wm_class, "rect": step.window.rect.as_list()}
     if step.outcome is not None:
         outcome: Document = {"screen": fingerprint_doc(step.outcome.fingerprint)}
         if step.outcome.thumbnail:
@@ -233,7 +236,19 @@ def _step(doc: Any, index: int) -> Step:
         created=_datetime(doc["created"], f"{where}.created") if "created" in doc else None,
         outcome=_outcome(doc["outcome"], f"{where}.outcome") if "outcome" in doc else None,
         pending=_bool(doc.get("pending", False), f"{where}.pending"),
+        window=_window(doc["window"], f"{where}.window") if "window" in doc else None,
     )
+
+
+def _window(doc: Any, where: str) -> WindowRef:
+    from mmcli.screen.windows import MAX_CLASS, WindowRef
+
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where} is not a table")
+    wm_class = _str(doc.get("class", ""), f"{where}.class")
+    if len(wm_class) > MAX_CLASS:
+        raise ValueError(f"{where}.class: longer than {MAX_CLASS} characters")
+    return WindowRef(wm_class, _rect(doc["rect"], f"{where}.rect"))
 
 
 def _outcome(doc: Any, where: str) -> EndScreen:

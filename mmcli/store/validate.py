@@ -198,6 +198,8 @@ def _check_step(step: Step, where: str) -> None:
         raise ValueError(f"{where}.screen: a pointer step needs its target patch")
     if step.effect is not None:
         _check_rect(step.effect, f"{where}.effect")
+    if step.window is not None:
+        _check_rect(step.window.rect, f"{where}.window.rect")
 
 
 def _check_screen(fp: Fingerprint, where: str) -> None:

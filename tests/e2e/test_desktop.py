@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.desktop.apps import App, QtForm, XCalc, Zenity
-from benchmarks.desktop.bench import Bench, Outcome, Recorded
+from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
 from benchmarks.desktop.desktop import Desktop, missing_programs
 from benchmarks.desktop.scenarios import BY_KEY
 
@@ -64,7 +64,7 @@ def qt(
     yield from _bench(desktop, QtForm, tmp_path_factory.mktemp("qt"))
 
 
-def judge(bench_recorded: tuple[Bench, Recorded], scenario: str) -> None:
+def judge(bench_recorded: tuple[Bench, Recorded], scenario: str) -> Judgement:
     bench, recorded = bench_recorded
     j = bench.judge(BY_KEY[scenario], recorded)
     detail = f"exit {j.exit_code}, record {j.record!r} (expected {j.expected!r})\n{j.stderr}"
@@ -72,6 +72,7 @@ def judge(bench_recorded: tuple[Bench, Recorded], scenario: str) -> None:
         assert j.record is None or j.record == j.expected, detail
         assert j.exit_code == 3, detail
     assert j.outcome is Outcome.CORRECT, detail
+    return j
 
 
 CASE_IDS = {
@@ -129,4 +130,6 @@ DEFAULT_PANEL_CASES = {
 def test_gtk_form_on_the_default_panel(
     gtk_default_panel: tuple[Bench, Recorded], scenario: str
 ) -> None:
-    judge(gtk_default_panel, scenario)
+    j = judge(gtk_default_panel, scenario)
+    if scenario == "moved-relocate":  # found where the window manager says it is
+        assert "found moved by (+60, +0) (by its window)" in j.stderr, j.stderr

@@ -124,3 +124,19 @@ def test_the_typing_pace_is_kept_and_bounded() -> None:
     assert codec.loads(codec.dumps(sample_recording())).steps[1].action.key_ms is None
     with pytest.raises(RecordingCorrupt, match="key_ms"):
         codec.loads(text.replace("key_ms = 12", "key_ms = -1"))
+
+
+def test_the_window_a_step_acted_in_is_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    from mmcli.screen.fingerprint import Rect
+    from mmcli.screen.windows import WindowRef
+
+    rec = sample_recording()
+    window = WindowRef("zenity.Zenity", Rect(80, 90, 400, 300))
+    rec.steps[0] = replace(rec.steps[0], window=window)
+    text = codec.dumps(rec)
+    assert codec.loads(text).steps[0].window == window
+    assert codec.loads(codec.dumps(sample_recording())).steps[0].window is None
+    with pytest.raises(RecordingCorrupt, match=r"window\.class"):
+        codec.loads(text.replace('"zenity.Zenity"', '"' + "z" * 300 + '"'))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -12,6 +13,8 @@ from mmcli.errors import Aborted, DisplayError, RecordingNotFound, UsageError
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.replayer import Outcome, ReplayOptions, replay
+from mmcli.screen.fingerprint import Rect
+from mmcli.screen.windows import WindowRef
 from mmcli.store.recordings import Store
 from tests.helpers import form_screen, fp_of
 
@@ -225,7 +228,8 @@ def test_the_task_area_leaves_out_the_desktop_panels() -> None:
 
     stretched = Rect(100, 100, 1700, 980)  # recorded while the panel clock ticked
     workarea = Rect(0, 0, 1920, 1050)  # a 30 px panel at the bottom
-    assert task_area(stretched, workarea) == Rect(100, 100, 1700, 950)
+    # The work area's whole 4 px cells: 1050 is not on the grid regions are found on.
+    assert task_area(stretched, workarea) == Rect(100, 100, 1700, 948)
     assert task_area(stretched, None) == stretched
     assert task_area(Rect(0, 1060, 50, 10), workarea) == Rect(0, 1060, 50, 10)  # all panel
 
@@ -301,3 +305,53 @@ def test_replay_acts_only_on_a_screen_that_has_settled() -> None:
     report = replay(Store(), backend, "form", Values({"name": "J"}), ReplayOptions(timeout=1.5))
     assert backend.performed == []
     assert report.outcome is Outcome.DIVERGED
+
+
+def windowed_recording(wm_class: str = "form.Form") -> Recording:
+    """`form_recording` whose pointer steps know the window they acted in."""
+    rec = form_recording()
+    window = WindowRef(wm_class, Rect(100, 100, 561, 421))
+    rec.steps = [replace(s, window=window) if s.action.point is not None else s for s in rec.steps]
+    return rec
+
+
+def relocate_run(backend: FakeBackend, rec: Recording):  # type: ignore[no-untyped-def]
+    store = Store()
+    store.save(rec, overwrite=True)
+    opts = ReplayOptions(timeout=0.3, relocate=True)
+    return replay(store, backend, "form", Values({"name": "John"}), opts)
+
+
+def moved_typing_app(backend: FakeBackend, action: Action) -> None:
+    """`typing_app` with its window 60 px right of where it was recorded."""
+    if action.kind is ActionKind.TYPE:
+        backend.screen = form_screen(text=action.text, offset=(60, 0))
+
+
+def test_relocate_finds_the_moved_window_by_the_window_system() -> None:
+    backend = FakeBackend(form_screen(offset=(60, 0)), on_action=moved_typing_app)
+    backend.window_list = [WindowRef("form.Form", Rect(160, 100, 561, 421))]
+    progress: list[str] = []
+    store = Store()
+    store.save(windowed_recording(), overwrite=True)
+    opts = ReplayOptions(timeout=0.3, relocate=True)
+    report = replay(store, backend, "form", Values({"name": "John"}), opts, progress.append)
+    assert report.outcome is Outcome.FROM_MEMORY
+    assert backend.performed[0].point == (NAME_FIELD[0] + 60, NAME_FIELD[1])
+    assert any("by its window" in line for line in progress)
+
+
+def test_two_windows_of_the_class_and_size_are_not_guessed_between() -> None:
+    backend = FakeBackend(form_screen(offset=(60, 0)), on_action=typing_app)
+    twins = [Rect(160, 100, 561, 421), Rect(700, 300, 561, 421)]
+    backend.window_list = [WindowRef("form.Form", r) for r in twins]
+    report = relocate_run(backend, windowed_recording())
+    assert report.outcome is Outcome.DIVERGED and backend.performed == []
+
+
+def test_the_window_system_proposes_the_offset_the_pixels_still_judge() -> None:
+    """The window is said to stand 60 px right, but a dialog covers the field there."""
+    backend = FakeBackend(form_screen(offset=(60, 0), popup=True), on_action=typing_app)
+    backend.window_list = [WindowRef("form.Form", Rect(160, 100, 561, 421))]
+    report = relocate_run(backend, windowed_recording())
+    assert report.outcome is Outcome.DIVERGED and backend.performed == []
