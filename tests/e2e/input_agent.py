@@ -84,6 +84,11 @@ def main() -> int:
             type_text(text)
         click("Auto")
         click("Submit")
+        deadline = time.monotonic() + 5
+        while (button := dialog_button(layout)) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if button is not None:  # close the confirmation, as the recorded agent does
+            point(button)
         return 0
     if mode == "pynput-type":
         click("Name")
