@@ -4,7 +4,8 @@ A `Recorder` listens on a Unix socket. The agent's actions reach it either from 
 pyautogui hook inside a Python agent (see hook/) or from `mm act` (any language). For
 each action the recorder moves the pointer onto the action's target (so that hover
 effects are the same at replay, which does the same), waits for the screen to settle,
-keeps what the fingerprint needs, and only then lets the action happen.
+keeps what the fingerprint needs, and only then lets the action happen (a channel that
+gives the input itself finds the pointer back where the agent left it).
 
 When the agent has exited 0, `steps.build_steps` turns the captures into steps.
 """
@@ -21,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -194,7 +195,9 @@ class Recorder:
 
     # ---- capturing ---------------------------------------------------------------------
 
-    def capture(self, action: Action) -> None:
+    def capture(self, action: Action, *, keep_pointer: bool = False) -> None:
+        """Keep the screen before `action`; with `keep_pointer`, the pointer is back where
+        it was afterwards (see `_pointer_kept`)."""
         with self._lock:
             action = self._at_pointer(action)
             if self.watch is not None:  # before the answer: the input follows it
@@ -202,7 +205,21 @@ class Recorder:
             if self.held is not None:
                 self.unsupported.append("input while a mouse button is held (mousedown)")
             action, note = self._pasted(action)
-            self._append(self._shoot(action, note))
+            with self._pointer_kept(keep_pointer):
+                self._append(self._shoot(action, note))
+
+    @contextlib.contextmanager
+    def _pointer_kept(self, keep: bool = True) -> Iterator[None]:
+        """Put the pointer back where it was once the screen is kept, for a channel that
+        then gives the input itself: its own move must find the pointer where the agent
+        left it. `xdotool mousemove --sync X Y click 1` waits for the pointer to move and
+        would wait out its 15 s timeout on a pointer already put on X Y by `approach`."""
+        where = self.backend.pointer() if keep else None
+        try:
+            yield
+        finally:
+            if where is not None and self.backend.pointer() != where:
+                self.backend.move(*where)
 
     def _shoot(self, action: Action, note: str = "") -> Capture:
         """The screen before `action` (the caller holds the lock)."""
@@ -279,8 +296,9 @@ class Recorder:
             self.on_warning(message)
 
     def press(self, button: str, at: tuple[int, int] | None) -> None:
-        """A mouse button goes down (xdotool mousedown): keep the screen before it."""
-        with self._lock:
+        """A mouse button goes down (xdotool mousedown): keep the screen before it (the
+        pointer put back where it was, as in `capture`)."""
+        with self._lock, self._pointer_kept():
             if self.held is not None:
                 self.unsupported.append("mousedown while a button is already held")
                 return
@@ -453,8 +471,10 @@ class Recorder:
             if op in ("act", "perform"):
                 action = action_from_json(message["action"])
                 # The pointer moving while a button is held is part of the drag.
+                # A channel that acts itself (the pyautogui hook, the xdotool shim)
+                # moves the pointer itself; `mm act` is acted for by the backend here.
                 if self.held is None or action.kind is not ActionKind.MOVE:
-                    self.capture(action)
+                    self.capture(action, keep_pointer=op == "act")
                 if op == "perform":  # `mm act`: acts through the recorder's own backend
                     with self._lock:
                         self.backend.perform(self._at_pointer(action))
