@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +185,26 @@ def test_real_xdotool_is_the_next_on_path(tmp_path: Path, monkeypatch: pytest.Mo
     assert shim.real_xdotool(str(own)) == str(other / "xdotool")
     monkeypatch.setenv("PATH", str(own))
     assert shim.real_xdotool(str(own)) is None
+
+
+def test_messages_are_written_as_json_dumps_writes_them() -> None:
+    for message in [
+        {"op": "act", "action": {"kind": "type", "text": 'Zoë "A"\\\n\t\x01 <ada@x.org>'}},
+        {"op": "act", "action": {"kind": "hotkey", "keys": ["ctrl", "v"], "clicks": -3}},
+        {"op": "button", "state": "down", "button": "left", "x": None, "ok": False, "y": True},
+    ]:
+        assert shim.dumps(message) == json.dumps(message)
+
+
+def test_the_shim_loads_no_module_beyond_two_c_ones(tmp_path: Path) -> None:
+    # Each action starts it: `json`, `socket`, `dataclasses` would cost 20-70 ms each time.
+    code = (
+        "import sys; before = set(sys.modules); sys.path.insert(0, sys.argv[1]); "
+        "import _mm_xdotool; print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    hook = str(Path(shim.__file__).parent)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code, hook], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    loaded = set(done.stdout.split()) - {"_mm_xdotool", "__future__"}
+    assert loaded <= {"_json", "_socket", "os", "os.path", "posixpath", "genericpath", "stat",
+                      "_stat", "_collections_abc"}, loaded  # fmt: skip
