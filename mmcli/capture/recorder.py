@@ -106,9 +106,12 @@ def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
 
 
 def approach(backend: Backend, action: Action) -> None:
-    """Put the pointer where the action will happen, as pyautogui itself would first."""
-    if action.kind in APPROACH and action.point is not None:
-        backend.move(*action.point)
+    """Put the pointer where the action will happen, as pyautogui itself would first. A
+    pointer already there is not moved: a move is input, which the screen must then be
+    still after (`xdotool click 1` after the agent's own `mousemove` waits for nothing)."""
+    point = action.point
+    if action.kind in APPROACH and point is not None and backend.pointer() != point:
+        backend.move(*point)
 
 
 def action_from_json(data: Mapping[str, Any]) -> Action:

@@ -74,6 +74,16 @@ def test_click_and_scroll_without_a_point_act_at_the_pointer(rec: Recorder) -> N
     assert rec.captures[0].action.button == "right"
 
 
+def test_a_pointer_already_on_target_is_not_moved(rec: Recorder) -> None:
+    # A move is input: the screen would have to be still for 20 ms after it again.
+    rec.backend.move(42, 43)
+    moved_at = rec.backend.input_at
+    send(rec, act(kind="click", button="left"), act(kind="click", x=42, y=43, clicks=2))
+    send(rec, {"op": "button", "state": "down", "button": "left"})
+    assert rec.backend.input_at == moved_at
+    assert [c.action.point for c in rec.captures] == [(42, 43), (42, 43)]
+
+
 def test_press_and_release_elsewhere_is_a_drag_captured_before_the_press(rec: Recorder) -> None:
     send(rec, {"op": "button", "state": "down", "button": "left", "x": 100, "y": 110})
     rec.backend.move(200, 210)  # the agent's own mousemove, in another xdotool
