@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -26,12 +25,12 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mmcli.backends.base import Backend
+from mmcli.capture import shim
 from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
@@ -52,7 +51,7 @@ from mmcli.screen.matcher import (
 )
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
-HOOK_DIR = Path(__file__).parents[1] / "hook"
+HOOK_DIR = shim.HOOK_DIR
 SETTLE_QUIET = 0.02
 SETTLE_LIMIT = 0.6
 SAMPLE_EVERY = 0.25
@@ -63,13 +62,6 @@ APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
 """Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
-XDOTOOL_SHIM = """#!{python} -IS
-import sys
-sys.path.insert(0, {hook!r})
-import _mm_xdotool
-sys.exit(_mm_xdotool.main(sys.argv[1:], {bin!r}))
-"""
-"""The `xdotool` first on a recorded agent's PATH (see hook/_mm_xdotool.py)."""
 
 
 def settle(backend: Backend, since: float | None = None) -> Frame:
@@ -412,19 +404,12 @@ class Recorder:
     def _bin(self) -> str:
         return os.path.join(self._dir, "bin")
 
-    def _write_shim(self) -> None:
-        os.mkdir(self._bin)
-        shim = os.path.join(self._bin, "xdotool")
-        with open(shim, "w") as f:
-            f.write(XDOTOOL_SHIM.format(python=sys.executable, hook=str(HOOK_DIR), bin=self._bin))
-        os.chmod(shim, 0o755)
-
     def __enter__(self) -> Recorder:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(self.socket_path)
         server.listen(8)
         self._server = server
-        self._write_shim()
+        shim.write(self._bin)
         t = threading.Thread(target=self._accept, name="mm-recorder", daemon=True)
         t.start()
         self._threads.append(t)

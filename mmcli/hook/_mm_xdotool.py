@@ -1,8 +1,9 @@
 """Runs as `xdotool` on a recorded agent's PATH: reports each input action, then runs the
 real xdotool.
 
-`mm record` (and a replay handing over to its agent) puts a small `xdotool` script first
-on the agent's PATH; it calls `main()` here. The command line is parsed the way xdotool
+`mm record` (and a replay handing over to its agent) puts a small `xdotool` shell script
+first on the agent's PATH (capture/shim.py); a line with input in it comes to `main()`
+here, others go straight to the real xdotool. The command line is parsed the way xdotool
 parses it (commands chained on one line included); each recordable action is sent to the
 recorder over the Unix socket named by `MM_RECORD_SOCKET`, which fingerprints the screen
 and answers, and only then does the real xdotool (the next one on PATH) perform it. Its
