@@ -18,6 +18,7 @@ import numpy as np
 
 from mmcli.backends.base import Backend, ChangeLog
 from mmcli.backends.xinput import XInput, pyautogui_types
+from mmcli.backends.xinput import import_pyautogui as import_pyautogui  # as docs/sdk.md has it
 from mmcli.errors import DisplayError
 from mmcli.model import Action, ActionKind
 from mmcli.screen.fingerprint import Frame, Rect

@@ -18,13 +18,14 @@ pytestmark = pytest.mark.e2e
 
 AGENT_SECONDS = 5.0
 """The agent's run under `mm record`; bare it takes about 1 s, one stall takes 15 s."""
+TARGETS = ("Name", "Email", "Amount", "Auto", "Submit")
 
 
 def reference_agent(app: LoanApp, elapsed: Path) -> str:
     """The loan form filled through the command lines the reference agent's tool runs
     (its mouse_move, left_click with and without a point, type in chunks,
     left_mouse_down/up, key, double_click, cursor_position)."""
-    at = {label: "{} {}".format(*app.center(label)) for label in WANTED_TARGETS}
+    at = {label: "{} {}".format(*app.center(label)) for label in TARGETS}
     return f"""set -e
 start=$EPOCHREALTIME
 xdotool mousemove --sync {at["Name"]}
@@ -45,9 +46,6 @@ echo "$start $EPOCHREALTIME" > {elapsed}
 """
 
 
-WANTED_TARGETS = ("Name", "Email", "Amount", "Auto", "Submit")
-
-
 def test_reference_xdotool_lines_are_recorded_without_waiting_out_sync(
     loan_app: LoanApp, tmp_path: Path, isolated_store: Path
 ) -> None:
@@ -66,7 +64,7 @@ def test_reference_xdotool_lines_are_recorded_without_waiting_out_sync(
 
     doc = tomllib.loads((isolated_store / "ref.toml").read_text())
     steps = [s["action"] for s in doc["steps"]]
-    point = {label: loan_app.center(label) for label in WANTED_TARGETS}
+    point = {label: loan_app.center(label) for label in TARGETS}
     assert [(a["kind"], a.get("x"), a.get("y")) for a in steps] == [
         ("move", *point["Name"]),
         ("click", *point["Name"]),
