@@ -5,7 +5,8 @@
 tests use `FakeBackend`. No backend sets a third-party library's process-wide settings.
 
 - `base`: the `Backend` interface and what every backend shares (checked input, waits).
-- `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input; `damage`: the X
+- `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input (`xinput`, which loads
+  no more than pyautogui: `mm act` outside a recorder uses it alone); `damage`: the X
   server's change reports; `xrecord`: the display's input events (RECORD).
 - `fake`: a scripted screen for unit tests.
 
@@ -16,10 +17,27 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
-from mmcli.backends.base import Backend, in_failsafe_corner
-from mmcli.backends.fake import FakeBackend
 from mmcli.errors import DisplayError
+
+if TYPE_CHECKING:
+    from mmcli.backends.base import Backend, in_failsafe_corner
+    from mmcli.backends.fake import FakeBackend
+
+
+def __getattr__(name: str) -> Any:
+    """`Backend`, `FakeBackend` and `in_failsafe_corner` imported when first asked for:
+    `base` loads numpy, which `xinput` (`mm act` outside a recorder) does without."""
+    if name in ("Backend", "in_failsafe_corner"):
+        from mmcli.backends import base
+
+        return getattr(base, name)
+    if name == "FakeBackend":
+        from mmcli.backends.fake import FakeBackend
+
+        return FakeBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_backend() -> Backend:

@@ -1,6 +1,7 @@
 """Recording: hearing an agent's actions and turning a finished run into steps.
 
 - `recorder`: the socket every channel reports to; the settled screen before each action.
+- `shim`: the `xdotool` first on a recorded agent's PATH (a shell front for hook/'s).
 - `steps`: a finished run's captures as steps (effects, placeholders, masks, fingerprints).
 - `secrets`: keeping secrets out of what is written (text and pixels).
 - `merge`: a run merged into a recording's tree.

@@ -4,7 +4,8 @@ A `Recorder` listens on a Unix socket. The agent's actions reach it either from 
 pyautogui hook inside a Python agent (see hook/) or from `mm act` (any language). For
 each action the recorder moves the pointer onto the action's target (so that hover
 effects are the same at replay, which does the same), waits for the screen to settle,
-keeps what the fingerprint needs, and only then lets the action happen.
+keeps what the fingerprint needs, and only then lets the action happen (a channel that
+gives the input itself finds the pointer back where the agent left it).
 
 When the agent has exited 0, `steps.build_steps` turns the captures into steps.
 """
@@ -17,20 +18,19 @@ import json
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mmcli.backends.base import Backend
+from mmcli.capture import shim
 from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
@@ -51,7 +51,7 @@ from mmcli.screen.matcher import (
 )
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
-HOOK_DIR = Path(__file__).parents[1] / "hook"
+HOOK_DIR = shim.HOOK_DIR
 SETTLE_QUIET = 0.02
 SETTLE_LIMIT = 0.6
 OUTCOME_QUIET = 0.3
@@ -68,13 +68,6 @@ APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
 """Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
-XDOTOOL_SHIM = """#!{python} -IS
-import sys
-sys.path.insert(0, {hook!r})
-import _mm_xdotool
-sys.exit(_mm_xdotool.main(sys.argv[1:], {bin!r}))
-"""
-"""The `xdotool` first on a recorded agent's PATH (see hook/_mm_xdotool.py)."""
 
 
 def settle(backend: Backend, since: float | None = None) -> Frame:
@@ -111,9 +104,12 @@ def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
 
 
 def approach(backend: Backend, action: Action) -> None:
-    """Put the pointer where the action will happen, as pyautogui itself would first."""
-    if action.kind in APPROACH and action.point is not None:
-        backend.move(*action.point)
+    """Put the pointer where the action will happen, as pyautogui itself would first. A
+    pointer already there is not moved: a move is input, which the screen must then be
+    still after (`xdotool click 1` after the agent's own `mousemove` waits for nothing)."""
+    point = action.point
+    if action.kind in APPROACH and point is not None and backend.pointer() != point:
+        backend.move(*point)
 
 
 def _slower(a: Action, b: Action) -> int | None:
@@ -208,7 +204,9 @@ class Recorder:
 
     # ---- capturing ---------------------------------------------------------------------
 
-    def capture(self, action: Action) -> None:
+    def capture(self, action: Action, *, keep_pointer: bool = False) -> None:
+        """Keep the screen before `action`; with `keep_pointer`, the pointer is back where
+        it was afterwards (see `_pointer_kept`)."""
         with self._lock:
             action = self._at_pointer(action)
             if self.watch is not None:  # before the answer: the input follows it
@@ -216,7 +214,21 @@ class Recorder:
             if self.held is not None:
                 self.unsupported.append("input while a mouse button is held (mousedown)")
             action, note = self._pasted(action)
-            self._append(self._shoot(action, note))
+            with self._pointer_kept(keep_pointer):
+                self._append(self._shoot(action, note))
+
+    @contextlib.contextmanager
+    def _pointer_kept(self, keep: bool = True) -> Iterator[None]:
+        """Put the pointer back where it was once the screen is kept, for a channel that
+        then gives the input itself: its own move must find the pointer where the agent
+        left it. `xdotool mousemove --sync X Y click 1` waits for the pointer to move and
+        would wait out its 15 s timeout on a pointer already put on X Y by `approach`."""
+        where = self.backend.pointer() if keep else None
+        try:
+            yield
+        finally:
+            if where is not None and self.backend.pointer() != where:
+                self.backend.move(*where)
 
     def _shoot(self, action: Action, note: str = "") -> Capture:
         """The screen before `action` (the caller holds the lock)."""
@@ -298,8 +310,9 @@ class Recorder:
             self.on_warning(message)
 
     def press(self, button: str, at: tuple[int, int] | None) -> None:
-        """A mouse button goes down (xdotool mousedown): keep the screen before it."""
-        with self._lock:
+        """A mouse button goes down (xdotool mousedown): keep the screen before it (the
+        pointer put back where it was, as in `capture`)."""
+        with self._lock, self._pointer_kept():
             if self.held is not None:
                 self.unsupported.append("mousedown while a button is already held")
                 return
@@ -410,19 +423,12 @@ class Recorder:
     def _bin(self) -> str:
         return os.path.join(self._dir, "bin")
 
-    def _write_shim(self) -> None:
-        os.mkdir(self._bin)
-        shim = os.path.join(self._bin, "xdotool")
-        with open(shim, "w") as f:
-            f.write(XDOTOOL_SHIM.format(python=sys.executable, hook=str(HOOK_DIR), bin=self._bin))
-        os.chmod(shim, 0o755)
-
     def __enter__(self) -> Recorder:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(self.socket_path)
         server.listen(8)
         self._server = server
-        self._write_shim()
+        shim.write(self._bin)
         t = threading.Thread(target=self._accept, name="mm-recorder", daemon=True)
         t.start()
         self._threads.append(t)
@@ -472,8 +478,10 @@ class Recorder:
             if op in ("act", "perform"):
                 action = action_from_json(message["action"])
                 # The pointer moving while a button is held is part of the drag.
+                # A channel that acts itself (the pyautogui hook, the xdotool shim)
+                # moves the pointer itself; `mm act` is acted for by the backend here.
                 if self.held is None or action.kind is not ActionKind.MOVE:
-                    self.capture(action)
+                    self.capture(action, keep_pointer=op == "act")
                 if op == "perform":  # `mm act`: acts through the recorder's own backend
                     with self._lock:
                         self.backend.perform(self._at_pointer(action))

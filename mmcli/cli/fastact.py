@@ -1,10 +1,12 @@
-"""`mm act` under a recorder, without the CLI's start-up cost.
+"""`mm act`, without the CLI's start-up cost.
 
 An agent in a loop runs `mm act` once per action. Under `mm record` (MM_RECORD_SOCKET
 set) the recorder has the display open already: `mm act` only parses its words, sends the
-action, and the recorder captures the screen and performs it. This module is imported
-before typer, rich or numpy and uses only the standard library; anything it does not
-recognise (help, a malformed word) is left to the full CLI, which explains.
+action, and the recorder captures the screen and performs it. Outside a recorder the
+action is given through the backend's input half alone (`backends/xinput.py`: pyautogui,
+no numpy, mss or typer). This module is imported before typer, rich or numpy and uses
+only the standard library; anything it does not recognise (help, a malformed word) is
+left to the full CLI, which explains.
 """
 
 from __future__ import annotations
@@ -123,11 +125,21 @@ def _ask(path: str, request: bytes) -> bytes:
 
 
 def run(args: list[str]) -> ExitCode | None:
-    """Perform `mm act ARGS` through the recorder; None when the full CLI should."""
+    """Perform `mm act ARGS` through the recorder, or outside one through `XInput` alone;
+    None when the full CLI should."""
     path = os.environ.get(SOCKET_ENV)
-    action = parse(args) if path else None
-    if path is None or action is None:
+    action = parse(args)
+    if action is None or not (path or os.environ.get("DISPLAY")):
         return None
+    if path is None:
+        from mmcli.errors import MMError
+
+        try:
+            _give(action)
+        except MMError as e:
+            print(f"mm: error: {e}", file=sys.stderr)
+            return e.exit_code
+        return ExitCode.OK
     import json
 
     try:
@@ -142,6 +154,18 @@ def run(args: list[str]) -> ExitCode | None:
         )
         return ExitCode.ERROR
     return ExitCode.OK
+
+
+def _give(action: dict[str, Any]) -> None:
+    """The action given on the display through pyautogui's X11 layer alone: no numpy, mss
+    or typer, which the full CLI's backend loads to look at the screen."""
+    from mmcli.backends.xinput import XInput
+    from mmcli.model import Action, ActionKind
+
+    fields: dict[str, Any] = {k: v for k, v in action.items() if k != "kind"}
+    if "keys" in fields:
+        fields["keys"] = tuple(fields["keys"])
+    XInput().give(Action(ActionKind(action["kind"]), **fields))
 
 
 def main() -> None:

@@ -1,8 +1,9 @@
 """Runs as `xdotool` on a recorded agent's PATH: reports each input action, then runs the
 real xdotool.
 
-`mm record` (and a replay handing over to its agent) puts a small `xdotool` script first
-on the agent's PATH; it calls `main()` here. The command line is parsed the way xdotool
+`mm record` (and a replay handing over to its agent) puts a small `xdotool` shell script
+first on the agent's PATH (capture/shim.py); a line with input in it comes to `main()`
+here, others go straight to the real xdotool. The command line is parsed the way xdotool
 parses it (commands chained on one line included); each recordable action is sent to the
 recorder over the Unix socket named by `MM_RECORD_SOCKET`, which fingerprints the screen
 and answers, and only then does the real xdotool (the next one on PATH) perform it. Its
@@ -11,18 +12,22 @@ exit code and output are the agent's, unchanged. Input that cannot be recorded
 the recording fails loudly instead of being saved incomplete. Every other command
 (`search`, `getmouselocation`, `windowactivate`, ...) passes through unrecorded.
 
-It is started once per action: it imports only what it needs from the standard library,
-and nothing from mmcli (the agent's interpreter may not have it).
+It is started once per action: it imports nothing beyond what Python has loaded at start
+(`os`, `sys`) and two C modules, `_socket` and `_json`, and nothing from mmcli (the agent's
+interpreter may not have it): `json`, `socket`, `dataclasses` and `typing` would pull in
+`re`, `enum` and `inspect`, 20-70 ms of every action on a loaded machine.
 """
 
 from __future__ import annotations
 
-import json
+import _json  # the C encoder `json` itself uses for strings
+import _socket
 import os
-import socket
 import sys
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 
@@ -99,14 +104,19 @@ def key_name(keysym: str) -> str | None:
 # ---- parsing a command line -------------------------------------------------------------
 
 
-@dataclass
 class Op:
-    """One piece of the chain: the argv that performs it, and what to tell the recorder."""
+    """One piece of the chain: the argv that performs it, what to tell the recorder, and
+    whether it is an input command (reported or deliberately folded into the next one)."""
 
-    argv: list[str]
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    recorded: bool = False
-    """An input command (reported or deliberately folded into the next one)."""
+    def __init__(
+        self,
+        argv: list[str],
+        messages: list[dict[str, Any]] | None = None,
+        recorded: bool = False,
+    ) -> None:
+        self.argv = argv
+        self.messages = [] if messages is None else messages
+        self.recorded = recorded
 
 
 class Unsupported(Exception):
@@ -166,13 +176,13 @@ def _until_command(args: list[str], i: int) -> int:
     return i
 
 
-@dataclass
 class _Chain:
     """What the chain knows while parsing: where the pointer was sent, whether a button
     is held down by an earlier command of the same line."""
 
-    at: tuple[int, int] | None = None
-    pressed: bool = False
+    def __init__(self) -> None:
+        self.at: tuple[int, int] | None = None
+        self.pressed = False
 
 
 def _act(action: dict[str, Any]) -> dict[str, Any]:
@@ -389,21 +399,44 @@ def real_xdotool(own_dir: str) -> str | None:
     return None
 
 
+def dumps(value: Any) -> str:
+    """`value` (str, int, bool, None, lists and dicts of them) as `json.dumps` writes it."""
+    if isinstance(value, str):
+        return str(_json.encode_basestring_ascii(value))
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(dumps(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{dumps(str(k))}: {dumps(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"{type(value).__name__} is not sent to the recorder")
+
+
+OK = b'{"ok": true}\n'
+"""The recorder's answer to an action it has captured (`json.dumps({"ok": True})`)."""
+
+
 class Link:
     def __init__(self, path: str) -> None:
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         self._sock.connect(path)
-        self._file = self._sock.makefile("rwb")
 
     def send(self, message: dict[str, Any]) -> None:
-        self._file.write(json.dumps(message).encode() + b"\n")
-        self._file.flush()
-        line = self._file.readline()
-        if not line:
-            raise RuntimeError("the recorder went away; stopping so no action goes unrecorded")
-        reply = json.loads(line)
-        if not reply.get("ok"):
-            raise RuntimeError(str(reply.get("error", "the recorder refused the action")))
+        self._sock.sendall(dumps(message).encode() + b"\n")
+        line = b""
+        while not line.endswith(b"\n"):  # one request at a time: one line answers it
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("the recorder went away; stopping so no action goes unrecorded")
+            line += chunk
+        if line != OK:
+            import json  # only to read why the recorder refused
+
+            reply = json.loads(line)
+            if not reply.get("ok"):
+                raise RuntimeError(str(reply.get("error", "the recorder refused the action")))
 
 
 def main(argv: list[str], own_dir: str) -> int:

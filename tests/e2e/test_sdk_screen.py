@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mmcli import Engine, ScreenCheck
-from mmcli.backends.x11 import import_pyautogui
+from mmcli.backends.xinput import import_pyautogui
 from mmcli.sdk.document import summary
 from tests.sdk.docs_examples import examples, run_example
 

@@ -65,3 +65,21 @@ def test_an_unknown_key_is_refused(xdisplay: str, args: list[str]) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("mm: error: unknown key ")
     assert "mm act type TEXT" in result.stderr
+
+
+def test_act_outside_a_recorder_loads_neither_the_screen_nor_the_cli(entry: Path) -> None:
+    """An agent runs one `mm act` per action: outside a recorder it gives the input
+    through pyautogui alone (about pyautogui's own start), not numpy, mss or typer."""
+    for args in (["click", "200", "52"], ["type", "ok <é>"], ["press", "end"]):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mmcli", "act", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+        assert "pyautogui" in imported
+        assert not imported & {"numpy", "mss", "typer", "mmcli.backends.base"}
+    wait_until(lambda: entry.exists() and entry.read_text(encoding="utf-8") == "ok <é>", 30,
+               "the typed text")  # fmt: skip

@@ -74,6 +74,16 @@ def test_click_and_scroll_without_a_point_act_at_the_pointer(rec: Recorder) -> N
     assert rec.captures[0].action.button == "right"
 
 
+def test_a_pointer_already_on_target_is_not_moved(rec: Recorder) -> None:
+    # A move is input: the screen would have to be still for 20 ms after it again.
+    rec.backend.move(42, 43)
+    moved_at = rec.backend.input_at
+    send(rec, act(kind="click", button="left"), act(kind="click", x=42, y=43, clicks=2))
+    send(rec, {"op": "button", "state": "down", "button": "left"})
+    assert rec.backend.input_at == moved_at
+    assert [c.action.point for c in rec.captures] == [(42, 43), (42, 43)]
+
+
 def test_press_and_release_elsewhere_is_a_drag_captured_before_the_press(rec: Recorder) -> None:
     send(rec, {"op": "button", "state": "down", "button": "left", "x": 100, "y": 110})
     rec.backend.move(200, 210)  # the agent's own mousemove, in another xdotool
@@ -89,6 +99,19 @@ def test_press_and_release_in_place_is_a_click(rec: Recorder) -> None:
     send(rec, {"op": "button", "state": "down", "button": "left", "x": 7, "y": 8})
     send(rec, {"op": "button", "state": "up", "button": "left", "x": 7, "y": 8})
     assert [c.action for c in rec.captures] == [Action(ActionKind.CLICK, x=7, y=8)]
+
+
+def test_the_screen_is_kept_with_the_pointer_on_target_and_the_pointer_put_back(
+    rec: Recorder,
+) -> None:
+    # The agent's own input then moves the pointer: `xdotool mousemove --sync` waits
+    # for a move, and would wait out its timeout on a pointer already there.
+    rec.backend.move(5, 6)
+    send(rec, act(kind="click", x=300, y=185))
+    send(rec, {"op": "button", "state": "down", "button": "left", "x": 100, "y": 110})
+    assert rec.held is not None
+    assert [c.pointer for c in [*rec.captures, rec.held]] == [(300, 185), (100, 110)]
+    assert rec.backend.pointer() == (5, 6)
 
 
 def test_a_button_left_held_or_released_unpressed_is_unsupported(rec: Recorder) -> None:
@@ -130,6 +153,7 @@ def test_perform_records_then_acts_through_the_recorder_backend(rec: Recorder) -
     ]
     assert kinds(rec) == ["click"]
     assert rec.backend.performed == [Action(ActionKind.CLICK, x=5, y=6)]  # type: ignore[attr-defined]
+    assert rec.backend.pointer() == (5, 6)  # acted for here: no need to put it back
 
 
 def test_the_agent_gets_a_recording_xdotool_first_on_path(rec: Recorder) -> None:

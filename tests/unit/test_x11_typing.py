@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import pytest
 
-from mmcli.backends import x11
+from mmcli.backends import xinput as x11
 
 
 class Keys:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mmcli.capture import shim as front
 from mmcli.hook import _mm_xdotool as shim
 
 
@@ -185,3 +189,58 @@ def test_real_xdotool_is_the_next_on_path(tmp_path: Path, monkeypatch: pytest.Mo
     assert shim.real_xdotool(str(own)) == str(other / "xdotool")
     monkeypatch.setenv("PATH", str(own))
     assert shim.real_xdotool(str(own)) is None
+
+
+def test_messages_are_written_as_json_dumps_writes_them() -> None:
+    for message in [
+        {"op": "act", "action": {"kind": "type", "text": 'Zoë "A"\\\n\t\x01 <ada@x.org>'}},
+        {"op": "act", "action": {"kind": "hotkey", "keys": ["ctrl", "v"], "clicks": -3}},
+        {"op": "button", "state": "down", "button": "left", "x": None, "ok": False, "y": True},
+    ]:
+        assert shim.dumps(message) == json.dumps(message)
+
+
+def test_the_shim_loads_no_module_beyond_two_c_ones(tmp_path: Path) -> None:
+    # Each action starts it: `json`, `socket`, `dataclasses` would cost 20-70 ms each time.
+    code = (
+        "import sys; before = set(sys.modules); sys.path.insert(0, sys.argv[1]); "
+        "import _mm_xdotool; print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    hook = str(Path(shim.__file__).parent)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code, hook], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    loaded = set(done.stdout.split()) - {"_mm_xdotool", "__future__"}
+    assert loaded <= {"_json", "_socket", "os", "os.path", "posixpath", "genericpath", "stat",
+                      "_stat", "_collections_abc"}, loaded  # fmt: skip
+
+
+def test_the_shell_front_knows_every_xdotool_command_as_input_or_passing() -> None:
+    assert not set(front.INPUT) & set(front.PASSING)
+    assert set(front.INPUT) | set(front.PASSING) == shim.COMMANDS
+
+
+def test_a_line_without_input_runs_the_real_xdotool_from_the_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real, log = tmp_path / "real", tmp_path / "ran"
+    real.mkdir()
+    (real / "xdotool").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexit 3\n')
+    (real / "xdotool").chmod(0o755)
+    monkeypatch.setattr(front.sys, "executable", "/bin/false")  # Python would fail: exit 1
+    front.write(str(tmp_path / "bin"))
+    env = {"PATH": f"{tmp_path / 'bin'}:{real}:/usr/bin:/bin", "MM_RECORD_SOCKET": "/nowhere"}
+
+    def run(line: str) -> int:
+        return subprocess.run(["xdotool", *shlex.split(line)], env=env).returncode
+
+    assert run("getmouselocation --shell") == 3
+    assert run("search --name '^typed' windowactivate") == 3
+    assert log.read_text() == "getmouselocation --shell\nsearch --name ^typed windowactivate\n"
+    for line in [
+        "search --name x windowactivate type hi",
+        "search --name 'a type b'",  # a word spaced as an input command: Python tells
+        "mousemove 1 2",
+        "/tmp/s.xdo",
+        "",
+    ]:
+        assert run(line) == 1, line  # through Python

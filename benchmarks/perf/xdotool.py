@@ -1,0 +1,192 @@
+"""The reference agent's xdotool command lines, bare and under `mm record`, side by side.
+
+    python -m benchmarks.perf.xdotool [--rounds 3] [--repeats 5] [--json out.json]
+
+The widely copied computer-use reference agent acts by running one `xdotool` command line
+per action (mouse_move, left_click with and without a point, double_click, mouse
+down/up, type in chunks of 50 with a 12 ms delay, key, cursor_position) and `mm act`
+is the channel for agents in any other language. On a fresh Xvfb with the example app,
+one bash agent runs each of those exact command lines `--repeats` times, timing each
+with `$EPOCHREALTIME` around it; the agent runs bare and under `mm record --observe 0`
+in alternating sessions (`--rounds` of each). The pointer alternates between two fields,
+so each `mousemove --sync` is a real move (bare xdotool waits out its 15 s timeout for a
+pointer already there too). Per command line: the median bare and under `mm record`
+and their difference (target <= 30 ms). Bare, `mm act click` runs outside any recorder:
+its start-up against `python -c pass` (target <= 5x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from benchmarks.perf.common import (
+    Figure,
+    Report,
+    Spread,
+    mm_command,
+    mm_env,
+    run_benchmark,
+    run_timed,
+    say,
+)
+from examples.world import LoanApp
+
+OVERHEAD_MS = 30.0
+ACT_RATIO = 5.0
+CHUNK = "John Smith "
+"""One chunk of typed text (the reference agent types chunks of up to 50 characters)."""
+
+
+def command_lines(a: str, b: str, mm: str) -> list[tuple[str, str]]:
+    """(key, command line) in the order one round runs them; the pointer starts at `b`.
+    Each key is timed once a round except `mousemove`, timed twice."""
+    return [
+        ("mousemove --sync", f"xdotool mousemove --sync {a}"),
+        ("click 1", "xdotool click 1"),
+        ("mm act click", f"{mm} act click {a}"),
+        ("type chunk", f"xdotool type --delay 12 -- {shlex.quote(CHUNK)}"),
+        ("key", "xdotool key -- End"),
+        ("mousemove --sync click 1", f"xdotool mousemove --sync {b} click 1"),
+        ("mousemove", f"xdotool mousemove {a}"),
+        ("click --repeat 2 --delay 10", "xdotool click --repeat 2 --delay 10 1"),
+        ("mousedown 1", "xdotool mousedown 1"),
+        ("mouseup 1", "xdotool mouseup 1"),
+        ("getmouselocation", "xdotool getmouselocation --shell"),
+        ("search", "xdotool search --name '^Acme Loan Intake$'"),
+        ("mousemove", f"xdotool mousemove {b}"),
+        ("python -c pass", f"{shlex.quote(sys.executable)} -c pass"),
+    ]
+
+
+def agent_script(lines: list[tuple[str, str]], b: str, repeats: int) -> str:
+    """Bash that runs the command lines `repeats` times, appending `key start end` for
+    each to the file named by $MM_BENCH_TIMES."""
+    timed = "\n".join(f"  t {shlex.quote(key)} {line}" for key, line in lines)
+    return f"""set -e
+t() {{
+  local key=$1 start=$EPOCHREALTIME
+  shift
+  "$@" >/dev/null
+  echo "$key|$start|$EPOCHREALTIME" >> "$MM_BENCH_TIMES"
+}}
+xdotool mousemove {b}
+for ((round = 0; round < {repeats}; round++)); do
+{timed}
+done
+"""
+
+
+def _times(path: Path) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = defaultdict(list)
+    for line in path.read_text().splitlines():
+        key, start, end = line.split("|")
+        out[key].append((float(end) - float(start)) * 1000)
+    path.unlink()
+    return out
+
+
+def _mm() -> str:
+    """`mm` as an agent runs it: the installed command beside this Python, if there is one."""
+    script = Path(sys.executable).with_name("mm")
+    return shlex.quote(str(script)) if script.exists() else shlex.join(mm_command())
+
+
+def run(args: argparse.Namespace, work: Path) -> Report:
+    if shutil.which("xdotool") is None:
+        raise SystemExit("xdotool is not installed (apt-get install xdotool)")
+    app = LoanApp(work / "app").start()
+    try:
+        a, b = ("{} {}".format(*app.center(label)) for label in ("Name", "Email"))
+        lines = command_lines(a, b, _mm())
+        script = work / "agent.sh"
+        script.write_text(agent_script(lines, b, args.repeats))
+        times = work / "times"
+        samples: dict[str, dict[str, list[float]]] = {"bare": {}, "record": {}}
+        env = {**os.environ, "MM_BENCH_TIMES": str(times)}
+        for i in range(args.rounds):
+            for mode in ("bare", "record") if i % 2 == 0 else ("record", "bare"):
+                if mode == "bare":
+                    command = ["bash", str(script)]
+                    run_env = env
+                else:
+                    command = mm_command(
+                        "record", f"xdotool-{i}", "--observe", "0", "--", "bash", str(script)
+                    )
+                    run_env = mm_env(work / "store", MM_BENCH_TIMES=str(times))
+                done = run_timed(command, run_env, timeout=900)
+                if done.returncode != 0:
+                    raise SystemExit(f"{mode} run failed ({done.returncode}):\n{done.stderr}")
+                for key, values in _times(times).items():
+                    samples[mode].setdefault(key, []).extend(values)
+                say(f"round {i + 1}: {mode} {done.wall:.1f} s")
+    finally:
+        app.stop()
+    return _report(args, lines, samples)
+
+
+def _report(
+    args: argparse.Namespace,
+    lines: list[tuple[str, str]],
+    samples: dict[str, dict[str, list[float]]],
+) -> Report:
+    report = Report(
+        f"xdotool command lines bare and under mm record, {args.rounds} sessions each, "
+        f"{args.repeats} repeats a session"
+    )
+    shown = dict(lines)
+    for key in shown:
+        bare, rec = (Spread.of(samples[m][key]) for m in ("bare", "record"))
+        over = rec.median - bare.median
+        best = min(samples["record"][key]) - min(samples["bare"][key])
+        command = shown[key].replace(sys.executable, "python")
+        if key == "python -c pass":
+            report.add(Figure("python_ms", "python -c pass", bare.median, "ms", spread=bare))
+            continue
+        if key == "mm act click":
+            report.add(
+                Figure("act_outside_ms", "mm act click, outside a recorder", bare.median, "ms",
+                       spread=bare)
+            )  # fmt: skip
+            report.add(
+                Figure("act_recorded_ms", "mm act click, under mm record", rec.median, "ms",
+                       spread=rec)
+            )  # fmt: skip
+            continue
+        report.add(Figure(f"{key}_bare_ms", f"{command}: bare", bare.median, "ms", spread=bare))
+        report.add(
+            Figure(f"{key}_record_ms", f"{command}: under mm record", rec.median, "ms",
+                   spread=rec)
+        )  # fmt: skip
+        report.add(
+            Figure(f"{key}_overhead_ms", f"{command}: overhead", over, "ms", OVERHEAD_MS,
+                   note=f"best of each: {best:+.1f} ms")
+        )  # fmt: skip
+    python = statistics.median(samples["bare"]["python -c pass"])
+    act = statistics.median(samples["bare"]["mm act click"])
+    report.add(
+        Figure("act_outside_ratio", "mm act click outside a recorder / python -c pass",
+               act / python, "x", ACT_RATIO)
+    )  # fmt: skip
+    report.details = {
+        mode: {k: [round(v, 2) for v in vs] for k, vs in by_key.items()}
+        for mode, by_key in samples.items()
+    }
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="sessions of each mode")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of commands a session")
+    return run_benchmark(parser, run)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
