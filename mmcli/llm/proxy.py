@@ -4,14 +4,22 @@ tree, forwards to the model where it departs, and records what the model answere
 Standard library only: a `ThreadingHTTPServer` on 127.0.0.1 and `http.client` to the
 upstream. Request headers (API keys) go to the upstream and nowhere else: they are never
 stored or logged. Bodies are logged nowhere either.
+
+Binding 127.0.0.1 keeps other hosts out, not the machine's other users: every request must
+carry the server's token as the first part of its path (`/t/TOKEN/v1/messages`), which the
+SDKs send without a change when their base URL ends with it. Anything else is refused with
+401 before its body is read, so it is neither answered nor recorded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import http.client
 import json
 import os
+import re
+import secrets
 import socket
 import threading
 import traceback
@@ -56,6 +64,33 @@ UPSTREAM_TIMEOUT = 600.0
 MAX_BODY = 256 * 1024 * 1024
 REFUSED_STATUS = 422
 """A miss with no model allowed: a client error the SDKs surface without retrying."""
+TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{22,128}")
+"""A token `mm proxy` accepts from `MM_PROXY_TOKEN`: URL-safe, at least 128 bits' worth."""
+UNAUTHORIZED = {
+    "type": "error",
+    "error": {
+        "type": "authentication_error",
+        "message": "mm: this proxy answers only requests whose path starts with its token "
+        "(/t/TOKEN/...; see docs/llm.md)",
+    },
+}
+
+
+def new_proxy_token() -> str:
+    """A per-run token: 256 random bits, URL-safe (it travels in the base URL's path)."""
+    return secrets.token_urlsafe(32)
+
+
+def strip_token(path: str, token: str) -> str | None:
+    """`path` without its leading `/t/TOKEN`, or None when it does not carry `token`.
+    Compared in constant time: the answer takes as long for a near miss as for a far one."""
+    parts = path.split("/", 3)
+    if len(parts) < 3 or parts[0] != "" or parts[1] != "t":
+        return None
+    given = parts[2].encode("utf-8", "replace")
+    if not hmac.compare_digest(given, token.encode("utf-8")):
+        return None
+    return "/" + parts[3] if len(parts) == 4 else "/"
 
 
 def upstreams(environ: Mapping[str, str], override: str | None = None) -> dict[str, str]:
@@ -164,8 +199,12 @@ class Handler(BaseHTTPRequestHandler):
                 self._send_json(500, {"error": problem})
 
     def _post(self) -> None:
+        path = strip_token(self.path.split("?", 1)[0], self.server.token)
+        if path is None:  # not from the run that owns this proxy: nothing read, nothing kept
+            self._send_json(401, UNAUTHORIZED, close=True)
+            return
         try:
-            routed = self.server.route(self.path.split("?", 1)[0])
+            routed = self.server.route(path)
         except MMError as e:  # `mm proxy`: a name that is not a model-API recording
             self._send_json(400, {"error": {"type": "invalid_request_error", "message": str(e)}})
             return
@@ -273,10 +312,12 @@ class Handler(BaseHTTPRequestHandler):
         if data:
             self.wfile.flush()
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any, close: bool = False) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
+        if close:  # the request's body was not read: the connection cannot go on
+            self.send_header("Connection", "close")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -296,8 +337,9 @@ class ProxyServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, route: Route, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, route: Route, token: str, port: int = 0, host: str = "127.0.0.1") -> None:
         self.route = route
+        self.token = token
         super().__init__((host, port), Handler)
 
     @property
@@ -306,7 +348,13 @@ class ProxyServer(ThreadingHTTPServer):
 
     @property
     def root(self) -> str:
+        """The server's address, for people: requests to it are refused."""
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base(self) -> str:
+        """Where clients send requests: the address and the token (a secret)."""
+        return f"{self.root}/t/{self.token}"
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up mid-stream; nothing to tell (and no bodies in logs)
@@ -325,9 +373,9 @@ def single_route(session: Session) -> Route:
 class Serving:
     """A `ProxyServer` answering in a background thread for the length of a `with`."""
 
-    def __init__(self, route: Route, port: int = 0) -> None:
+    def __init__(self, route: Route, port: int = 0, token: str | None = None) -> None:
         try:
-            self.server = ProxyServer(route, port)
+            self.server = ProxyServer(route, token or new_proxy_token(), port)
         except OSError as e:
             raise MMError(f"cannot listen on 127.0.0.1:{port} ({e.strerror})") from None
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -1,8 +1,8 @@
 """`mm record --llm`, `mm replay` of a model-API recording, and `mm proxy`.
 
 The agent runs with its SDKs pointed at the proxy (`ANTHROPIC_BASE_URL`,
-`OPENAI_BASE_URL`); what it does on the screen is its own business. A recording is
-saved only when the agent exits 0.
+`OPENAI_BASE_URL`, the proxy's token in their path: nobody else is answered); what it does
+on the screen is its own business. A recording is saved only when the agent exits 0.
 """
 
 from __future__ import annotations
@@ -54,8 +54,10 @@ class LLMResult:
         }
 
 
-def agent_env(root: str, name: str, values: Values, replay: bool) -> dict[str, str]:
-    env = {shape.env: shape.base_for_agent(root) for shape in SHAPES.values()}
+def agent_env(base: str, name: str, values: Values, replay: bool) -> dict[str, str]:
+    """The agent's environment: its SDKs' base URLs at `base` (the proxy's address and
+    token), the recording's name, params and secrets as in screen mode."""
+    env = {shape.env: shape.base_for_agent(base) for shape in SHAPES.values()}
     env.update(MM_RECORDING=name, **values.env())
     if replay:
         env["MM_REPLAY"] = "1"
@@ -97,7 +99,7 @@ def record_llm(
     with Serving(single_route(session)) as server:
         if progress is not None:
             progress(f"model API proxy on {server.root}")
-        run = run_agent(command, agent_env(server.root, name, values, False), agent_timeout)
+        run = run_agent(command, agent_env(server.base, name, values, False), agent_timeout)
     result = LLMResult(Outcome.NOT_RECORDED, run.returncode, forwarded=session.stats.forwarded)
     result.agent_returncode = run.returncode
     if run.timed_out:
@@ -154,7 +156,7 @@ def replay_llm(
     )
     started = time.monotonic()
     with Serving(single_route(session)) as server:
-        run = run_agent(command, agent_env(server.root, name, values, True), agent_timeout)
+        run = run_agent(command, agent_env(server.base, name, values, True), agent_timeout)
     stats = session.stats
     result = LLMResult(
         Outcome.FROM_MEMORY,
@@ -268,16 +270,19 @@ def serve(
     policy: Policy = Policy.DEFAULT,
     upstream: str | None = None,
     no_upstream: bool = False,
+    token: str | None = None,
     progress: Progress | None = None,
-    ready: Callable[[str], None] | None = None,
+    ready: Callable[[str, str], None] | None = None,
 ) -> None:
-    """Serve until interrupted (Ctrl-C ends it with `Aborted` from the CLI's handler)."""
+    """Serve until interrupted (Ctrl-C ends it with `Aborted` from the CLI's handler).
+    Only requests under `/t/TOKEN/` are answered (`token`, else a new one); `ready` is
+    told the address and the token."""
     router = Router(
         store, values, policy, None if no_upstream else upstreams(os.environ, upstream), progress
     )
-    with Serving(router, port) as server:
+    with Serving(router, port, token) as server:
         if ready is not None:
-            ready(server.root)
+            ready(server.root, server.token)
         try:
             while True:
                 time.sleep(3600)
