@@ -62,6 +62,7 @@ HOP_BY_HOP = {
 }
 UPSTREAM_TIMEOUT = 600.0
 MAX_BODY = 256 * 1024 * 1024
+STREAM_READ = 64 * 1024
 REFUSED_STATUS = 422
 """A miss with no model allowed: a client error the SDKs surface without retrying."""
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{22,128}")
@@ -111,6 +112,8 @@ class Stats:
     forwarded: int = 0
     refused: int = 0
     failed: int = 0
+    unfinished: int = 0
+    """Answers passed on but not learned: an error, or not ended as its API ends one."""
     reasons: list[str] = field(default_factory=list)
 
 
@@ -277,35 +280,82 @@ class Handler(BaseHTTPRequestHandler):
         walk: Walk,
         response: http.client.HTTPResponse,
     ) -> None:
-        streaming = "text/event-stream" in (response.getheader("Content-Type") or "")
+        """Pass the upstream's response on as it is, and learn its answer only when the
+        model finished it: HTTP 200 and a body with its stop reason, or a stream that ran to
+        its API's own end. An error, a half answer, a cut stream is never learned."""
+        if "text/event-stream" in (response.getheader("Content-Type") or ""):
+            self._relay_stream(session, shape, conv, walk, response)
+            return
+        try:
+            data = response.read()
+        except (OSError, http.client.HTTPException) as e:  # cut before its end
+            with session.lock:
+                session.stats.failed += 1
+            message = f"mm: the model's answer was cut off ({type(e).__name__})"
+            self._send_json(502, shape.error(502, message))
+            return
+        self._send_head(response)
+        # Learned before the response ends, so that an agent's next request (or a
+        # `mm proxy` client reading the store) already finds it.
+        if response.status == 200:
+            with contextlib.suppress(ValueError):
+                self._learn(session, shape, conv, walk, shape.finished(json.loads(data)))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _relay_stream(
+        self,
+        session: Session,
+        shape: Shape,
+        conv: Conversation,
+        walk: Walk,
+        response: http.client.HTTPResponse,
+    ) -> None:
+        self._send_head(response)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        parts: list[bytes] = []
+        try:
+            # read1, not readline: readline takes a chunked stream cut short for its end.
+            while data := response.read1(STREAM_READ):
+                parts.append(data)
+                self._chunk(data)
+            cut = bool(response.length)  # a Content-Length that promised more
+        except (OSError, http.client.HTTPException):
+            cut = True
+        if cut:
+            # So is the agent's stream (no final chunk): its SDK reports the broken stream
+            # it is, and nothing of it is learned.
+            with session.lock:
+                session.stats.failed += 1
+            self.close_connection = True
+            return
+        if response.status == 200:
+            events = list(parse_sse(b"".join(parts).splitlines(keepends=True)))
+            self._learn(session, shape, conv, walk, shape.finished_stream(events))
+        self._chunk(b"")
+
+    def _send_head(self, response: http.client.HTTPResponse) -> None:
         self.send_response(response.status)
         for key, value in response.getheaders():
             if key.lower() not in HOP_BY_HOP:
                 self.send_header(key, value)
-        # The exchange is learned before the response ends, so that an agent's next
-        # request (or a `mm proxy` client reading the store) already finds it.
-        if not streaming:
-            data = response.read()
-            if response.status == 200:
-                with contextlib.suppress(ValueError, AttributeError, TypeError, IndexError):
-                    session.learn(shape, conv, walk, shape.answer_of(json.loads(data)))
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+
+    def _learn(
+        self,
+        session: Session,
+        shape: Shape,
+        conv: Conversation,
+        walk: Walk,
+        answer: dict[str, Any] | None,
+    ) -> None:
+        if answer is None:
+            with session.lock:
+                session.stats.unfinished += 1
             return
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        lines: list[bytes] = []
-        while True:
-            line = response.readline()
-            if not line:
-                break
-            lines.append(line)
-            self._chunk(line)
-        if response.status == 200:
-            with contextlib.suppress(ValueError, KeyError, AttributeError, TypeError, IndexError):
-                session.learn(shape, conv, walk, shape.collect_stream(parse_sse(lines)))
-        self._chunk(b"")
+        with contextlib.suppress(ValueError, KeyError, AttributeError, TypeError, IndexError):
+            session.learn(shape, conv, walk, answer)
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -5,7 +5,9 @@ conversation, how to read the answer from a response or from an event stream, an
 write an answer back as a response or a well-formed event stream of its own kind.
 
 An answer is kept as `{"message": assistant turn, "stop": why it ended, "model": ...,
-"usage": {...}}`, the same whether it came streamed or not.
+"usage": {...}}`, the same whether it came streamed or not; and only when the model
+finished it (`finished`, `finished_stream`): a body with its stop reason, a stream with
+its API's own end (Anthropic's `message_stop`, OpenAI's `data: [DONE]`) and no error in it.
 """
 
 from __future__ import annotations
@@ -64,6 +66,14 @@ class Shape:
     def collect_stream(self, events: Iterable[tuple[str | None, str]]) -> dict[str, Any]:
         raise NotImplementedError
 
+    def finished(self, response: Any) -> dict[str, Any] | None:
+        """The answer in a response body, if the model finished it; else None."""
+        raise NotImplementedError
+
+    def finished_stream(self, events: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+        """The answer in an event stream, if it ran to its API's own end; else None."""
+        raise NotImplementedError
+
     def response(self, answer: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -94,6 +104,31 @@ class Anthropic(Shape):
             "model": response.get("model", ""),
             "usage": _usage(response.get("usage")),
         }
+
+    def finished(self, response: Any) -> dict[str, Any] | None:
+        if (
+            not isinstance(response, dict)
+            or response.get("type") != "message"
+            or not _named(response.get("stop_reason"))
+            or not isinstance(response.get("content"), list)
+        ):
+            return None
+        return self.answer_of(response)
+
+    def finished_stream(self, events: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+        kinds, stopped = [], False
+        for name, data in events:
+            event = _json_object(data)
+            kind = event.get("type") if event is not None else None
+            if name == "error" or kind == "error" or (event is None and name != "ping"):
+                return None  # overloaded, or a line that is not the API's
+            kinds.append(kind)
+            delta = (event or {}).get("delta")
+            if kind == "message_delta" and isinstance(delta, dict):
+                stopped = stopped or _named(delta.get("stop_reason"))
+        if not kinds or kinds[0] != "message_start" or kinds[-1] != "message_stop" or not stopped:
+            return None
+        return self.collect_stream(events)
 
     def collect_stream(self, events: Iterable[tuple[str | None, str]]) -> dict[str, Any]:
         message: dict[str, Any] = {}
@@ -217,6 +252,31 @@ class OpenAI(Shape):
             "usage": _usage(response.get("usage")),
         }
 
+    def finished(self, response: Any) -> dict[str, Any] | None:
+        choices = response.get("choices") if isinstance(response, dict) else None
+        if (
+            not isinstance(choices, list)
+            or not choices
+            or not isinstance(choices[0], dict)
+            or not isinstance(choices[0].get("message"), dict)
+            or not _named(choices[0].get("finish_reason"))
+        ):
+            return None
+        return self.answer_of(response)
+
+    def finished_stream(self, events: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+        if not events or events[-1][1].strip() != "[DONE]":
+            return None
+        stopped = False
+        for _, data in events[:-1]:
+            chunk = _json_object(data)
+            if chunk is None or "error" in chunk or not isinstance(chunk.get("choices"), list):
+                return None
+            for choice in chunk["choices"]:
+                if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                    stopped = stopped or _named(choice.get("finish_reason"))
+        return self.collect_stream(events) if stopped else None
+
     def collect_stream(self, events: Iterable[tuple[str | None, str]]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant"}
         calls: dict[int, dict[str, Any]] = {}
@@ -313,6 +373,19 @@ class OpenAI(Shape):
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": "invalid_request_error", "code": status}}
+
+
+def _named(value: Any) -> bool:
+    """A stop reason the API gave: a non-empty string."""
+    return isinstance(value, str) and bool(value)
+
+
+def _json_object(data: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _usage(value: Any) -> dict[str, Any]:
