@@ -7,7 +7,8 @@
     command = ["python", "agent.py"]
     params = ["name"]
 
-    [setups]                      model, system prompt and tools, by digest (JSON text)
+    [setups]                      each request's keyed fields (model, system prompt, tools,
+                                  ...), by digest (JSON text)
     3f2a9c... = '{"model": "...", "system": "...", "tools": [...]}'
 
     [screens.s-1a2b3c4d]          a screenshot: its fingerprint; its thumbnail beside

@@ -227,7 +227,8 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, shape.error(400, "mm: the request body is not a JSON object"))
             return
-        conv = conversation(shape, body, session.values)
+        query = urlsplit(self.path).query
+        conv = conversation(shape, body, session.values, self.headers.items(), query)
         walk = session.lookup(conv)
         if walk.hit is not None and session.replay:
             answer = session.answer(shape, conv, walk)
