@@ -113,7 +113,7 @@ def record_llm(
     if not session.new:
         raise MMError("the agent exited 0 without calling the model; nothing to record")
     rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
-    save(store, rec, session.new, overwrite=overwrite)
+    save(store, rec, session.new, overwrite=overwrite, create=not add)
     result.outcome, result.saved = Outcome.RECORDED, len(session.new)
     return result
 
