@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER
 from mmcli.params import Values, parametrize
 from mmcli.screen.matcher import Policy
+from mmcli.store.inuse import in_use
 from mmcli.store.recordings import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -139,7 +141,25 @@ def replay_llm(
 ) -> LLMResult:
     """Run the agent behind the proxy answering from `name`'s tree; a miss goes to the
     model (the rest of the run is saved as a branch on exit 0), or is refused with
-    `no_agent` (exit 3)."""
+    `no_agent` (exit 3). The recording is marked in use throughout, as for a screen
+    replay: `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave it alone."""
+    with in_use(store, name):
+        return _replay_llm(
+            store, name, values, agent, no_agent, policy, upstream, agent_timeout, progress
+        )
+
+
+def _replay_llm(
+    store: Store,
+    name: str,
+    values: Values,
+    agent: Sequence[str] | None,
+    no_agent: bool,
+    policy: Policy,
+    upstream: str | None,
+    agent_timeout: float | None,
+    progress: Progress | None,
+) -> LLMResult:
     rec = load(store, name)
     command = list(agent or [])
     if not command:
@@ -224,6 +244,9 @@ class Router:
         self.upstream = dict(upstream) if upstream is not None else None
         self.progress = progress
         self.sessions: dict[str, Session] = {}
+        self.marks = contextlib.ExitStack()
+        """A recording served is marked in use until the proxy stops (`close`)."""
+        self.lock = threading.Lock()
 
     def __call__(self, path: str) -> tuple[Session, Shape] | None:
         parts = path.split("/", 3)
@@ -240,12 +263,20 @@ class Router:
         return self.session(name), shape
 
     def session(self, name: str) -> Session:
-        if name not in self.sessions:
-            rec = load(self.store, name) if self.store.exists(name) else LLMRecording(name, now())
-            self.sessions[name] = Session(
-                rec, self.values.all, self.policy, self.upstream, on_new=self._saved
-            )
-        return self.sessions[name]
+        with self.lock:
+            if name not in self.sessions:
+                with contextlib.ExitStack() as mark:
+                    mark.enter_context(in_use(self.store, name))
+                    exists = self.store.exists(name)
+                    rec = load(self.store, name) if exists else LLMRecording(name, now())
+                    self.marks.push(mark.pop_all())  # kept only for a recording served
+                self.sessions[name] = Session(
+                    rec, self.values.all, self.policy, self.upstream, on_new=self._saved
+                )
+            return self.sessions[name]
+
+    def close(self) -> None:
+        self.marks.close()
 
     def _saved(self, session: Session, node: int) -> None:
         rec = session.recording
@@ -280,7 +311,7 @@ def serve(
     router = Router(
         store, values, policy, None if no_upstream else upstreams(os.environ, upstream), progress
     )
-    with Serving(router, port, token) as server:
+    with contextlib.closing(router), Serving(router, port, token) as server:
         if ready is not None:
             ready(server.root, server.token)
         try:
