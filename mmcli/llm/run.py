@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from mmcli.desktop.agent import run_agent
 from mmcli.errors import ExitCode, MMError, Outcome, RecordingExists, StoreError, UsageError
 from mmcli.llm.document import LLMRecording, load, now, save
+from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER
@@ -115,6 +116,7 @@ def record_llm(
     if not session.new:
         raise MMError("the agent exited 0 without calling the model; nothing to record")
     rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
+    find_leak(rec, session.new, values.secrets)
     save(store, rec, session.new, overwrite=overwrite, create=not add)
     result.outcome, result.saved = Outcome.RECORDED, len(session.new)
     return result
@@ -195,6 +197,7 @@ def _replay_llm(
         result.outcome = Outcome.HEALED
         rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
         try:
+            find_leak(rec, session.new, values.secrets)
             save(store, rec, session.new)
             result.saved = len(session.new)
         except MMError as e:  # the task was done: a retry would do it twice
@@ -281,6 +284,7 @@ class Router:
     def _saved(self, session: Session, node: int) -> None:
         rec = session.recording
         try:
+            find_leak(rec, [node], self.values.secrets)
             written = save(self.store, rec, [node])
         except MMError as e:
             if self.progress is not None:
