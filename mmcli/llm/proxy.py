@@ -299,8 +299,11 @@ class Handler(BaseHTTPRequestHandler):
         # Learned before the response ends, so that an agent's next request (or a
         # `mm proxy` client reading the store) already finds it.
         if response.status == 200:
-            with contextlib.suppress(ValueError):
-                self._learn(session, shape, conv, walk, shape.finished(json.loads(data)))
+            try:
+                parsed = json.loads(data)
+            except ValueError:  # an HTML page, a body cut off behind a proxy
+                parsed = None
+            self._learn(session, shape, conv, walk, shape.finished(parsed))
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
