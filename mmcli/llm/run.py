@@ -24,7 +24,7 @@ from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER
 from mmcli.params import Values, parametrize
 from mmcli.screen.matcher import Policy
-from mmcli.store.inuse import in_use
+from mmcli.store.inuse import in_use, unused
 from mmcli.store.recordings import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -117,7 +117,10 @@ def record_llm(
         raise MMError("the agent exited 0 without calling the model; nothing to record")
     rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
     find_leak(rec, session.new, values.secrets)
-    save(store, rec, session.new, overwrite=overwrite, create=not add)
+    with unused(store, name) if overwrite else contextlib.nullcontext(True) as free:
+        if not free:  # a replay or `mm proxy` walks the tree this would replace
+            raise StoreError(f"recording {name!r} is being replayed; try again when it is done")
+        save(store, rec, session.new, overwrite=overwrite, create=not add)
     result.outcome, result.saved = Outcome.RECORDED, len(session.new)
     return result
 

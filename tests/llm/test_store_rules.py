@@ -74,8 +74,17 @@ def mm(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def hands_off(store: Path, archive: Path) -> None:
+ONE_CALL = (
+    "import anthropic; anthropic.Anthropic(api_key='k', max_retries=0).messages.create("
+    "model='m', max_tokens=10, messages=[{'role': 'user', 'content': 'other'}])"
+)
+
+
+def hands_off(store: Path, archive: Path, url: str) -> None:
     """What must not touch a recording in use: each refuses or leaves it."""
+    agent = [sys.executable, "-c", ONE_CALL]
+    recorded = mm("record", "t", "--llm", "--overwrite", "--", *agent, ANTHROPIC_BASE_URL=url)
+    assert recorded.returncode == 1 and "being replayed" in recorded.stderr, recorded.stderr
     removed = mm("rm", "t", "--yes")
     assert removed.returncode == 1 and "being replayed" in removed.stderr, removed.stderr
     replaced = mm("import", str(archive), "--overwrite")
@@ -106,7 +115,7 @@ def test_a_model_api_replay_marks_its_recording_in_use(
     while not (tmp_path / "started-two").exists():
         assert replay.poll() is None and time.time() < deadline, "the agent never started"
         time.sleep(0.05)
-    hands_off(isolated_store, archive)
+    hands_off(isolated_store, archive, url)
     (tmp_path / "go").touch()
     _, err = replay.communicate(timeout=120)
     assert replay.returncode == 0 and "healed" in err, err
@@ -140,7 +149,7 @@ def test_mm_proxy_marks_what_it_serves_in_use(
         conn.request("POST", f"/t/{token}/r/t/v1/messages", body, {"x-api-key": "k"})
         assert conn.getresponse().status == 200
         conn.close()
-        hands_off(isolated_store, archive)
+        hands_off(isolated_store, archive, url)
     finally:
         proxy.send_signal(signal.SIGINT)
         proxy.wait(timeout=30)
