@@ -96,6 +96,10 @@ class RecordingNotFound(MMError):
     pass
 
 
+class SecretLeak(MMError):
+    """A recording would have kept (a piece of) a secret value: nothing is saved."""
+
+
 class RecordingExists(MMError):
     pass
 

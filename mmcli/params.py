@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from mmcli.errors import UsageError
+from mmcli.model import PLACEHOLDER
 
 KEY = re.compile(r"[A-Za-z0-9_]+")
 
@@ -95,3 +96,23 @@ def parametrize(text: str, values: Mapping[str, str]) -> str:
         if value:
             text = text.replace(value, "{{" + key + "}}")
     return text
+
+
+FRAGMENT = 4
+"""A piece of a secret this long (or the whole secret, if shorter) counts as a leak."""
+
+
+def fragments(value: str, size: int = FRAGMENT) -> set[str]:
+    """Every piece of `value` of `size` characters (the value itself when shorter)."""
+    if len(value) <= size:
+        return {value}
+    return {value[i : i + size] for i in range(len(value) - size + 1)}
+
+
+def leaked_in(text: str, secrets: Mapping[str, str]) -> str | None:
+    """The key of a secret a piece of which is in `text` (placeholders aside), or None."""
+    bare = PLACEHOLDER.sub("\0", text)
+    for key, value in secrets.items():
+        if value and any(f in bare for f in fragments(value)):
+            return key
+    return None

@@ -229,7 +229,8 @@ def run(args: argparse.Namespace, work: Path) -> Report:
     with Serving(single_route(session)) as server:
         for api, path, stream, label in cases:
             data = json.dumps(request(api, live[api], stream)).encode()
-            times = [post(server.port, path, data) for _ in range(args.rounds)]
+            prefixed = f"/t/{server.token}{path}"
+            times = [post(server.port, prefixed, data) for _ in range(args.rounds)]
             spread = Spread.of(times)
             key = f"http_{api}" + ("_stream" if stream else "")
             report.add(

@@ -4,7 +4,7 @@ Typed text is redacted where the steps are made: consecutive keyboard actions ar
 into one `type` action first (`join_keystrokes`), so that a secret typed in pieces or
 key by key becomes one string the placeholder replaces. What is left is checked before a
 recording is saved (`find_leak`): a secret value, or any piece of one of at least
-`FRAGMENT` characters, in typed text or keys stops the save (so does a whole value in the
+`params.FRAGMENT` characters, in typed text or keys stops the save (so does a whole value in the
 command). Progress lines hide typed text and keys that are pieces of a secret
 (`describe`).
 """
@@ -14,18 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from mmcli.errors import MMError
+from mmcli.errors import SecretLeak
 from mmcli.model import PLACEHOLDER, Action, ActionKind, Recording
-from mmcli.params import parametrize
-
-FRAGMENT = 4
-"""A piece of a secret this long (or the whole secret, if shorter) counts as a leak."""
+from mmcli.params import leaked_in, parametrize
 
 KEYBOARD_TEXT = {ActionKind.TYPE, ActionKind.PRESS}
-
-
-class SecretLeak(MMError):
-    """A recording would have kept (a piece of) a secret value: nothing is saved."""
 
 
 def typed_text(action: Action) -> str | None:
@@ -62,22 +55,6 @@ def joined(actions: Sequence[Action]) -> Action:
         return actions[0]
     text = "".join(typed_text(a) or "" for a in actions)
     return Action(ActionKind.TYPE, text=text)
-
-
-def fragments(value: str, size: int = FRAGMENT) -> set[str]:
-    """Every piece of `value` of `size` characters (the value itself when shorter)."""
-    if len(value) <= size:
-        return {value}
-    return {value[i : i + size] for i in range(len(value) - size + 1)}
-
-
-def leaked_in(text: str, secrets: Mapping[str, str]) -> str | None:
-    """The key of a secret a piece of which is in `text` (placeholders aside), or None."""
-    bare = PLACEHOLDER.sub("\0", text)
-    for key, value in secrets.items():
-        if value and any(f in bare for f in fragments(value)):
-            return key
-    return None
 
 
 def _typed(recording: Recording) -> Iterable[tuple[str, str]]:

@@ -890,10 +890,13 @@ def proxy(
 ) -> None:
     """Serve the model-API memory for agents elsewhere, the recording named in the path.
 
-    Point the agent at http://127.0.0.1:P/r/NAME (ANTHROPIC_BASE_URL) or
-    http://127.0.0.1:P/r/NAME/v1 (OPENAI_BASE_URL). Each new model answer is saved at once.
+    Only requests carrying the proxy's token are answered (401 otherwise): point the agent
+    at http://127.0.0.1:P/t/TOKEN/r/NAME (ANTHROPIC_BASE_URL) or
+    http://127.0.0.1:P/t/TOKEN/r/NAME/v1 (OPENAI_BASE_URL). The token is $MM_PROXY_TOKEN,
+    else a new one, printed. Each new model answer is saved at once.
 
-    Example: mm proxy --port 8765
+    Example: MM_PROXY_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')
+    mm proxy --port 8765
     """
     from mmcli.cli.llm import serve_proxy
 

@@ -15,6 +15,7 @@ TOML validated through its codec, before anything is written into the store.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import os
 import re
@@ -55,6 +56,11 @@ MAX_THUMBNAIL = 16 * 1024 * 1024
 MAX_ARCHIVE = 512 * 1024 * 1024
 """Bytes of all members together, uncompressed."""
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+MAX_EXTENDED = 64 * 1024
+"""Bytes of one pax or GNU long-name header (`mm export` writes none: its names are short)."""
+BLOCK = 512
+EXTENDED = (b"x", b"g", b"L", b"K")
+"""Tar header types whose body `tarfile` reads whole into memory: pax, GNU long names."""
 
 
 # ---- one document, any kind -------------------------------------------------------------------
@@ -316,6 +322,47 @@ class Archive:
 MEMBER = re.compile(r"([A-Za-z0-9._-]+)(?:\.toml|/([^/]+))")
 
 
+def _check_headers(f: Any, bad: Callable[[str], RecordingCorrupt]) -> None:
+    """Walk the archive's tar headers before `tarfile` does, skipping every body unread,
+    and refuse sizes past the bounds. `tarfile` reads a pax or GNU long-name header's
+    body whole while it lists members: a 2 MB archive claiming 600 MiB there took 1.8 GB.
+    A header this walk cannot read is left for `tarfile` to name."""
+    biggest = max(codec.MAX_DOCUMENT, MAX_THUMBNAIL)
+    total = headers = 0
+    with gzip.GzipFile(fileobj=f, mode="rb") as stream:
+        while (header := stream.read(BLOCK)) and len(header) == BLOCK:
+            if header == bytes(BLOCK):
+                return
+            headers += 1
+            if headers > 2 * MAX_MEMBERS:
+                raise bad(f"more than {MAX_MEMBERS} members")
+            size = _tar_size(header[124:136])
+            if size is None:
+                return
+            if header[156:157] in EXTENDED:
+                if size > MAX_EXTENDED:
+                    raise bad(f"an extended tar header of {size} bytes (at most {MAX_EXTENDED})")
+            else:
+                if size > biggest:
+                    raise bad(f"a member of {size >> 20} MiB (at most {biggest >> 20} MiB)")
+                total += size
+                if total > MAX_ARCHIVE:
+                    raise bad(f"more than {MAX_ARCHIVE >> 20} MiB in all")
+            left = -(-size // BLOCK) * BLOCK
+            while left > 0 and (skipped := len(stream.read(min(left, 1 << 20)))):
+                left -= skipped
+
+
+def _tar_size(field: bytes) -> int | None:
+    """A tar header's size field: octal digits, or base-256 after a 0x80 byte."""
+    if field[:1] == b"\x80":
+        return int.from_bytes(field[1:], "big")
+    try:
+        return int(field.split(b"\0", 1)[0].strip() or b"0", 8)
+    except ValueError:
+        return None
+
+
 def read_archive(source: Path) -> Archive:
     """The document and thumbnails an export archive holds, every member checked, or
     `RecordingCorrupt` naming the archive and the problem."""
@@ -343,6 +390,8 @@ def _read_archive(f: Any, where: str) -> Archive:
     def bad(problem: str) -> RecordingCorrupt:
         return RecordingCorrupt(f"{where}: {problem}; not imported")
 
+    _check_headers(f, bad)
+    f.seek(0)
     with tarfile.open(fileobj=f, mode="r:gz") as tar:
         for count, member in enumerate(tar, 1):
             if count > MAX_MEMBERS:

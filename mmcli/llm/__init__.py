@@ -8,7 +8,9 @@ the conversation, answering from memory while the conversation matches.
 - `screens`: a screenshot in a request as a `Frame`, its stored fingerprint and thumbnail.
 - `tree`: the recorded exchanges and the walk that finds a request's answer.
 - `document`: the stored TOML document (`kind = "llm"`).
-- `proxy`: the HTTP server; `run`: `mm record --llm` and `mm replay` of such a recording.
+- `leaks`: a secret the model typed in pieces, found before a save.
+- `proxy`: the HTTP server (only requests carrying its token are answered); `run`:
+  `mm record --llm`, `mm replay` of such a recording, `mm proxy`.
 
 May import: the vocabulary, `screen`, `store`, `desktop`, `backends`.
 """

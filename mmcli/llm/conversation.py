@@ -2,10 +2,10 @@
 
 A request body is walked once: tool-call ids become `#1`, `#2`... in order of first
 appearance (so a conversation answered with fresh ids compares equal to the recorded
-one), param and secret values become `{{key}}` placeholders, `cache_control` marks and
-null fields are dropped (agents move them around between calls), and each base64
-screenshot becomes an image marker `{"$image": LiveImage}` (live) or `{"$screen": id}`
-(stored).
+one), param and secret values become `{{key}}` placeholders (a literal `{{` is escaped:
+only `mm` writes placeholders), `cache_control` marks and null fields are dropped (agents
+move them around between calls), and each base64 screenshot becomes an image marker
+`{"$image": LiveImage}` (live) or `{"$screen": id}` (stored).
 
 Comparing: the last turns of a request (what the agent saw since the model last spoke)
 must match exactly, screenshots judged as screens; earlier turns are history, where a
@@ -116,8 +116,14 @@ def normalize(value: Any, ids: IdMap, values: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [normalize(v, ids, values) for v in value]
     if isinstance(value, str):
-        return parametrize(value, values)
+        return parametrize(value.replace("{{", LITERAL_BRACES), values)
     return value
+
+
+LITERAL_BRACES = "{{=}}{"
+"""What a literal `{{` in a request or an answer is kept as: no placeholder can start
+there, so an answer in which the model wrote `{{pin}}` is answered from memory as
+`{{pin}}`, as it was recorded, never with the secret's value."""
 
 
 def denormalize(value: Any, ids: IdMap, fresh: Callable[[], str], values: Mapping[str, str]) -> Any:
@@ -134,7 +140,7 @@ def denormalize(value: Any, ids: IdMap, fresh: Callable[[], str], values: Mappin
     if isinstance(value, list):
         return [denormalize(v, ids, fresh, values) for v in value]
     if isinstance(value, str) and "{{" in value:
-        return render_text(value, dict(values))
+        return render_text(value, dict(values)).replace(LITERAL_BRACES, "{{")
     return value
 
 

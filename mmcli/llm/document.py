@@ -7,7 +7,8 @@
     command = ["python", "agent.py"]
     params = ["name"]
 
-    [setups]                      model, system prompt and tools, by digest (JSON text)
+    [setups]                      each request's keyed fields (model, system prompt, tools,
+                                  ...), by digest (JSON text)
     3f2a9c... = '{"model": "...", "system": "...", "tools": [...]}'
 
     [screens.s-1a2b3c4d]          a screenshot: its fingerprint; its thumbnail beside
@@ -241,10 +242,16 @@ def load(store: Store, name: str) -> LLMRecording:
 
 
 def save(
-    store: Store, rec: LLMRecording, new: list[int], *, overwrite: bool = False
+    store: Store,
+    rec: LLMRecording,
+    new: list[int],
+    *,
+    overwrite: bool = False,
+    create: bool = False,
 ) -> LLMRecording:
     """Write `rec`'s exchanges `new` (ids in `rec.tree`) to the store: into the document
-    already there (appended, ids renumbered after its own), or as a new document.
+    already there (appended, ids renumbered after its own), or as a new document. With
+    `create`, a document already there (another run's, saved meanwhile) is refused.
 
     Under the store's lock for the name; thumbnails first, then the TOML atomically, so
     a crash leaves the previous document whole. Returns what was written.
@@ -254,6 +261,12 @@ def save(
     with store.lock(name):
         base: LLMRecording | None = None
         if path.exists() and not overwrite:
+            if create:
+                raise RecordingExists(
+                    f"recording {name!r} already exists in {store.root} (saved by another "
+                    "run meanwhile); use --overwrite to replace it or --add to merge this "
+                    "run into it"
+                )
             if store.kind(name) != KIND:
                 raise RecordingExists(
                     f"recording {name!r} already exists in {store.root} and is not a "

@@ -4,14 +4,22 @@ tree, forwards to the model where it departs, and records what the model answere
 Standard library only: a `ThreadingHTTPServer` on 127.0.0.1 and `http.client` to the
 upstream. Request headers (API keys) go to the upstream and nowhere else: they are never
 stored or logged. Bodies are logged nowhere either.
+
+Binding 127.0.0.1 keeps other hosts out, not the machine's other users: every request must
+carry the server's token as the first part of its path (`/t/TOKEN/v1/messages`), which the
+SDKs send without a change when their base URL ends with it. Anything else is refused with
+401 before its body is read, so it is neither answered nor recorded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import http.client
 import json
 import os
+import re
+import secrets
 import socket
 import threading
 import traceback
@@ -54,8 +62,36 @@ HOP_BY_HOP = {
 }
 UPSTREAM_TIMEOUT = 600.0
 MAX_BODY = 256 * 1024 * 1024
+STREAM_READ = 64 * 1024
 REFUSED_STATUS = 422
 """A miss with no model allowed: a client error the SDKs surface without retrying."""
+TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{22,128}")
+"""A token `mm proxy` accepts from `MM_PROXY_TOKEN`: URL-safe, at least 128 bits' worth."""
+UNAUTHORIZED = {
+    "type": "error",
+    "error": {
+        "type": "authentication_error",
+        "message": "mm: this proxy answers only requests whose path starts with its token "
+        "(/t/TOKEN/...; see docs/llm.md)",
+    },
+}
+
+
+def new_proxy_token() -> str:
+    """A per-run token: 256 random bits, URL-safe (it travels in the base URL's path)."""
+    return secrets.token_urlsafe(32)
+
+
+def strip_token(path: str, token: str) -> str | None:
+    """`path` without its leading `/t/TOKEN`, or None when it does not carry `token`.
+    Compared in constant time: the answer takes as long for a near miss as for a far one."""
+    parts = path.split("/", 3)
+    if len(parts) < 3 or parts[0] != "" or parts[1] != "t":
+        return None
+    given = parts[2].encode("utf-8", "replace")
+    if not hmac.compare_digest(given, token.encode("utf-8")):
+        return None
+    return "/" + parts[3] if len(parts) == 4 else "/"
 
 
 def upstreams(environ: Mapping[str, str], override: str | None = None) -> dict[str, str]:
@@ -76,6 +112,8 @@ class Stats:
     forwarded: int = 0
     refused: int = 0
     failed: int = 0
+    unfinished: int = 0
+    """Answers passed on but not learned: an error, or not ended as its API ends one."""
     reasons: list[str] = field(default_factory=list)
 
 
@@ -164,8 +202,12 @@ class Handler(BaseHTTPRequestHandler):
                 self._send_json(500, {"error": problem})
 
     def _post(self) -> None:
+        path = strip_token(self.path.split("?", 1)[0], self.server.token)
+        if path is None:  # not from the run that owns this proxy: nothing read, nothing kept
+            self._send_json(401, UNAUTHORIZED, close=True)
+            return
         try:
-            routed = self.server.route(self.path.split("?", 1)[0])
+            routed = self.server.route(path)
         except MMError as e:  # `mm proxy`: a name that is not a model-API recording
             self._send_json(400, {"error": {"type": "invalid_request_error", "message": str(e)}})
             return
@@ -185,7 +227,8 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, shape.error(400, "mm: the request body is not a JSON object"))
             return
-        conv = conversation(shape, body, session.values)
+        query = urlsplit(self.path).query
+        conv = conversation(shape, body, session.values, self.headers.items(), query)
         walk = session.lookup(conv)
         if walk.hit is not None and session.replay:
             answer = session.answer(shape, conv, walk)
@@ -238,45 +281,97 @@ class Handler(BaseHTTPRequestHandler):
         walk: Walk,
         response: http.client.HTTPResponse,
     ) -> None:
-        streaming = "text/event-stream" in (response.getheader("Content-Type") or "")
+        """Pass the upstream's response on as it is, and learn its answer only when the
+        model finished it: HTTP 200 and a body with its stop reason, or a stream that ran to
+        its API's own end. An error, a half answer, a cut stream is never learned."""
+        if "text/event-stream" in (response.getheader("Content-Type") or ""):
+            self._relay_stream(session, shape, conv, walk, response)
+            return
+        try:
+            data = response.read()
+        except (OSError, http.client.HTTPException) as e:  # cut before its end
+            with session.lock:
+                session.stats.failed += 1
+            message = f"mm: the model's answer was cut off ({type(e).__name__})"
+            self._send_json(502, shape.error(502, message))
+            return
+        self._send_head(response)
+        # Learned before the response ends, so that an agent's next request (or a
+        # `mm proxy` client reading the store) already finds it.
+        if response.status == 200:
+            try:
+                parsed = json.loads(data)
+            except ValueError:  # an HTML page, a body cut off behind a proxy
+                parsed = None
+            self._learn(session, shape, conv, walk, shape.finished(parsed))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _relay_stream(
+        self,
+        session: Session,
+        shape: Shape,
+        conv: Conversation,
+        walk: Walk,
+        response: http.client.HTTPResponse,
+    ) -> None:
+        self._send_head(response)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        parts: list[bytes] = []
+        try:
+            # read1, not readline: readline takes a chunked stream cut short for its end.
+            while data := response.read1(STREAM_READ):
+                parts.append(data)
+                self._chunk(data)
+            cut = bool(response.length)  # a Content-Length that promised more
+        except (OSError, http.client.HTTPException):
+            cut = True
+        if cut:
+            # So is the agent's stream (no final chunk): its SDK reports the broken stream
+            # it is, and nothing of it is learned.
+            with session.lock:
+                session.stats.failed += 1
+            self.close_connection = True
+            return
+        if response.status == 200:
+            events = list(parse_sse(b"".join(parts).splitlines(keepends=True)))
+            self._learn(session, shape, conv, walk, shape.finished_stream(events))
+        self._chunk(b"")
+
+    def _send_head(self, response: http.client.HTTPResponse) -> None:
         self.send_response(response.status)
         for key, value in response.getheaders():
             if key.lower() not in HOP_BY_HOP:
                 self.send_header(key, value)
-        # The exchange is learned before the response ends, so that an agent's next
-        # request (or a `mm proxy` client reading the store) already finds it.
-        if not streaming:
-            data = response.read()
-            if response.status == 200:
-                with contextlib.suppress(ValueError, AttributeError, TypeError, IndexError):
-                    session.learn(shape, conv, walk, shape.answer_of(json.loads(data)))
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+
+    def _learn(
+        self,
+        session: Session,
+        shape: Shape,
+        conv: Conversation,
+        walk: Walk,
+        answer: dict[str, Any] | None,
+    ) -> None:
+        if answer is None:
+            with session.lock:
+                session.stats.unfinished += 1
             return
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        lines: list[bytes] = []
-        while True:
-            line = response.readline()
-            if not line:
-                break
-            lines.append(line)
-            self._chunk(line)
-        if response.status == 200:
-            with contextlib.suppress(ValueError, KeyError, AttributeError, TypeError, IndexError):
-                session.learn(shape, conv, walk, shape.collect_stream(parse_sse(lines)))
-        self._chunk(b"")
+        with contextlib.suppress(ValueError, KeyError, AttributeError, TypeError, IndexError):
+            session.learn(shape, conv, walk, answer)
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         if data:
             self.wfile.flush()
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any, close: bool = False) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
+        if close:  # the request's body was not read: the connection cannot go on
+            self.send_header("Connection", "close")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -296,8 +391,9 @@ class ProxyServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, route: Route, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, route: Route, token: str, port: int = 0, host: str = "127.0.0.1") -> None:
         self.route = route
+        self.token = token
         super().__init__((host, port), Handler)
 
     @property
@@ -306,7 +402,13 @@ class ProxyServer(ThreadingHTTPServer):
 
     @property
     def root(self) -> str:
+        """The server's address, for people: requests to it are refused."""
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base(self) -> str:
+        """Where clients send requests: the address and the token (a secret)."""
+        return f"{self.root}/t/{self.token}"
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up mid-stream; nothing to tell (and no bodies in logs)
@@ -325,9 +427,9 @@ def single_route(session: Session) -> Route:
 class Serving:
     """A `ProxyServer` answering in a background thread for the length of a `with`."""
 
-    def __init__(self, route: Route, port: int = 0) -> None:
+    def __init__(self, route: Route, port: int = 0, token: str | None = None) -> None:
         try:
-            self.server = ProxyServer(route, port)
+            self.server = ProxyServer(route, token or new_proxy_token(), port)
         except OSError as e:
             raise MMError(f"cannot listen on 127.0.0.1:{port} ({e.strerror})") from None
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -1,14 +1,15 @@
 """`mm record --llm`, `mm replay` of a model-API recording, and `mm proxy`.
 
 The agent runs with its SDKs pointed at the proxy (`ANTHROPIC_BASE_URL`,
-`OPENAI_BASE_URL`); what it does on the screen is its own business. A recording is
-saved only when the agent exits 0.
+`OPENAI_BASE_URL`, the proxy's token in their path: nobody else is answered); what it does
+on the screen is its own business. A recording is saved only when the agent exits 0.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,11 +18,13 @@ from datetime import UTC, datetime
 from mmcli.desktop.agent import run_agent
 from mmcli.errors import ExitCode, MMError, Outcome, RecordingExists, StoreError, UsageError
 from mmcli.llm.document import LLMRecording, load, now, save
+from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER
 from mmcli.params import Values, parametrize
 from mmcli.screen.matcher import Policy
+from mmcli.store.inuse import in_use, unused
 from mmcli.store.recordings import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -54,8 +57,10 @@ class LLMResult:
         }
 
 
-def agent_env(root: str, name: str, values: Values, replay: bool) -> dict[str, str]:
-    env = {shape.env: shape.base_for_agent(root) for shape in SHAPES.values()}
+def agent_env(base: str, name: str, values: Values, replay: bool) -> dict[str, str]:
+    """The agent's environment: its SDKs' base URLs at `base` (the proxy's address and
+    token), the recording's name, params and secrets as in screen mode."""
+    env = {shape.env: shape.base_for_agent(base) for shape in SHAPES.values()}
     env.update(MM_RECORDING=name, **values.env())
     if replay:
         env["MM_REPLAY"] = "1"
@@ -97,7 +102,7 @@ def record_llm(
     with Serving(single_route(session)) as server:
         if progress is not None:
             progress(f"model API proxy on {server.root}")
-        run = run_agent(command, agent_env(server.root, name, values, False), agent_timeout)
+        run = run_agent(command, agent_env(server.base, name, values, False), agent_timeout)
     result = LLMResult(Outcome.NOT_RECORDED, run.returncode, forwarded=session.stats.forwarded)
     result.agent_returncode = run.returncode
     if run.timed_out:
@@ -111,7 +116,11 @@ def record_llm(
     if not session.new:
         raise MMError("the agent exited 0 without calling the model; nothing to record")
     rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
-    save(store, rec, session.new, overwrite=overwrite)
+    find_leak(rec, session.new, values.secrets)
+    with unused(store, name) if overwrite else contextlib.nullcontext(True) as free:
+        if not free:  # a replay or `mm proxy` walks the tree this would replace
+            raise StoreError(f"recording {name!r} is being replayed; try again when it is done")
+        save(store, rec, session.new, overwrite=overwrite, create=not add)
     result.outcome, result.saved = Outcome.RECORDED, len(session.new)
     return result
 
@@ -137,7 +146,25 @@ def replay_llm(
 ) -> LLMResult:
     """Run the agent behind the proxy answering from `name`'s tree; a miss goes to the
     model (the rest of the run is saved as a branch on exit 0), or is refused with
-    `no_agent` (exit 3)."""
+    `no_agent` (exit 3). The recording is marked in use throughout, as for a screen
+    replay: `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave it alone."""
+    with in_use(store, name):
+        return _replay_llm(
+            store, name, values, agent, no_agent, policy, upstream, agent_timeout, progress
+        )
+
+
+def _replay_llm(
+    store: Store,
+    name: str,
+    values: Values,
+    agent: Sequence[str] | None,
+    no_agent: bool,
+    policy: Policy,
+    upstream: str | None,
+    agent_timeout: float | None,
+    progress: Progress | None,
+) -> LLMResult:
     rec = load(store, name)
     command = list(agent or [])
     if not command:
@@ -154,7 +181,7 @@ def replay_llm(
     )
     started = time.monotonic()
     with Serving(single_route(session)) as server:
-        run = run_agent(command, agent_env(server.root, name, values, True), agent_timeout)
+        run = run_agent(command, agent_env(server.base, name, values, True), agent_timeout)
     stats = session.stats
     result = LLMResult(
         Outcome.FROM_MEMORY,
@@ -173,6 +200,7 @@ def replay_llm(
         result.outcome = Outcome.HEALED
         rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
         try:
+            find_leak(rec, session.new, values.secrets)
             save(store, rec, session.new)
             result.saved = len(session.new)
         except MMError as e:  # the task was done: a retry would do it twice
@@ -222,6 +250,9 @@ class Router:
         self.upstream = dict(upstream) if upstream is not None else None
         self.progress = progress
         self.sessions: dict[str, Session] = {}
+        self.marks = contextlib.ExitStack()
+        """A recording served is marked in use until the proxy stops (`close`)."""
+        self.lock = threading.Lock()
 
     def __call__(self, path: str) -> tuple[Session, Shape] | None:
         parts = path.split("/", 3)
@@ -238,16 +269,25 @@ class Router:
         return self.session(name), shape
 
     def session(self, name: str) -> Session:
-        if name not in self.sessions:
-            rec = load(self.store, name) if self.store.exists(name) else LLMRecording(name, now())
-            self.sessions[name] = Session(
-                rec, self.values.all, self.policy, self.upstream, on_new=self._saved
-            )
-        return self.sessions[name]
+        with self.lock:
+            if name not in self.sessions:
+                with contextlib.ExitStack() as mark:
+                    mark.enter_context(in_use(self.store, name))
+                    exists = self.store.exists(name)
+                    rec = load(self.store, name) if exists else LLMRecording(name, now())
+                    self.marks.push(mark.pop_all())  # kept only for a recording served
+                self.sessions[name] = Session(
+                    rec, self.values.all, self.policy, self.upstream, on_new=self._saved
+                )
+            return self.sessions[name]
+
+    def close(self) -> None:
+        self.marks.close()
 
     def _saved(self, session: Session, node: int) -> None:
         rec = session.recording
         try:
+            find_leak(rec, [node], self.values.secrets)
             written = save(self.store, rec, [node])
         except MMError as e:
             if self.progress is not None:
@@ -268,16 +308,19 @@ def serve(
     policy: Policy = Policy.DEFAULT,
     upstream: str | None = None,
     no_upstream: bool = False,
+    token: str | None = None,
     progress: Progress | None = None,
-    ready: Callable[[str], None] | None = None,
+    ready: Callable[[str, str], None] | None = None,
 ) -> None:
-    """Serve until interrupted (Ctrl-C ends it with `Aborted` from the CLI's handler)."""
+    """Serve until interrupted (Ctrl-C ends it with `Aborted` from the CLI's handler).
+    Only requests under `/t/TOKEN/` are answered (`token`, else a new one); `ready` is
+    told the address and the token."""
     router = Router(
         store, values, policy, None if no_upstream else upstreams(os.environ, upstream), progress
     )
-    with Serving(router, port) as server:
+    with contextlib.closing(router), Serving(router, port, token) as server:
         if ready is not None:
-            ready(server.root)
+            ready(server.root, server.token)
         try:
             while True:
                 time.sleep(3600)

@@ -1,11 +1,14 @@
 """The two API shapes: Anthropic Messages and OpenAI Chat Completions.
 
-Each shape knows where a request keeps its setup (model, system prompt, tools) and its
-conversation, how to read the answer from a response or from an event stream, and how to
-write an answer back as a response or a well-formed event stream of its own kind.
+Each shape knows where a request keeps its setup (every field but the conversation and
+the few known not to change the answer: `unkeyed`) and its conversation, how to read the
+answer from a response or from an event stream, and how to write an answer back as a
+response or a well-formed event stream of its own kind.
 
 An answer is kept as `{"message": assistant turn, "stop": why it ended, "model": ...,
-"usage": {...}}`, the same whether it came streamed or not.
+"usage": {...}}`, the same whether it came streamed or not; and only when the model
+finished it (`finished`, `finished_stream`): a body with its stop reason, a stream with
+its API's own end (Anthropic's `message_stop`, OpenAI's `data: [DONE]`) and no error in it.
 """
 
 from __future__ import annotations
@@ -51,17 +54,32 @@ class Shape:
     env = ""
     """The environment variable that holds the base URL the SDK calls."""
     id_prefix = ""
+    unkeyed: frozenset[str] = frozenset()
+    """Request fields known not to change the answer; every other field is the setup,
+    part of the cache key (docs/llm.md lists them and says why)."""
 
     def base_for_agent(self, root: str) -> str:
         return root
 
     def split(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        raise NotImplementedError
+        """(setup, conversation): the setup is every field but `messages` and `unkeyed`,
+        so a field this code has never heard of still tells two requests apart."""
+        setup = {k: v for k, v in body.items() if k != "messages" and k not in self.unkeyed}
+        messages = body.get("messages")
+        return setup, messages if isinstance(messages, list) else []
 
     def answer_of(self, response: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
     def collect_stream(self, events: Iterable[tuple[str | None, str]]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def finished(self, response: Any) -> dict[str, Any] | None:
+        """The answer in a response body, if the model finished it; else None."""
+        raise NotImplementedError
+
+    def finished_stream(self, events: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+        """The answer in an event stream, if it ran to its API's own end; else None."""
         raise NotImplementedError
 
     def response(self, answer: dict[str, Any]) -> dict[str, Any]:
@@ -81,11 +99,16 @@ class Anthropic(Shape):
     default_base = "https://api.anthropic.com"
     env = "ANTHROPIC_BASE_URL"
     id_prefix = "toolu_"
-
-    def split(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        setup = {k: body.get(k) for k in ("model", "system", "tools", "tool_choice", "thinking")}
-        messages = body.get("messages")
-        return setup, messages if isinstance(messages, list) else []
+    unkeyed = frozenset(
+        {
+            "stream",  # an answer is served streamed or not, whichever was asked
+            "metadata",  # the end user's id, for the provider's abuse checks
+            "service_tier",  # which capacity serves the request, not what it answers
+            "temperature",  # sampling: which of the model's answers comes, not the
+            "top_p",  # question; a recorded answer is one the model gave to it
+            "top_k",
+        }
+    )
 
     def answer_of(self, response: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -94,6 +117,31 @@ class Anthropic(Shape):
             "model": response.get("model", ""),
             "usage": _usage(response.get("usage")),
         }
+
+    def finished(self, response: Any) -> dict[str, Any] | None:
+        if (
+            not isinstance(response, dict)
+            or response.get("type") != "message"
+            or not _named(response.get("stop_reason"))
+            or not isinstance(response.get("content"), list)
+        ):
+            return None
+        return self.answer_of(response)
+
+    def finished_stream(self, events: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+        kinds, stopped = [], False
+        for name, data in events:
+            event = _json_object(data)
+            kind = event.get("type") if event is not None else None
+            if name == "error" or kind == "error" or (event is None and name != "ping"):
+                return None  # overloaded, or a line that is not the API's
+            kinds.append(kind)
+            delta = (event or {}).get("delta")
+            if kind == "message_delta" and isinstance(delta, dict):
+                stopped = stopped or _named(delta.get("stop_reason"))
+        if not kinds or kinds[0] != "message_start" or kinds[-1] != "message_stop" or not stopped:
+            return None
+        return self.collect_stream(events)
 
     def collect_stream(self, events: Iterable[tuple[str | None, str]]) -> dict[str, Any]:
         message: dict[str, Any] = {}
@@ -196,14 +244,24 @@ class OpenAI(Shape):
     env = "OPENAI_BASE_URL"
     id_prefix = "call_"
 
+    unkeyed = frozenset(
+        {
+            "stream",
+            "stream_options",  # whether a stream ends with a usage chunk: served as asked
+            "user",  # the end user's id, for the provider's abuse checks
+            "safety_identifier",
+            "metadata",  # tags for the provider's dashboard
+            "store",  # whether the provider keeps the completion
+            "prompt_cache_key",  # the provider's cache routing
+            "service_tier",
+            "temperature",  # sampling, as for Anthropic
+            "top_p",
+            "seed",
+        }
+    )
+
     def base_for_agent(self, root: str) -> str:
         return root + "/v1"
-
-    def split(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        keys = ("model", "tools", "tool_choice", "functions", "response_format")
-        setup = {k: body.get(k) for k in keys}
-        messages = body.get("messages")
-        return setup, messages if isinstance(messages, list) else []
 
     def answer_of(self, response: dict[str, Any]) -> dict[str, Any]:
         choices = response.get("choices") or [{}]
@@ -216,6 +274,32 @@ class OpenAI(Shape):
             "model": response.get("model", ""),
             "usage": _usage(response.get("usage")),
         }
+
+    def finished(self, response: Any) -> dict[str, Any] | None:
+        choices = response.get("choices") if isinstance(response, dict) else None
+        if (
+            not isinstance(choices, list)
+            or len(choices) != 1  # `n` > 1: one choice kept would answer for all of them
+            or not isinstance(choices[0], dict)
+            or not isinstance(choices[0].get("message"), dict)
+            or not _named(choices[0].get("finish_reason"))
+        ):
+            return None
+        return self.answer_of(response)
+
+    def finished_stream(self, events: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+        if not events or events[-1][1].strip() != "[DONE]":
+            return None
+        stopped = False
+        for _, data in events[:-1]:
+            chunk = _json_object(data)
+            if chunk is None or "error" in chunk or not isinstance(chunk.get("choices"), list):
+                return None
+            for choice in chunk["choices"]:
+                if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                    return None  # `n` > 1, as above
+                stopped = stopped or _named(choice.get("finish_reason"))
+        return self.collect_stream(events) if stopped else None
 
     def collect_stream(self, events: Iterable[tuple[str | None, str]]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant"}
@@ -313,6 +397,19 @@ class OpenAI(Shape):
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": "invalid_request_error", "code": status}}
+
+
+def _named(value: Any) -> bool:
+    """A stop reason the API gave: a non-empty string."""
+    return isinstance(value, str) and bool(value)
+
+
+def _json_object(data: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _usage(value: Any) -> dict[str, Any]:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qsl
 
 from mmcli.llm.conversation import (
     IdMap,
@@ -54,9 +55,28 @@ class Conversation:
     stream: bool
 
 
-def conversation(shape: Shape, body: dict[str, Any], values: Mapping[str, str]) -> Conversation:
+KEYED_HEADERS = ("anthropic-beta", "anthropic-version", "openai-beta")
+"""Headers that select the API's behaviour (beta features, the API's version): part of the
+cache key. No other header is (API keys, user agents, retry counts)."""
+
+
+def conversation(
+    shape: Shape,
+    body: dict[str, Any],
+    values: Mapping[str, str],
+    headers: Iterable[tuple[str, str]] = (),
+    query: str = "",
+) -> Conversation:
+    """`body` in comparable form. Its setup, the cache key besides the turns, is every
+    field but the conversation and `shape.unkeyed`, the `KEYED_HEADERS` among `headers`
+    and every parameter of the `query` string."""
     ids = IdMap()
     setup, turns = shape.split(body)
+    keyed = _keyed_headers(headers)
+    if keyed:
+        setup["$headers"] = keyed
+    if query:
+        setup["$query"] = sorted(parse_qsl(query, keep_blank_values=True))
     setup = normalize(setup, ids, values)
     text = json.dumps(
         {"api": shape.name, **setup},
@@ -68,6 +88,17 @@ def conversation(shape: Shape, body: dict[str, Any], values: Mapping[str, str]) 
     return Conversation(
         shape.name, setup, digest, normalize(turns, ids, values), ids, body.get("stream") is True
     )
+
+
+def _keyed_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The `KEYED_HEADERS` a request carries; a list's order does not count (`a,b` = `b,a`)."""
+    out: dict[str, str] = {}
+    for name, value in headers:
+        key = name.lower()
+        if key in KEYED_HEADERS:
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            out[key] = ",".join(sorted({*out.get(key, "").split(","), *items} - {""}))
+    return out
 
 
 @dataclass

@@ -68,6 +68,11 @@ def validate_name(name: str) -> str:
             f"invalid recording name {shown!r}: it must not start with '.' (the file would be "
             "hidden); start with a letter or digit"
         )
+    if name.startswith("-"):
+        raise InvalidName(
+            f"invalid recording name {shown!r}: it must not start with '-' (a command line "
+            "would read it as an option); start with a letter or digit"
+        )
     # NAME/ holds a recording's thumbnails: a name ending in .toml would share its folder
     # with another recording's file, and .mm/ is the store's own bookkeeping.
     if name.endswith(SUFFIX) or name == ".mm":

@@ -36,6 +36,16 @@ def test_bad_names_get_a_hint(name: str, expected: str) -> None:
     assert expected in result.stderr
 
 
+def test_a_name_cannot_start_with_a_dash(isolated_store: Path, tmp_path: Path) -> None:
+    """`--as -rf` would be a recording that `mm show -rf` reads as options."""
+    archive = tmp_path / "x.tar.gz"
+    archive.write_bytes(b"not read: the name is checked first")
+    result = runner.invoke(app, ["import", str(archive), "--as", "-rf"], env=ENV)
+    assert result.exit_code == 2, result.output
+    assert "must not start with '-'" in result.stderr
+    assert not isolated_store.exists()
+
+
 @pytest.mark.parametrize(
     "args",
     [

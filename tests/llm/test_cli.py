@@ -94,11 +94,12 @@ def test_mm_proxy_serves_until_interrupted(isolated_store: Path) -> None:
     )
     try:
         assert proc.stderr is not None
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/r/NAME", proc.stderr.readline())
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/t/(\S+)/r/NAME", proc.stderr.readline())
         assert found, "no address announced"
         body = json.dumps({"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]})
         conn = http.client.HTTPConnection("127.0.0.1", int(found[1]), timeout=30)
-        conn.request("POST", "/r/t/v1/messages", body, {"Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json"}
+        conn.request("POST", f"/t/{found[2]}/r/t/v1/messages", body, headers)
         response = conn.getresponse()
         assert response.status == 422
         assert "no recorded answer" in json.loads(response.read())["error"]["message"]

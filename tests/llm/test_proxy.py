@@ -65,8 +65,8 @@ def test_anthropic_answer_from_memory_is_what_the_model_said(
 ) -> None:
     session = new_session(model)
     with serve(session) as server:
-        first, first_events = ask_anthropic(server.root, stream)
-        second, second_events = ask_anthropic(server.root, stream)
+        first, first_events = ask_anthropic(server.base, stream)
+        second, second_events = ask_anthropic(server.base, stream)
     assert model.calls == 1
     assert session.stats.hits == 1
     assert second.content[0].input == first.content[0].input == {"action": "screenshot"}
@@ -108,8 +108,8 @@ def ask_openai(root: str, stream: bool) -> tuple[str, str, str]:
 def test_openai_answer_from_memory_is_what_the_model_said(model: FakeModel, stream: bool) -> None:
     session = new_session(model)
     with serve(session) as server:
-        first = ask_openai(server.root, stream)
-        second = ask_openai(server.root, stream)
+        first = ask_openai(server.base, stream)
+        second = ask_openai(server.base, stream)
     assert model.calls == 1
     assert second[1:] == first[1:] == ('{"action": "screenshot"}', "tool_calls")
     assert second[0].startswith("call_") and second[0] != first[0]
@@ -118,7 +118,7 @@ def test_openai_answer_from_memory_is_what_the_model_said(model: FakeModel, stre
 def test_a_miss_without_a_model_is_an_error_the_sdk_raises() -> None:
     session = new_session(None)
     with serve(session) as server, pytest.raises(anthropic.UnprocessableEntityError) as e:
-        ask_anthropic(server.root, stream=False)
+        ask_anthropic(server.base, stream=False)
     assert "no recorded answer" in str(e.value)
     assert session.stats.refused == 1
 
@@ -126,23 +126,23 @@ def test_a_miss_without_a_model_is_an_error_the_sdk_raises() -> None:
 def test_an_unreachable_model_is_a_bad_gateway() -> None:
     session = Session(LLMRecording("t", now()), {}, upstream=upstreams({}, "http://127.0.0.1:9"))
     with serve(session) as server, pytest.raises(anthropic.InternalServerError):
-        ask_anthropic(server.root, stream=False)
+        ask_anthropic(server.base, stream=False)
 
 
 def test_mm_proxy_routes_by_name_and_saves_each_answer(model: FakeModel, tmp_path: Path) -> None:
     store = Store(tmp_path / "store")
     router = Router(store, Values(), Policy.DEFAULT, upstreams({}, model.url))
     with Serving(router) as server:
-        ask_anthropic(server.root + "/r/one", stream=False)
+        ask_anthropic(server.base + "/r/one", stream=False)
         assert len(load(store, "one").tree.nodes) == 1  # saved before the answer ended
-        ask_anthropic(server.root + "/r/one", stream=True)
-        ask_openai(server.root + "/r/two", stream=False)
+        ask_anthropic(server.base + "/r/one", stream=True)
+        ask_openai(server.base + "/r/two", stream=False)
     assert model.calls == 2
     fresh = Router(store, Values(), Policy.DEFAULT, None)  # no model: memory only
     with Serving(fresh) as server:
-        ask_openai(server.root + "/r/two", stream=True)
+        ask_openai(server.base + "/r/two", stream=True)
         with pytest.raises(anthropic.NotFoundError):
-            ask_anthropic(server.root + "/r/../etc", stream=False)
+            ask_anthropic(server.base + "/r/../etc", stream=False)
     assert model.calls == 2
 
 
@@ -189,7 +189,7 @@ def test_mm_proxy_refuses_a_screen_recording_by_name(tmp_path: Path) -> None:
     store.path("screen").write_text('format_version = 1\nname = "screen"\n')
     router = Router(store, Values(), Policy.DEFAULT, None)
     with Serving(router) as server, pytest.raises(anthropic.BadRequestError) as e:
-        ask_anthropic(server.root + "/r/screen", stream=False)
+        ask_anthropic(server.base + "/r/screen", stream=False)
     assert "not a model-API recording" in str(e.value)
 
 
@@ -198,7 +198,7 @@ def test_the_query_string_reaches_the_model(model: FakeModel) -> None:
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": TASK}]})
     with serve(session) as server:
         conn = http.client.HTTPConnection("127.0.0.1", server.port)
-        conn.request("POST", "/v1/messages?beta=true", body, {"x-api-key": "k"})
+        conn.request("POST", f"/t/{server.token}/v1/messages?beta=true", body, {"x-api-key": "k"})
         assert conn.getresponse().status == 200
         conn.close()
     assert model.paths == ["/v1/messages?beta=true"]

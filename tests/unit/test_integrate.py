@@ -16,9 +16,9 @@ from PIL import Image, ImageColor, ImageDraw, ImageFont
 from mmcli.backends import FakeBackend
 from mmcli.capture.integrate import FinishedRun, Into, integrate, masked_share, weak_steps
 from mmcli.capture.recorder import _png
-from mmcli.capture.secrets import SecretLeak, describe
+from mmcli.capture.secrets import describe
 from mmcli.capture.steps import PAINT, Capture
-from mmcli.errors import RecordingExists
+from mmcli.errors import RecordingExists, SecretLeak
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.replayer import Replayer, ReplayOptions

@@ -39,6 +39,9 @@ def test_valid_names(name: str) -> None:
         "a b",
         "A" * 101,
         "x/../../etc",
+        "-rf",
+        "--help",
+        "-",
     ],
 )
 def test_invalid_names_are_refused(name: str, isolated_store: Path) -> None:

@@ -1,0 +1,184 @@
+"""Secrets in model answers, end to end through `mm`: an answer is the same recorded and
+replayed. The model's own literal `{{pin}}` stays `{{pin}}` (a replay never puts the
+secret where the recording did not), and the secret's value the model wrote is stored as
+a placeholder and given back as the value."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SECRET = "4711-XYZ"
+MM = [sys.executable, "-m", "mmcli"]
+
+
+class Echo(BaseHTTPRequestHandler):
+    """A model that answers `echo: ` and the last user text."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        text = "echo: " + body["messages"][-1]["content"]
+        data = json.dumps(
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "m",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def echo() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+# The agent: asks the model to echo a text with literal braces and one with the secret,
+# writes down what came back.
+AGENT = """
+import json, os, sys, anthropic
+client = anthropic.Anthropic(api_key="k", max_retries=0)
+said = []
+literal = "{" * 2 + "pin" + "}" * 2  # not spelled out: a command's {{pin}} is a param
+for text in ("type " + literal + " here", "type " + os.environ["MM_PARAM_PIN"] + " here"):
+    answer = client.messages.create(
+        model="m", max_tokens=10, messages=[{"role": "user", "content": text}])
+    said.append(answer.content[0].text)
+open(sys.argv[1], "w").write(json.dumps(said))
+"""
+
+
+def test_an_answer_is_the_same_recorded_and_replayed(
+    echo: str, isolated_store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "said.json"
+    env = {**os.environ, "MM_SECRET_PIN": SECRET, "COLUMNS": "200"}
+    mm = [sys.executable, "-m", "mmcli"]
+    agent = [sys.executable, "-c", AGENT, str(out)]
+    rec = subprocess.run(
+        [*mm, "record", "t", "--llm", "--secret", "pin", "--upstream", echo, "--", *agent],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert rec.returncode == 0, rec.stderr
+    recorded = json.loads(out.read_text())
+    assert recorded == ["echo: type {{pin}} here", f"echo: type {SECRET} here"]
+    assert SECRET not in (isolated_store / "t.toml").read_text()
+    out.unlink()
+    replay = subprocess.run(
+        [*mm, "replay", "t", "--no-agent", "--secret", "pin"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert replay.returncode == 0, replay.stderr
+    assert json.loads(out.read_text()) == recorded
+
+
+class Pieces(BaseHTTPRequestHandler):
+    """A computer-use model that types the PIN in two pieces, then says it is done."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        turn = sum(m["role"] == "assistant" for m in body["messages"])
+        if turn < 2:
+            text = ("4711", "-XYZ")[turn]
+            call = {"action": "type", "text": text}
+            content = [
+                {"type": "tool_use", "id": f"toolu_{turn}", "name": "computer", "input": call}
+            ]
+            stop = "tool_use"
+        else:
+            content, stop = [{"type": "text", "text": "done"}], "end_turn"
+        data = json.dumps(
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "m",
+                "content": content,
+                "stop_reason": stop,
+                "usage": {},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+# A computer-use loop that performs nothing: each tool call gets an empty result.
+LOOP_CODE = """
+import anthropic
+client = anthropic.Anthropic(api_key="k", max_retries=0)
+messages = [{"role": "user", "content": "log in"}]
+while True:
+    answer = client.messages.create(model="m", max_tokens=10, messages=messages)
+    calls = [b for b in answer.content if b.type == "tool_use"]
+    if not calls:
+        break
+    messages.append({"role": "assistant", "content": [c.model_dump() for c in calls]})
+    messages.append({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": c.id, "content": "ok"} for c in calls]})
+"""
+LOOP = [sys.executable, "-c", LOOP_CODE]
+
+
+def test_a_secret_the_model_types_in_pieces_is_never_saved(
+    isolated_store: Path, tmp_path: Path
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Pieces)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        upstream = f"http://127.0.0.1:{server.server_address[1]}"
+        rec = subprocess.run(
+            [*MM, "record", "t", "--llm", "--secret", "pin", "--upstream", upstream, "--", *LOOP],
+            env={**os.environ, "MM_SECRET_PIN": SECRET, "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert rec.returncode == 1, rec.stderr
+    assert "secret 'pin'" in rec.stderr and "nothing was saved" in rec.stderr
+    assert SECRET not in rec.stderr and "4711" not in rec.stderr
+    assert not (isolated_store / "t.toml").exists()
