@@ -222,7 +222,7 @@ def fallback_lines(recording: Recording, values: Values) -> list[str]:
     where = f" in {recording.cwd}" if recording.cwd else ""
     lines = [f"on a divergence, replay runs: {shlex.join(recording.command)}{where}"]
     for key, value in sorted(values.params.items()):
-        if value and any(value in arg for arg in recording.command):
+        if value and any(value in arg for arg in recording.command[1:]):
             lines.append(
                 f"warning: the agent command holds {key!r}'s value inside an argument, where "
                 "mm leaves it (a replay with another value would pass this one): give it as "
