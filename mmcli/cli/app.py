@@ -576,6 +576,7 @@ def show(
     out = console()
     agent = shlex.join(recording.command)
     agent = agent if len(agent) <= 100 else agent[:97] + "..."
+    agent += f" (in {recording.cwd})" if recording.command and recording.cwd else ""
     out.print(
         f"[bold]{recording.name}[/]: {plural(len(recording.steps), 'step')}, "
         f"{plural(recording.branch_count(), 'branch', 'branches')}; agent: {escape(agent)}"

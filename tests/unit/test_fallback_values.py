@@ -175,3 +175,16 @@ def test_a_recorded_folder_gone_is_one_clear_error(tmp_path: Path) -> None:
     save_form(str(tmp_path / "gone"))
     with pytest.raises(MMError, match=r"folder .*gone no longer exists"):
         heal([sys.executable, "agent.py"], cwd=str(tmp_path / "gone"))
+
+
+def test_record_says_what_the_fallback_runs_and_where_a_value_stays() -> None:
+    from mmcli.capture.integrate import fallback_lines
+
+    rec = form_recording()
+    rec.command, rec.cwd = ["agent", "--name", "{{name}}"], "/home/me/project"
+    assert fallback_lines(rec, JOHN) == [
+        "on a divergence, replay runs: agent --name '{{name}}' in /home/me/project"
+    ]
+    rec.command = ["sh", "-c", "agent --name 'John Smith'"]
+    said = fallback_lines(rec, JOHN)
+    assert len(said) == 2 and "'name'" in said[1] and "MM_PARAM_NAME" in said[1]
