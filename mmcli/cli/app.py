@@ -238,7 +238,9 @@ def replay(
     agent: Annotated[
         str | None,
         typer.Option(
-            metavar="CMD", help="Agent command for divergences (default: the recorded command)."
+            metavar="CMD",
+            help="Agent command for divergences, run in the current folder ({{key}} filled "
+            "in; default: the recorded command, in the folder it was recorded in).",
         ),
     ] = None,
     no_agent: Annotated[

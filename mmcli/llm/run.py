@@ -151,11 +151,9 @@ def replay_llm(
     model (the rest of the run is saved as a branch on exit 0), or is refused with
     `no_agent` (exit 3)."""
     rec = load(store, name)
-    command = list(agent or [])
-    if not command:
-        from mmcli.model import render_text
+    from mmcli.model import render_text
 
-        command = [render_text(a, values.all) for a in rec.command]
+    command = [render_text(a, values.all) for a in (agent or rec.command)]
     if not command:
         raise MMError(f"{name!r} has no recorded agent command; give one with --agent")
     session = Session(
