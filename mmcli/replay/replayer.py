@@ -10,6 +10,7 @@ exits 0); without one, replay stops before acting.
 from __future__ import annotations
 
 import io
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -523,6 +524,12 @@ class Replayer:
         if not self.options.dry_run:  # a dry run types nothing: no param needed
             check_values(self.recording, self.values)
         check_geometry(self.recording, self.backend)
+        cwd = self.options.agent_cwd
+        if self.options.agent and cwd is not None and not os.path.isdir(cwd):
+            self.progress(
+                f"warning: the agent's folder {cwd} no longer exists: replay stops at a "
+                "divergence instead of handing over"
+            )
         started = time.monotonic()
         report = ReplayReport(
             self.recording.name, Outcome.FROM_MEMORY, steps_total=self._trunk_length()

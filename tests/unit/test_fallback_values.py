@@ -173,8 +173,12 @@ def test_the_fallback_runs_in_the_recorded_folder(
 
 def test_a_recorded_folder_gone_is_one_clear_error(tmp_path: Path) -> None:
     save_form(str(tmp_path / "gone"))
+    said: list[str] = []
+    options = ReplayOptions(timeout=0.3, agent=["agent"], agent_cwd=str(tmp_path / "gone"))
+    backend = FakeBackend(form_screen(popup=True))
     with pytest.raises(MMError, match=r"folder .*gone no longer exists"):
-        heal([sys.executable, "agent.py"], cwd=str(tmp_path / "gone"))
+        replay(Store(), backend, "form", GRACE, options, said.append)
+    assert "no longer exists" in said[0]  # said first, for a log
 
 
 def test_record_says_what_the_fallback_runs_and_where_a_value_stays() -> None:
