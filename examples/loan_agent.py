@@ -366,6 +366,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--amount")
     p.add_argument("--product", help="Personal, Auto or Home")
     p.add_argument("--urgent", action="store_true")
+    p.add_argument(
+        "--args-only",
+        action="store_true",
+        help="take the values from the arguments alone, ignoring MM_PARAM_* (as many "
+        "agents do: mm then passes a replay's values in the arguments)",
+    )
     p.add_argument("--think", type=float, default=0.3, help="pause before each action (s)")
     p.add_argument(
         "--typing",
@@ -379,7 +385,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        goal = resolve_goal(args, dict(os.environ))
+        goal = resolve_goal(args, {} if args.args_only else dict(os.environ))
         Agent(args.layout, goal, max(0.0, args.think), args.typing).run()
     except Stop as stop:
         log(str(stop))

@@ -92,11 +92,17 @@ class LoanApp:
 
 
 def agent_command(
-    app: LoanApp, counter: Path | None = None, think: float = 0.05, **fields: str
+    app: LoanApp,
+    counter: Path | None = None,
+    think: float = 0.05,
+    args_only: bool = False,
+    **fields: str,
 ) -> list[str]:
-    """The example agent's command line; with `counter`, each start appends a line to it."""
+    """The example agent's command line; with `counter`, each start appends a line to it;
+    `args_only`: the agent ignores MM_PARAM_* (its values are its arguments alone)."""
     values = {**WANTED, **fields}
     args = [sys.executable, str(AGENT), "--layout", str(app.layout), "--think", str(think)]
+    args += ["--args-only"] if args_only else []
     for key, value in values.items():
         args += [f"--{key}", value]
     if counter is None:

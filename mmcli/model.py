@@ -23,7 +23,9 @@ FORMAT_VERSION = 2
 """2: a path's last step keeps the screen it ended on (`Step.outcome`), and a branch that
 ended on a new outcome is `pending` until approved; a pointer step may keep the window it
 acted in (`Step.window`), a typing step its pace (`Action.key_ms`). A version-1 file
-reads as one whose paths have no recorded outcome."""
+reads as one whose paths have no recorded outcome. Optional fields added since (`cwd`,
+`param_digests`) need no new version: a file without them reads as before, and an older
+mm keeps them unread (`Recording.extra`) and runs the fallback as it always did."""
 
 
 class ActionKind(StrEnum):
@@ -217,6 +219,13 @@ class Recording:
     wholly outside it (a notification in a far corner) do not block replay under the
     default policy."""
     policy: str = "default"
+    cwd: str | None = None
+    """The absolute folder the agent command was recorded in: a fallback runs it there
+    (None: recorded before it was kept, or no command; the caller's folder)."""
+    param_digests: dict[str, list[str]] = field(default_factory=dict)
+    """For each param, a digest of each value runs were recorded with (never the value:
+    `params.value_digest`): a heal that types one while the param has another value
+    typed stale data and is not saved. None for secrets."""
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

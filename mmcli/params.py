@@ -1,15 +1,17 @@
-"""Params and secrets: named values substituted into typed text.
+"""Params and secrets: named values substituted into typed text and the agent's command.
 
-A param's value may be written into a recording only as a `{{key}}` placeholder; a
-secret's value is never written anywhere. Both reach a fallback agent as
-`MM_PARAM_<KEY>` environment variables.
+A param's value may be written into a recording only as a `{{key}}` placeholder (or as a
+digest that recognizes it, never shows it: `value_digest`); a secret's value is never
+written anywhere. Both reach a fallback agent as `MM_PARAM_<KEY>` environment variables,
+and where the recorded command held them, in its arguments.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mmcli.errors import UsageError
@@ -115,4 +117,53 @@ def leaked_in(text: str, secrets: Mapping[str, str]) -> str | None:
     for key, value in secrets.items():
         if value and any(f in bare for f in fragments(value)):
             return key
+    return None
+
+
+OPTION_VALUE = re.compile(r"(-{0,2}[A-Za-z0-9_][A-Za-z0-9_.-]*=)(.*)", re.DOTALL)
+"""An argument that gives an option its value in one word: `--name=John Smith`."""
+
+
+def template_command(command: Sequence[str], values: Values) -> list[str]:
+    """The agent command as a recording keeps it: an argument that is a param's value, or
+    an option's value in one word (`--name=John Smith`), becomes `{{key}}` (the program
+    itself aside); a secret's value becomes `{{key}}` wherever it is. A value elsewhere
+    inside an argument (a shell script's text) stays: replacing it there could let a
+    value change what the script does."""
+    by_value = {v: k for k, v in sorted(values.params.items(), key=lambda kv: kv[0]) if v}
+    out: list[str] = []
+    for index, arg in enumerate(command):
+        if index > 0:
+            option = OPTION_VALUE.fullmatch(arg)
+            if arg in by_value:
+                arg = "{{" + by_value[arg] + "}}"
+            elif option is not None and option[2] in by_value:
+                arg = option[1] + "{{" + by_value[option[2]] + "}}"
+        out.append(parametrize(arg, values.secrets))
+    return out
+
+
+DIGEST_HEX = 16
+DIGEST = re.compile(r"([1-9][0-9]{0,5}):([0-9a-f]{16})")
+"""A `value_digest`: the value's length, then `DIGEST_HEX` hex digits."""
+
+
+def value_digest(key: str, value: str) -> str:
+    """`LENGTH:HEX`: recognizes `value` typed again (`find_digest`) without keeping it."""
+    digest = hashlib.sha256(f"{key}\0{value}".encode()).hexdigest()[:DIGEST_HEX]
+    return f"{len(value)}:{digest}"
+
+
+def find_digest(text: str, key: str, digests: Iterable[str]) -> str | None:
+    """The piece of `text` whose digest (for `key`) is among `digests`, or None."""
+    wanted: dict[int, set[str]] = {}
+    for d in digests:
+        m = DIGEST.fullmatch(d)
+        if m is not None:
+            wanted.setdefault(int(m[1]), set()).add(d)
+    for length, known in wanted.items():
+        for i in range(len(text) - length + 1):
+            piece = text[i : i + length]
+            if value_digest(key, piece) in known:
+                return piece
     return None

@@ -4,6 +4,7 @@
 - `shim`: the `xdotool` first on a recorded agent's PATH (a shell front for hook/'s).
 - `steps`: a finished run's captures as steps (effects, placeholders, masks, fingerprints).
 - `secrets`: keeping secrets out of what is written (text and pixels).
+- `stale`: a heal that typed a param's recorded value where the replay gave another.
 - `merge`: a run merged into a recording's tree.
 - `integrate`: the one path a finished run takes into the store (record, `--add`, heal).
 - `record`: `mm record`, and an agent run under the recorder (`run_recorded`).

@@ -10,6 +10,7 @@ left in what would be written, and saves under the recording's lock.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -22,9 +23,10 @@ from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import find_leak
 from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
 from mmcli.model import PLACEHOLDER, Recording, Step, plural
-from mmcli.params import Values, parametrize
+from mmcli.params import Values, template_command, value_digest
 from mmcli.screen.fingerprint import Frame, Rect, covered_share
 from mmcli.store.recordings import Store
+from mmcli.store.validate import MAX_DIGESTS
 
 Progress = Callable[[str], None]
 
@@ -55,9 +57,17 @@ class FinishedRun:
     """`final` at full resolution: compared with the outcomes the recording knows."""
     workarea: Rect | None = None
     """The screen less the desktop's panels, where known."""
+    cwd: str | None = None
+    """The folder the command ran in (kept by a new recording: a fallback runs there)."""
 
     @classmethod
-    def of(cls, recorder: Recorder, values: Values, command: Sequence[str]) -> FinishedRun:
+    def of(
+        cls,
+        recorder: Recorder,
+        values: Values,
+        command: Sequence[str],
+        cwd: str | None = None,
+    ) -> FinishedRun:
         return cls(
             recorder.captures,
             recorder.final,
@@ -67,6 +77,7 @@ class FinishedRun:
             recorder.final_thumbnail,
             recorder.final_frame,
             recorder.backend.workarea(),
+            cwd,
         )
 
 
@@ -121,16 +132,19 @@ def integrate(
             name=name,
             steps=built.steps,
             created=datetime.now(UTC).replace(microsecond=0),
-            command=[parametrize(arg, run.values.secrets) for arg in run.command],
+            command=template_command(run.command, run.values),
             ignore=list(ignore),
             volatile=volatile,
             area=built.area,
+            cwd=run.cwd if run.command else None,
         )
         _note_params(recording, run.values)
         find_leak(recording, run.values.secrets)
         store.save(recording, built.thumbnails, overwrite=overwrite)
     for warning in weak_steps(recording):
         say(warning)
+    for line in fallback_lines(recording, run.values):
+        say(line)
     return Integrated(True, len(built.steps))
 
 
@@ -181,12 +195,41 @@ def _build(
 
 
 def _note_params(recording: Recording, values: Values) -> None:
-    """The recording's params: those it had, those its steps and command use."""
+    """The recording's params: those it had, those its steps and command use; and a
+    digest of each param's value this run was made with (`Recording.param_digests`)."""
     used = used_names(recording.steps)
     for arg in recording.command:
         used |= set(PLACEHOLDER.findall(arg))
     recording.params = sorted(set(recording.params) | used)
     recording.secrets = sorted(set(recording.secrets) | (used & set(values.secrets)))
+    for key in sorted(used - set(recording.secrets)):
+        value = values.params.get(key)
+        if not value:
+            continue
+        known = recording.param_digests.setdefault(key, [])
+        digest = value_digest(key, value)
+        if digest in known:
+            known.remove(digest)
+        known.append(digest)
+        del known[:-MAX_DIGESTS]
+
+
+def fallback_lines(recording: Recording, values: Values) -> list[str]:
+    """What `mm record` says a fallback will run, and which param values the command
+    holds where mm does not replace them (the agent would get the recorded value)."""
+    if not recording.command:
+        return []
+    where = f" in {recording.cwd}" if recording.cwd else ""
+    lines = [f"on a divergence, replay runs: {shlex.join(recording.command)}{where}"]
+    for key, value in sorted(values.params.items()):
+        if value and any(value in arg for arg in recording.command[1:]):
+            lines.append(
+                f"warning: the agent command holds {key!r}'s value inside an argument, where "
+                "mm leaves it (a replay with another value would pass this one): give it as "
+                "a whole argument (or --option=VALUE), or have the agent read "
+                f"MM_PARAM_{key.upper()}"
+            )
+    return lines
 
 
 def _merge(

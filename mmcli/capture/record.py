@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,14 +55,15 @@ def run_recorded(
     values: Values = NO_VALUES,
     progress: Progress | None = None,
     record_input: bool = False,
+    cwd: str | None = None,
 ) -> tuple[AgentRun, Recorder]:
     """Run the agent with the recorder listening; return its run and the captures.
 
-    With `observe`, first watch the idle screen that long to learn volatile regions.
-    Progress shows typed param and secret values as their placeholders. The display's
-    input is watched all along: input no channel reported is noted on the recorder's
-    watch (`check_recordable` fails on it) or, with `record_input`, recorded from the
-    events themselves.
+    The agent runs in folder `cwd` (None: ours). With `observe`, first watch the idle
+    screen that long to learn volatile regions. Progress shows typed param and secret
+    values as their placeholders. The display's input is watched all along: input no
+    channel reported is noted on the recorder's watch (`check_recordable` fails on it)
+    or, with `record_input`, recorded from the events themselves.
     """
 
     def on_action(index: int, action: Action, note: str) -> None:
@@ -82,7 +84,7 @@ def run_recorded(
                 if progress is not None:
                     progress(f"watching the screen for {observe:g}s to learn what changes alone")
                 recorder.observe(observe)
-            run = run_agent(command, {**recorder.env(), **env}, timeout=timeout)
+            run = run_agent(command, {**recorder.env(), **env}, timeout=timeout, cwd=cwd)
         finally:
             if watch is not None:
                 watch.stop()
@@ -209,7 +211,17 @@ def record(
     check_recordable(recorder)
     if not recorder.captures:
         raise MMError("the agent exited 0 without performing any action; nothing to record")
-    return save_run(store, name, recorder, command, values, ignore, add, overwrite, progress)
+    return save_run(
+        store, name, recorder, command, values, ignore, add, overwrite, progress, here()
+    )
+
+
+def here() -> str | None:
+    """The folder `mm` runs in, which a fallback agent will run in (None: it is gone)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def check_target(store: Store, name: str, *, add: bool, overwrite: bool) -> None:
@@ -233,13 +245,15 @@ def save_run(
     add: bool,
     overwrite: bool,
     progress: Progress | None,
+    cwd: str | None = None,
 ) -> RecordResult:
-    """Build the steps of a finished run and save them as `name` (or merge them in)."""
+    """Build the steps of a finished run and save them as `name` (or merge them in);
+    `cwd`: the folder the command ran in."""
     try:
         done = integrate(
             store,
             name,
-            FinishedRun.of(recorder, values, command),
+            FinishedRun.of(recorder, values, command, cwd),
             Into.ADD if add else Into.NEW,
             ignore=ignore,
             overwrite=overwrite,

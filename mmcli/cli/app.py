@@ -238,7 +238,9 @@ def replay(
     agent: Annotated[
         str | None,
         typer.Option(
-            metavar="CMD", help="Agent command for divergences (default: the recorded command)."
+            metavar="CMD",
+            help="Agent command for divergences, run in the current folder ({{key}} filled "
+            "in; default: the recorded command, in the folder it was recorded in).",
         ),
     ] = None,
     no_agent: Annotated[
@@ -315,7 +317,6 @@ def replay(
     """
     from mmcli.backends import open_backend
     from mmcli.desktop.display import display_lock
-    from mmcli.model import render_text
     from mmcli.replay.replayer import ReplayOptions
     from mmcli.replay.replayer import replay as replay_task
     from mmcli.store.recordings import validate_name
@@ -336,13 +337,16 @@ def replay(
         from mmcli.cli.llm import replay_llm
 
         replay_llm(name, values, agent_cmd, no_agent, chosen, upstream, agent_timeout, json_out)
+    agent_cwd = None
     if agent_cmd is None and not no_agent and store.exists(name):
-        agent_cmd = [render_text(a, values.all) for a in store.load(name).command] or None
+        recorded = store.load(name)
+        agent_cmd, agent_cwd = recorded.command or None, recorded.cwd
     options = ReplayOptions(
         timeout=timeout,
         policy=chosen,
         dry_run=dry_run,
         agent=agent_cmd,
+        agent_cwd=agent_cwd,
         agent_timeout=agent_timeout if agent_timeout > 0 else None,
         ignore=regions(ignore_region),
         relocate=relocate,
@@ -549,6 +553,7 @@ def show(
                 {
                     "name": recording.name,
                     "command": recording.command,
+                    "cwd": recording.cwd,
                     "params": recording.params,
                     "steps": [
                         {
@@ -573,6 +578,7 @@ def show(
     out = console()
     agent = shlex.join(recording.command)
     agent = agent if len(agent) <= 100 else agent[:97] + "..."
+    agent += f" (in {recording.cwd})" if recording.command and recording.cwd else ""
     out.print(
         f"[bold]{recording.name}[/]: {plural(len(recording.steps), 'step')}, "
         f"{plural(recording.branch_count(), 'branch', 'branches')}; agent: {escape(agent)}"

@@ -47,17 +47,27 @@ class Interrupt:
 
 
 def run_agent(
-    command: Sequence[str], env: Mapping[str, str], timeout: float | None = None
+    command: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float | None = None,
+    cwd: str | None = None,
 ) -> AgentRun:
-    """Run `command` with `env` added to ours; raise `Aborted` on Ctrl-C/SIGTERM."""
+    """Run `command` with `env` added to ours, in folder `cwd` (None: ours); raise
+    `Aborted` on Ctrl-C/SIGTERM."""
     full_env = {**os.environ, **env}
+    if cwd is not None and not os.path.isdir(cwd):
+        raise MMError(
+            f"the agent's folder {cwd} no longer exists (the agent command was recorded "
+            "there); restore it, or give the agent with --agent CMD"
+        )
     started = time.monotonic()
     interrupt = Interrupt()
     with interrupt.catching():
         try:
-            child = subprocess.Popen(list(command), env=full_env)
+            child = subprocess.Popen(list(command), env=full_env, cwd=cwd)
         except FileNotFoundError:
-            raise MMError(f"agent command not found: {command[0]!r}") from None
+            where = f" (in {cwd})" if cwd is not None else ""
+            raise MMError(f"agent command not found: {command[0]!r}{where}") from None
         except PermissionError:
             raise MMError(f"agent command not executable: {command[0]!r}") from None
         timed_out = False

@@ -64,6 +64,9 @@ class LLMRecording:
     command: list[str] = field(default_factory=list)
     params: list[str] = field(default_factory=list)
     tree: Tree = field(default_factory=Tree)
+    cwd: str | None = None
+    """The absolute folder the command was recorded in, where replay runs it (optional:
+    None runs it in the caller's folder, as a file from before it was kept)."""
 
 
 def now() -> datetime:
@@ -76,6 +79,7 @@ def _json(value: Any) -> str:
 
 def dumps(rec: LLMRecording) -> str:
     tree = rec.tree
+    where = {"cwd": rec.cwd} if rec.cwd is not None else {}
     return tomli_w.dumps(
         {
             "kind": KIND,
@@ -83,6 +87,7 @@ def dumps(rec: LLMRecording) -> str:
             "name": rec.name,
             "created": rec.created,
             "command": list(rec.command),
+            **where,
             "params": sorted(rec.params),
             "setups": {k: _json(v) for k, v in sorted(tree.setups.items())},
             "screens": {sid: _screen_doc(s) for sid, s in sorted(tree.screens.items())},
@@ -134,6 +139,9 @@ def _recording(doc: dict[str, Any], thumbs: Path | None) -> LLMRecording:
     params = doc.get("params", [])
     if not all(isinstance(c, str) for c in command) or not all(isinstance(p, str) for p in params):
         raise ValueError("command and params must be lists of strings")
+    cwd = doc.get("cwd")
+    if cwd is not None and not (isinstance(cwd, str) and cwd.startswith("/") and "\0" not in cwd):
+        raise ValueError("cwd must be an absolute path")
     tree = Tree()
     for digest, text in _table(doc.get("setups", {}), "setups").items():
         tree.setups[str(digest)] = _parse_json(text, f"setups.{digest}")
@@ -149,7 +157,7 @@ def _recording(doc: dict[str, Any], thumbs: Path | None) -> LLMRecording:
         if node.parent is not None and node.parent not in tree.nodes:
             raise ValueError(f"exchanges[{i}].parent {node.parent} is not an earlier exchange")
         tree.nodes[node.id] = node
-    return LLMRecording(str(doc["name"]), created, list(command), list(params), tree)
+    return LLMRecording(str(doc["name"]), created, list(command), list(params), tree, cwd)
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
@@ -273,7 +281,7 @@ def save(
                     "model-API recording; use --overwrite to replace it"
                 )
             base = load(store, name)
-        out = base or LLMRecording(name, rec.created, rec.command, [], Tree())
+        out = base or LLMRecording(name, rec.created, rec.command, [], Tree(), rec.cwd)
         renumber: dict[int, int] = {}
         thumbnails: dict[str, bytes] = {}
         for old_id in new:

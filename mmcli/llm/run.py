@@ -22,7 +22,7 @@ from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER
-from mmcli.params import Values, parametrize
+from mmcli.params import Values, template_command
 from mmcli.screen.matcher import Policy
 from mmcli.store.inuse import in_use, unused
 from mmcli.store.recordings import Store, validate_name
@@ -93,8 +93,12 @@ def record_llm(
             f"recording {name!r} already exists in {store.root}; use --overwrite to replace "
             "it or --add to merge this run into it"
         )
-    recorded_command = [parametrize(arg, values.secrets) for arg in command]
-    rec = load(store, name) if add and exists else LLMRecording(name, now(), recorded_command)
+    recorded_command = template_command(command, values)
+    rec = (
+        load(store, name)
+        if add and exists
+        else LLMRecording(name, now(), recorded_command, cwd=_here())
+    )
     rec.params = sorted(
         set(rec.params) | set().union(*(PLACEHOLDER.findall(a) for a in recorded_command))
     )
@@ -123,6 +127,14 @@ def record_llm(
         save(store, rec, session.new, overwrite=overwrite, create=not add)
     result.outcome, result.saved = Outcome.RECORDED, len(session.new)
     return result
+
+
+def _here() -> str | None:
+    """The folder the agent runs in now, where replay will run it (None: it is gone)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _used(rec: LLMRecording, new: list[int], values: Values) -> set[str]:
@@ -166,11 +178,9 @@ def _replay_llm(
     progress: Progress | None,
 ) -> LLMResult:
     rec = load(store, name)
-    command = list(agent or [])
-    if not command:
-        from mmcli.model import render_text
+    from mmcli.model import render_text
 
-        command = [render_text(a, values.all) for a in rec.command]
+    command = [render_text(a, values.all) for a in (agent or rec.command)]
     if not command:
         raise MMError(f"{name!r} has no recorded agent command; give one with --agent")
     session = Session(
@@ -181,7 +191,8 @@ def _replay_llm(
     )
     started = time.monotonic()
     with Serving(single_route(session)) as server:
-        run = run_agent(command, agent_env(server.base, name, values, True), agent_timeout)
+        env = agent_env(server.base, name, values, True)
+        run = run_agent(command, env, agent_timeout, cwd=None if agent else rec.cwd)
     stats = session.stats
     result = LLMResult(
         Outcome.FROM_MEMORY,

@@ -10,6 +10,7 @@ exits 0); without one, replay stops before acting.
 from __future__ import annotations
 
 import io
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +23,7 @@ import numpy as np
 from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.capture.integrate import FinishedRun, Into, integrate
 from mmcli.capture.record import check_recordable, run_recorded
+from mmcli.capture.stale import stale_value
 from mmcli.capture.steps import blank_png, focus_point
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import (
@@ -34,7 +36,7 @@ from mmcli.errors import (
     StoreError,
     UsageError,
 )
-from mmcli.model import POINTED, Action, ActionKind, Recording, Step
+from mmcli.model import POINTED, Action, ActionKind, Recording, Step, render_text
 from mmcli.params import Values
 from mmcli.replay.outcome import await_outcome, pending_reason
 from mmcli.screen.explain import headline
@@ -107,7 +109,11 @@ class ReplayOptions:
     policy: Policy = Policy.DEFAULT
     dry_run: bool = False
     agent: Sequence[str] | None = None
-    """Command that takes over on divergence; None = no agent."""
+    """Command that takes over on divergence, with `{{key}}` where this run's values go;
+    None = no agent."""
+    agent_cwd: str | None = None
+    """The folder the agent runs in (the recording's, for its recorded command); None:
+    the caller's."""
     agent_timeout: float | None = AGENT_TIMEOUT
     """Seconds before a fallback agent is stopped (exit 4); None: no limit."""
     ignore: Sequence[Rect] = ()
@@ -526,6 +532,12 @@ class Replayer:
         if not self.options.dry_run:  # a dry run types nothing: no param needed
             check_values(self.recording, self.values)
         check_geometry(self.recording, self.backend)
+        cwd = self.options.agent_cwd
+        if self.options.agent and cwd is not None and not os.path.isdir(cwd):
+            self.progress(
+                f"warning: the agent's folder {cwd} no longer exists: replay stops at a "
+                "divergence instead of handing over"
+            )
         started = time.monotonic()
         report = ReplayReport(
             self.recording.name, Outcome.FROM_MEMORY, steps_total=self._trunk_length()
@@ -809,15 +821,17 @@ class Replayer:
             "MM_REPLAY": "1",
             **self.values.env(),
         }
+        command = [render_text(arg, self.values.all) for arg in self.options.agent]
         run, recorder = run_recorded(
             self.backend,
-            self.options.agent,
+            command,
             env,
             start_focus=focus,
             timeout=self.options.agent_timeout,
             values=self.values,
             progress=self.progress,
             record_input=self.options.record_input,
+            cwd=self.options.agent_cwd,
         )
         report.agent_returncode = run.returncode
         report.agent_steps = len(recorder.captures)
@@ -839,8 +853,13 @@ class Replayer:
             report.outcome = Outcome.AGENT_FAILED
             report.detail = "the agent exited 0 without performing any action"
             return
+        stale = stale_value([c.action for c in recorder.captures], self.recording, self.values)
+        if stale is not None:  # done with the recorded value: wrong data, never learned
+            report.outcome = Outcome.AGENT_FAILED
+            report.detail = stale.message()
+            return
         report.outcome = Outcome.HEALED
-        finished = FinishedRun.of(recorder, self.values, self.options.agent)
+        finished = FinishedRun.of(recorder, self.values, command)
         try:
             done = integrate(
                 self.store,

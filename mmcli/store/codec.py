@@ -94,6 +94,10 @@ def _document(rec: Recording) -> Document:
     }
     if rec.area is not None:
         doc["area"] = rec.area.as_list()
+    if rec.cwd is not None:
+        doc["cwd"] = rec.cwd
+    if rec.param_digests:
+        doc["param_digests"] = {k: list(v) for k, v in sorted(rec.param_digests.items())}
     doc.update(rec.extra)
     doc["steps"] = [_step_doc(s) for s in rec.steps]
     return doc
@@ -169,6 +173,8 @@ _KNOWN = {
     "ignore",
     "volatile",
     "area",
+    "cwd",
+    "param_digests",
     "steps",
 }
 
@@ -197,9 +203,20 @@ def _recording(doc: Document) -> Recording:
         volatile=[_rect(r, "volatile") for r in _list(doc.get("volatile", []), "volatile")],
         area=_rect(doc["area"], "area") if "area" in doc else None,
         policy=_str(doc.get("policy", "default"), "policy"),
+        cwd=_str(doc["cwd"], "cwd") if "cwd" in doc else None,
+        param_digests=_digests(doc.get("param_digests", {})),
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},
     )
+
+
+def _digests(doc: Any) -> dict[str, list[str]]:
+    if not isinstance(doc, dict):
+        raise ValueError("param_digests is not a table")
+    return {
+        _str(k, "param_digests"): [_str(d, f"param_digests.{k}") for d in _list(v, k)]
+        for k, v in doc.items()
+    }
 
 
 def _check_tree(steps: list[Step]) -> None:

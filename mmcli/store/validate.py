@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmcli.errors import RecordingCorrupt
 from mmcli.model import MAX_KEY_MS, ActionKind, Recording, Step
-from mmcli.params import KEY
+from mmcli.params import DIGEST, KEY
 
 if TYPE_CHECKING:  # `mm ls` validates documents without numpy, PIL or the fingerprint code
     from mmcli.screen.fingerprint import Fingerprint, Rect
@@ -51,6 +51,11 @@ MAX_MASKED = 0.5
 and volatile regions together): the rest, and the target, are always checked."""
 MAX_NAMES = 1_000
 """Params (or secrets, or command words) of one recording."""
+
+MAX_PATH = 4096
+"""Characters of the folder the agent command runs in (Linux's PATH_MAX)."""
+MAX_DIGESTS = 32
+"""Digests of recorded values kept for one param (the latest)."""
 
 _MASK_RASTER = 256
 """Masked shares are measured on a 256 x 256 raster of the screen, rounding outwards."""
@@ -117,6 +122,23 @@ def upgraded(
     return doc
 
 
+def _check_cwd(cwd: str) -> None:
+    if not cwd.startswith("/") or "\0" in cwd or len(cwd) > MAX_PATH:
+        raise ValueError(f"cwd must be an absolute path of at most {MAX_PATH} characters")
+
+
+def _check_digests(rec: Recording) -> None:
+    if len(rec.param_digests) > MAX_NAMES:
+        raise ValueError(f"param_digests: more than {MAX_NAMES} params")
+    for key, digests in rec.param_digests.items():
+        if not KEY.fullmatch(key) or key not in rec.params or key in rec.secrets:
+            raise ValueError(f"param_digests: {key[:40]!r} is not a param of the recording")
+        if len(digests) > MAX_DIGESTS or not all(DIGEST.fullmatch(d) for d in digests):
+            raise ValueError(
+                f"param_digests.{key[:40]} must be at most {MAX_DIGESTS} digests like 10:<16 hex>"
+            )
+
+
 def check_recording(rec: Recording) -> None:
     """Refuse a recording that asks for anything a real one does not (`ValueError`)."""
     if len(rec.steps) > MAX_STEPS:
@@ -125,6 +147,9 @@ def check_recording(rec: Recording) -> None:
         _check_names(what, names)
     if len(rec.command) > MAX_NAMES or any("\0" in word for word in rec.command):
         raise ValueError("command must be at most 1000 words without NUL characters")
+    if rec.cwd is not None:
+        _check_cwd(rec.cwd)
+    _check_digests(rec)
     for what, rects in (("ignore", rec.ignore), ("volatile", rec.volatile)):
         for r in rects:
             _check_rect(r, what)

@@ -34,14 +34,17 @@ def loan_app(xdisplay: str, tmp_path: Path) -> Iterator[LoanApp]:
     app.stop()
 
 
-def mm(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """Run the real `mm` command in a subprocess, output captured."""
+def mm(
+    *args: str, timeout: float = 180, cwd: str | Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `mm` command in a subprocess (in folder `cwd`), output captured."""
     result = subprocess.run(
         [sys.executable, "-m", "mmcli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         env={**os.environ, "COLUMNS": "120"},
+        cwd=cwd,
     )
     sys.stderr.write(result.stderr)
     return result

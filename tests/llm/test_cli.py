@@ -151,3 +151,22 @@ def test_a_heal_that_cannot_be_saved_is_exit_5(
         assert model.calls == 2
     assert result.exit_code == 5, result.stderr
     assert "done, not saved" in result.stderr and "no space left" in result.stderr
+
+
+def test_replay_runs_the_agent_in_its_folder_with_this_runs_values(
+    isolated_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, seen = tmp_path / "project", tmp_path / "seen.json"
+    project.mkdir()
+    (project / "agent.py").write_text(
+        f"import json, os, sys; open({str(seen)!r}, 'w').write(json.dumps([os.getcwd(), sys.argv]))"
+    )
+    store = Store(isolated_store)
+    rec = recorded_session().recording
+    rec.command, rec.cwd = [sys.executable, "agent.py", "--name", "{{name}}"], str(project)
+    rec.params = sorted({*rec.params, "name"})
+    save(store, rec, list(rec.tree.nodes))
+    assert f"cwd = {json.dumps(str(project))}" in (isolated_store / "t.toml").read_text()
+    monkeypatch.chdir(tmp_path)
+    runner.invoke(app, ["replay", "t", "--no-agent", "--param", "name=Grace Hopper"], env=ENV)
+    assert json.loads(seen.read_text()) == [str(project), ["agent.py", "--name", "Grace Hopper"]]
