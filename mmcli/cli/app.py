@@ -35,7 +35,7 @@ from mmcli.cli.options import (
     state,
 )
 from mmcli.cli.output import console, escape, fail, progress, say
-from mmcli.cli.parser import MMCommand, MMGroup
+from mmcli.cli.parser import MMCommand, MMGroup, wants_json
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
 from mmcli.model import plural
 
@@ -316,7 +316,7 @@ def replay(
     from mmcli.backends import open_backend
     from mmcli.desktop.display import display_lock
     from mmcli.model import render_text
-    from mmcli.replay.replayer import ReplayOptions
+    from mmcli.replay.replayer import ReplayOptions, preflight
     from mmcli.replay.replayer import replay as replay_task
     from mmcli.store.recordings import validate_name
 
@@ -353,6 +353,7 @@ def replay(
         _replay_batch(store, name, values, options, params_file, before_each, json_out)
     if before_each:
         raise UsageError("--before-each goes with --params-file")
+    preflight(store, name, values, options)
     with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
@@ -920,7 +921,7 @@ def main() -> None:
     try:
         app(prog_name="mm")
     except MMError as e:  # raised outside a command (Ctrl-C before one runs)
-        sys.exit(fail(e))
+        sys.exit(fail(e, wants_json(sys.argv[1:])))
 
 
 def _interrupted(signum: int, frame: object) -> None:

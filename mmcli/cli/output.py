@@ -7,24 +7,39 @@ rich is imported where output is rendered: `mm --help` and `mm act` start withou
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
 from typing import TYPE_CHECKING
 
-from mmcli.errors import ExitCode, MMError
+from mmcli.errors import Aborted, ExitCode, MMError, Outcome
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-def fail(error: MMError) -> ExitCode:
+def fail(error: MMError, json_out: bool = False, name: str | None = None) -> ExitCode:
     """The one place an `MMError` becomes what the user sees: one `mm: error:` line on
-    stderr (with `MM_DEBUG=1`, the traceback first); returns the exit code to exit with."""
+    stderr (with `MM_DEBUG=1`, the traceback first) and, for a command given `--json`, its
+    one JSON object on stdout (`failed_json`); returns the exit code to exit with."""
     if os.environ.get("MM_DEBUG") == "1":
         traceback.print_exception(error)
     print(f"mm: error: {error}", file=sys.stderr)
+    if json_out:
+        failed_json(str(error), error.exit_code, name, aborted=isinstance(error, Aborted))
     return error.exit_code
+
+
+def failed_json(message: str, code: int, name: str | None = None, aborted: bool = False) -> None:
+    """A command given `--json` that ends in an error still prints its one JSON object:
+    `{"outcome": "error", "exit_code": 2, "error": "..."}` (a cron log has a line for
+    every run)."""
+    outcome = str(Outcome.ABORTED) if aborted else "error"
+    data: dict[str, object] = {"outcome": outcome, "exit_code": int(code), "error": message}
+    if name is not None:
+        data["name"] = name
+    print(json.dumps(data))
 
 
 def console() -> Console:

@@ -890,6 +890,19 @@ class Replayer:
             self.progress(f"warning: this replay is not in the history: {e}")
 
 
+def preflight(store: Store, name: str, values: Values, options: ReplayOptions) -> None:
+    """What refuses a replay before the display is opened: no recording of that name and
+    no agent to record it, a param or secret the recording needs not given."""
+    from mmcli.errors import RecordingNotFound
+
+    if not store.exists(name):
+        if not options.agent or options.dry_run:
+            raise RecordingNotFound(f"no recording named {name!r} in {store.root}")
+        return
+    if not options.dry_run and store.kind(name) == "cli":
+        check_values(store.load(name), values)
+
+
 def replay(
     store: Store,
     backend: Backend,

@@ -328,3 +328,43 @@ def test_show_puts_a_branch_under_the_step_it_replaces() -> None:
         s["id"] for s in json.loads(runner.invoke(app, ["show", "early", "--json"]).stdout)["steps"]
     ]
     assert ids == [0, 9, 10, 1, 2, 3, 4, 11, 5, 6, 7, 8]
+
+
+def _no_display_env(store: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    return {**env, **ENV, "MM_HOME": str(store)}
+
+
+@pytest.mark.parametrize(
+    "args,code,said",
+    [
+        (["replay", "sample", "--json"], 2, "needs --param name=..."),
+        (["replay", "nothing-here", "--no-agent", "--json"], 1, "no recording named"),
+        (["replay", "bad/name", "--json"], 2, "bad/name"),
+        (["replay", "sample", "--json", "--param", "name=X"], 1, "no display"),
+        (["replay", "sample", "--json", "--timeout", "x"], 2, "not a valid float"),
+        (["replay", "sample", "--bogus", "--json"], 2, "no such option"),
+        (["show", "nothing-here", "--json"], 1, "no recording named"),
+        (["ls", "--json", "--bogus"], 2, "no such option"),
+    ],
+)
+def test_json_prints_one_object_on_errors_too(
+    isolated_store: Path, args: list[str], code: int, said: str
+) -> None:
+    """A cron job's JSONL log has a line for every run: usage and lookup errors included,
+    with the one-line error on stderr as well."""
+    Store().save(sample_recording("sample"))
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", *args],
+        capture_output=True,
+        text=True,
+        env=_no_display_env(isolated_store),
+        timeout=60,
+    )
+    assert result.returncode == code, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.stdout
+    data = json.loads(lines[0])
+    assert data["outcome"] == "error" and data["exit_code"] == code
+    assert said in data["error"]
+    assert result.stderr.count("mm: error: ") == 1 and said in result.stderr

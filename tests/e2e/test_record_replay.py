@@ -232,3 +232,16 @@ def test_a_heal_that_ends_elsewhere_waits_for_approval(
     assert "done from memory" in result.stderr
     assert [fields(r) for r in loan_app.records()] == [WANTED]
     assert counter.read_text().count("started") == 2
+
+
+def test_json_answers_when_the_agent_is_not_found(xdisplay: str, isolated_store: Path) -> None:
+    result = mm("replay", "new", "--agent", "/nonexistent/agent", "--json")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data == {
+        "outcome": "error",
+        "exit_code": 1,
+        "error": "agent command not found: '/nonexistent/agent'",
+        "name": "new",
+    }
+    assert "mm: error: agent command not found" in result.stderr
