@@ -34,7 +34,7 @@ from mmcli.cli.options import (
     regions,
     state,
 )
-from mmcli.cli.output import console, escape, fail, progress, say
+from mmcli.cli.output import console, escape, fail, keep_writing_when_closed, progress, say
 from mmcli.cli.parser import MMCommand, MMGroup, wants_json
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
 from mmcli.model import plural
@@ -918,6 +918,7 @@ def main() -> None:
     if hook is not None:  # mm run by a recorded agent: its own input is reported by `mm act`
         hook.disable()
     signal.signal(signal.SIGINT, _interrupted)
+    keep_writing_when_closed()
     try:
         app(prog_name="mm")
     except MMError as e:  # raised outside a command (Ctrl-C before one runs)

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome
 
@@ -40,6 +40,50 @@ def failed_json(message: str, code: int, name: str | None = None, aborted: bool 
     if name is not None:
         data["name"] = name
     print(json.dumps(data))
+
+
+class Unbroken:
+    """A text stream (stdout, stderr) whose reader may go away mid-run (`mm replay ... |
+    head -1`): a write or flush that meets a closed pipe is dropped silently, and the
+    stream's descriptor is pointed at /dev/null, so that a replay is never stopped between
+    two actions by its own output, finishes and writes its history line."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def _closed(self) -> None:
+        # What is still buffered, and every later write (the interpreter's last flush
+        # included), goes nowhere instead of raising again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def keep_writing_when_closed() -> None:
+    """stdout and stderr as `Unbroken` streams (Python already ignores SIGPIPE: a write to
+    a closed pipe raises `BrokenPipeError`, which would end the run wherever it is)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, Unbroken):
+            setattr(sys, name, Unbroken(stream))
 
 
 def console() -> Console:

@@ -4,11 +4,14 @@ Everything is real: Xvfb, Tk, pyautogui input, mss screenshots, `mm` in a subpro
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from mmcli.store.recordings import Store
 from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
 
 pytestmark = pytest.mark.e2e
@@ -245,3 +248,26 @@ def test_json_answers_when_the_agent_is_not_found(xdisplay: str, isolated_store:
         "name": "new",
     }
     assert "mm: error: agent command not found" in result.stderr
+
+
+@pytest.mark.parametrize("stream", ["2>&1", "--json"])
+def test_a_closed_output_never_stops_a_replay_mid_task(
+    loan_app: LoanApp, isolated_store: Path, stream: str
+) -> None:
+    """`mm replay loan 2>&1 | head -1`: the reader is gone after one line; the replay
+    still finishes the task and writes its history line."""
+    record_loan(loan_app)
+    loan_app.out.unlink()
+    loan_app.start()
+    command = shlex.join([sys.executable, "-m", "mmcli", "replay", "loan", "--no-agent"])
+    if stream == "--json":  # stdout closed first, stderr after the first line
+        command = f"{{ {command} --json | head -c 0; }} 2>&1 | head -1"
+    else:
+        command = f"{command} 2>&1 | head -1"
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=180
+    )
+    assert result.stdout.count("\n") == 1, result.stdout
+    assert [fields(r) for r in loan_app.records()] == [WANTED]  # filed whole, once
+    history = Store(isolated_store).history("loan")
+    assert [h["outcome"] for h in history] == ["from-memory"]
