@@ -33,6 +33,7 @@ from mmcli.errors import (
     Outcome,
     StoreError,
     UsageError,
+    closest,
 )
 from mmcli.model import POINTED, Action, ActionKind, Recording, Step
 from mmcli.params import Values
@@ -243,7 +244,13 @@ def check_values(recording: Recording, values: Values) -> None:
         flags = " ".join(
             f"--secret {k}" if k in recording.secrets else f"--param {k}=..." for k in missing
         )
-        raise UsageError(f"recording {recording.name!r} needs {flags}")
+        # A key given that is no param of the recording, close to a missing one: a typo.
+        typos = [
+            f"unknown param {k!r}, did you mean {close!r}? "
+            for k in values.all
+            if k not in recording.params and (close := closest(k, missing)) is not None
+        ]
+        raise UsageError(f"{''.join(typos)}recording {recording.name!r} needs {flags}")
 
 
 class Replayer:
@@ -893,11 +900,9 @@ class Replayer:
 def preflight(store: Store, name: str, values: Values, options: ReplayOptions) -> None:
     """What refuses a replay before the display is opened: no recording of that name and
     no agent to record it, a param or secret the recording needs not given."""
-    from mmcli.errors import RecordingNotFound
-
     if not store.exists(name):
         if not options.agent or options.dry_run:
-            raise RecordingNotFound(f"no recording named {name!r} in {store.root}")
+            raise store.not_found(name)
         return
     if not options.dry_run and store.kind(name) == "cli":
         check_values(store.load(name), values)
@@ -913,11 +918,10 @@ def replay(
 ) -> ReplayReport:
     """Replay `name`; a name not recorded yet is recorded with the agent, if one is given."""
     from mmcli.capture.record import record
-    from mmcli.errors import RecordingNotFound
 
     if not store.exists(name):
         if not options.agent or options.dry_run:
-            raise RecordingNotFound(f"no recording named {name!r} in {store.root}")
+            raise store.not_found(name)
         if progress:
             progress(f"{name!r} is not recorded yet: recording the agent")
         started = time.monotonic()

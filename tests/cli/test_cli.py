@@ -368,3 +368,35 @@ def test_json_prints_one_object_on_errors_too(
     assert data["outcome"] == "error" and data["exit_code"] == code
     assert said in data["error"]
     assert result.stderr.count("mm: error: ") == 1 and said in result.stderr
+
+
+def test_a_mistyped_recording_name_gets_a_did_you_mean(isolated_store: Path) -> None:
+    Store().save(sample_recording("loan"))
+    env = _no_display_env(isolated_store)
+    for args in (["replay", "laon", "--no-agent"], ["show", "laon"], ["rm", "laon", "--yes"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "mmcli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert result.returncode == 1, args
+        assert "no recording named 'laon'" in result.stderr
+        assert "did you mean 'loan'?" in result.stderr, args
+    far = runner.invoke(app, ["show", "zzzzzz"], env=ENV)
+    assert far.exit_code == 1 and "did you mean" not in far.stderr
+
+
+def test_a_mistyped_param_key_gets_a_did_you_mean(isolated_store: Path) -> None:
+    Store().save(sample_recording("loan"))  # its param: name
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", "replay", "loan", "--param", "nmae=X"],
+        capture_output=True,
+        text=True,
+        env=_no_display_env(isolated_store),
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "unknown param 'nmae', did you mean 'name'?" in result.stderr
+    assert "needs --param name=..." in result.stderr
