@@ -153,7 +153,8 @@ def weak_steps(recording: Recording) -> list[str]:
         share = masked_share(recording, step)
         if share > WEAK_SHARE:
             out.append(
-                f"warning: step {step.id + 1} ({step.action.describe()}) leaves "
+                f"warning: step {recording.depth(step) + 1} (id {step.id}, "
+                f"{step.action.describe()}) leaves "
                 f"{share:.0%} of the task area {recording.area} unchecked: "
                 + ", ".join(map(str, step.fingerprint.masks))
             )
@@ -244,7 +245,7 @@ def _branch(
             f"{existing.name} {built.steps[0].id}`"
         )
         return Integrated(True, len(built.steps), pending=built.steps[0].id)
-    say(f"saved a branch of {what}; it ended on the outcome of step {known.id + 1}")
+    say(f"saved a branch of {what}; it ended on a known outcome (that of step id {known.id})")
     return Integrated(True, len(built.steps))
 
 

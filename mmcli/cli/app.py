@@ -553,6 +553,7 @@ def show(
                     "params": recording.params,
                     "steps": [
                         {
+                            "step": t.depth + 1,
                             "id": t.step.id,
                             "parent": t.step.parent,
                             "depth": t.depth,
@@ -598,7 +599,7 @@ def show(
             )
     for d in divergences:
         out.print(
-            f"diverged {d['at']} ({d['outcome']}) at step {d['step'] + 1}: {d['reason']}",
+            f"diverged {d['at']} ({d['outcome']}) at step {d['step'] or '?'}: {d['reason']}",
             markup=False,
         )
         out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)

@@ -183,7 +183,7 @@ class Removal:
             "name": self.name,
             "kind": self.kind,
             "what": "recording" if self.branch is None else "branch",
-            "branch_step": self.branch,
+            "branch_id": self.branch,
             "steps": self.steps,
             "size": self.size,
         }

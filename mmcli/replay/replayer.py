@@ -82,7 +82,8 @@ Progress = Callable[[str], None]
 @dataclass(frozen=True)
 class Divergence:
     step: int
-    """0-based position on the path where no recorded step matched."""
+    """0-based position on the path where no recorded step matched (its depth in the tree;
+    people are told `step + 1`, the number replay's progress gives that step)."""
     expected: str
     """The action that would have been performed."""
     reason: str
@@ -93,7 +94,8 @@ class Divergence:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "step": self.step,
+            "step": self.step + 1,
+            "depth": self.step,
             "expected": self.expected,
             "reason": self.reason,
             "thumbnail": self.thumbnail,
@@ -682,7 +684,7 @@ class Replayer:
         )
         report.outcome_seen = seen.matched is not None
         if seen.matched is not None:
-            same = "" if seen.matched.id == leaf.id else f" (that of step {seen.matched.id + 1})"
+            same = "" if seen.matched.id == leaf.id else f" (that of step id {seen.matched.id})"
             self.progress(f"outcome: the screen shows the recorded outcome{same}")
             return
         reason = (
@@ -785,7 +787,7 @@ class Replayer:
         buf = io.BytesIO()
         frame.thumbnail().save(buf, format="PNG")
         data = blank_png(buf.getvalue(), list(masks))
-        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth}.png"
+        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth + 1}.png"
         try:
             self.store.write_thumbnail(self.recording.name, name, data)
         except (OSError, StoreError):  # a full disk, or a link where the folder should be

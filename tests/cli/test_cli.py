@@ -286,7 +286,7 @@ def test_show_says_how_much_of_the_task_area_each_step_leaves_unchecked() -> Non
     shares = {s["id"]: s["masked_share"] for s in data["steps"]}
     assert [shares[i] for i in range(3)] == [0.0, 0.0, 0.4]
     (warning,) = weak_steps(recording)
-    assert warning.startswith("warning: step 3 (hotkey") and "40%" in warning
+    assert warning.startswith("warning: step 3 (id 2, hotkey") and "40%" in warning
 
 
 def _branch_before_the_first_step() -> Recording:
@@ -400,3 +400,25 @@ def test_a_mistyped_param_key_gets_a_did_you_mean(isolated_store: Path) -> None:
     assert result.returncode == 2
     assert "unknown param 'nmae', did you mean 'name'?" in result.stderr
     assert "needs --param name=..." in result.stderr
+
+
+def test_show_numbers_steps_from_1_and_labels_ids() -> None:
+    """One numbering for people: `mm show`'s lines, its `--json` "step" and a divergence's
+    step, from a history line of today (1-based "step", 0-based "depth") or of before
+    (a 0-based "step" alone)."""
+    store = Store()
+    store.save(sample_recording("tree"))
+    for at, divergence in (
+        ("2026-11-20T10:00:00+00:00", {"step": 1, "reason": "old line"}),
+        ("2026-11-21T10:00:00+00:00", {"step": 2, "depth": 1, "reason": "new line"}),
+    ):
+        store.append_history("tree", {"at": at, "outcome": "diverged", "divergence": divergence})
+    data = json.loads(runner.invoke(app, ["show", "tree", "--json"], env=ENV).stdout)
+    assert [(s["step"], s["id"]) for s in data["steps"]] == [(1, 0), (2, 1), (2, 4), (3, 2), (4, 3)]
+    assert [(d["step"], d["reason"]) for d in data["divergences"]] == [
+        (2, "new line"),
+        (2, "old line"),
+    ]
+    shown = runner.invoke(app, ["show", "tree"], env=ENV).stderr
+    assert "at step 2: new line" in shown and "at step 2: old line" in shown
+    assert "branch id 4" in shown

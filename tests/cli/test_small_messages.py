@@ -125,6 +125,8 @@ def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) 
     assert "diverged at step 3 (click): A window or dialog covers the click target. target:" in err
     assert "next: replay without --no-agent" in err
     assert "mm show loan --html loan.html" in err
+    assert report.as_json()["divergence"]["step"] == 3  # the number people are told
+    assert report.as_json()["divergence"]["depth"] == 2
 
 
 def test_a_dry_run_divergence_suggests_only_looking(capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,6 +26,8 @@ def record_loan(app: LoanApp, counter: Path | None = None, name: str = "loan") -
     result = mm("record", name, "--observe", "0.5", "--", *agent_command(app, counter))
     assert result.returncode == 0, result.stderr
     assert "recorded" in result.stderr
+    assert "recorded step 1: click" in result.stderr  # numbered from 1, as replay does
+    assert "recorded step 0" not in result.stderr
     assert [fields(r) for r in app.records()] == [WANTED]
 
 
@@ -54,12 +56,13 @@ def test_unexpected_popup_diverges_then_the_agent_heals(
     loan_app.out.unlink()
 
     loan_app.start("--popup-at-start")
-    result = mm("replay", "loan", "--no-agent", "--timeout", "2")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2", "--json")
     assert result.returncode == 3, result.stderr
     assert "diverged" in result.stderr and "step 1" in result.stderr
+    assert json.loads(result.stdout)["divergence"]["step"] == 1  # as progress numbers it
     assert loan_app.records() == []
     shown = json.loads(mm("show", "loan", "--json").stdout)["divergences"]
-    assert shown[0]["step"] == 0 and "region" in shown[0]["reason"]
+    assert shown[0]["step"] == 1 and "region" in shown[0]["reason"]
     assert Path(shown[0]["live"]).is_file() and Path(shown[0]["recorded"]).is_file()
 
     result = mm("replay", "loan", "--timeout", "2")  # the recorded agent is allowed

@@ -369,7 +369,7 @@ def test_weak_steps_are_those_masked_past_a_quarter_of_the_task_area() -> None:
     assert masked_share(rec, rec.steps[1]) == 0.25
     warnings = weak_steps(rec)
     assert len(warnings) == 2
-    assert warnings[0].startswith("warning: step 3 (click at (300, 200)) leaves 26%")
+    assert warnings[0].startswith("warning: step 3 (id 2, click at (300, 200)) leaves 26%")
     assert "step 4" in warnings[1] and "50%" in warnings[1]
 
 
