@@ -38,7 +38,7 @@ from mmcli.errors import (
 from mmcli.model import POINTED, Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.outcome import await_outcome, pending_reason
-from mmcli.screen.explain import headline
+from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import Frame, Rect, blank
 from mmcli.screen.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
@@ -750,8 +750,22 @@ class Replayer:
                 f"(regions as recorded): {reason}"
             )
         found_at = None if self.options.relocate else self._found_at(children, match.frame)
-        sentence = headline(match.verdict, children[0].action.kind, match.offset, found_at)
+        sentence = headline(
+            match.verdict,
+            children[0].action.kind,
+            match.offset,
+            found_at,
+            no_window=self._no_window(children, match.frame),
+        )
         return f"{sentence}. {reason}"
+
+    def _no_window(self, children: list[Step], frame: Frame) -> bool:
+        """The live task area is bare background where the recorded one was not: the app
+        is not running, or its window is closed or minimized."""
+        if not bare(frame.small, self.area):
+            return False
+        reference = self._reference(children[0])
+        return reference is None or not bare(reference, self.area)
 
     def _unchecked(
         self,

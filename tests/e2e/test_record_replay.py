@@ -274,3 +274,15 @@ def test_a_closed_output_never_stops_a_replay_mid_task(
     assert [fields(r) for r in loan_app.records()] == [WANTED]  # filed whole, once
     history = Store(isolated_store).history("loan")
     assert [h["outcome"] for h in history] == ["from-memory"]
+
+
+def test_an_empty_desktop_is_said_as_such(loan_app: LoanApp, isolated_store: Path) -> None:
+    """The app is not running: replay says no window of it is on the screen, not that
+    something covers the click target."""
+    record_loan(loan_app)
+    loan_app.stop()
+    result = mm("replay", "loan", "--no-agent", "--timeout", "1", "--json")
+    assert result.returncode == 3, result.stderr
+    reason = json.loads(result.stdout)["divergence"]["reason"]
+    assert reason.startswith("No window of the recorded app is on the screen"), reason
+    assert "covers the click target" not in result.stderr
