@@ -189,6 +189,9 @@ class Recording:
     wholly outside it (a notification in a far corner) do not block replay under the
     default policy."""
     policy: str = "default"
+    window: str | None = None
+    """The title of the application window the task's first action went to, as recorded:
+    it names the window a replay expected when no window of the app is on the screen."""
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

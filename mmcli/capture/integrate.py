@@ -10,7 +10,7 @@ left in what would be written, and saves under the recording's lock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -19,7 +19,7 @@ import numpy as np
 
 from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
-from mmcli.capture.secrets import find_leak
+from mmcli.capture.secrets import find_leak, leaked_in
 from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
 from mmcli.model import PLACEHOLDER, Recording, Step, plural
 from mmcli.params import Values, parametrize
@@ -55,6 +55,8 @@ class FinishedRun:
     """`final` at full resolution: compared with the outcomes the recording knows."""
     workarea: Rect | None = None
     """The screen less the desktop's panels, where known."""
+    window: str | None = None
+    """The title of the window at the run's first pointed action, once the run is over."""
 
     @classmethod
     def of(cls, recorder: Recorder, values: Values, command: Sequence[str]) -> FinishedRun:
@@ -67,7 +69,17 @@ class FinishedRun:
             recorder.final_thumbnail,
             recorder.final_frame,
             recorder.backend.workarea(),
+            _first_window(recorder),
         )
+
+
+def _first_window(recorder: Recorder) -> str | None:
+    """The title of the window at the first action that had a point (where the task
+    began), asked once the run is over: the window is still there, or None."""
+    for capture in recorder.captures:
+        if capture.action.x is not None and capture.action.y is not None:
+            return recorder.backend.window_at(capture.action.x, capture.action.y)
+    return None
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,7 @@ def integrate(
             ignore=list(ignore),
             volatile=volatile,
             area=built.area,
+            window=_title(run.window, run.values.secrets),
         )
         _note_params(recording, run.values)
         find_leak(recording, run.values.secrets)
@@ -132,6 +145,13 @@ def integrate(
     for warning in weak_steps(recording):
         say(warning)
     return Integrated(True, len(built.steps))
+
+
+def _title(window: str | None, secrets: Mapping[str, str]) -> str | None:
+    """The window's title as kept: none at all when it shows (a piece of) a secret."""
+    if window is None or leaked_in(window, secrets) is not None:
+        return None
+    return window
 
 
 WEAK_SHARE = 0.25

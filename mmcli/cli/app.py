@@ -551,6 +551,7 @@ def show(
                     "name": recording.name,
                     "command": recording.command,
                     "params": recording.params,
+                    "window": recording.window,
                     "steps": [
                         {
                             "step": t.depth + 1,

@@ -756,6 +756,7 @@ class Replayer:
             match.offset,
             found_at,
             no_window=self._no_window(children, match.frame),
+            window=self.recording.window,
         )
         return f"{sentence}. {reason}"
 

@@ -20,7 +20,6 @@ BARE_SHARE = 0.97
 BARE_LEVELS = 6
 """A task area is bare background when this share of it is within this many luma levels
 of its commonest level: a flat desktop, with no window drawn there."""
-NO_WINDOW = "No window of the recorded app is on the screen: the task area is bare background"
 
 
 def moved_by(offset: tuple[int, int]) -> str:
@@ -58,10 +57,12 @@ def headline(
     moved: tuple[int, int] = (0, 0),
     found_at: tuple[int, int] | None = None,
     no_window: bool = False,
+    window: str | None = None,
 ) -> str:
     """The sentence (no final period). `moved`: the offset at which `--relocate` checked
     the task; `found_at`: where the task area was seen without `--relocate`; `no_window`:
-    the live task area is bare background where the recorded one was not (`bare`)."""
+    the live task area is bare background where the recorded one was not (`bare`);
+    `window`: the title of the window the recording began in, to name it then."""
     if verdict is None or verdict.ok:
         return "No recorded step to compare with the screen"
     diffs = verdict.differences
@@ -72,7 +73,11 @@ def headline(
     if any(d.matcher == "geometry" for d in diffs):
         return "The screen size differs from the recording"
     if no_window:
-        return NO_WINDOW
+        expected = f" (it expected {window!r})" if window else ""
+        return (
+            f"No window of the recorded app is on the screen{expected}: the task area is "
+            "bare background"
+        )
     if any("about to act" in d.measure for d in diffs):
         return "The screen kept changing as replay was about to act"
     if any(_on_target(d) for d in diffs):

@@ -93,6 +93,8 @@ def _document(rec: Recording) -> Document:
     }
     if rec.area is not None:
         doc["area"] = rec.area.as_list()
+    if rec.window is not None:
+        doc["window"] = rec.window
     doc.update(rec.extra)
     doc["steps"] = [_step_doc(s) for s in rec.steps]
     return doc
@@ -166,6 +168,7 @@ _KNOWN = {
     "ignore",
     "volatile",
     "area",
+    "window",
     "steps",
 }
 
@@ -194,6 +197,7 @@ def _recording(doc: Document) -> Recording:
         volatile=[_rect(r, "volatile") for r in _list(doc.get("volatile", []), "volatile")],
         area=_rect(doc["area"], "area") if "area" in doc else None,
         policy=_str(doc.get("policy", "default"), "policy"),
+        window=_str(doc["window"], "window") if "window" in doc else None,
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},
     )

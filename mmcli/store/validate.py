@@ -49,6 +49,8 @@ MAX_MASKS = 1_000
 MAX_MASKED = 0.5
 """Share of the screen one step's check may leave out (its masks, the recording's ignored
 and volatile regions together): the rest, and the target, are always checked."""
+MAX_TITLE = 1_000
+"""Characters of the recorded window's title."""
 MAX_NAMES = 1_000
 """Params (or secrets, or command words) of one recording."""
 
@@ -125,6 +127,8 @@ def check_recording(rec: Recording) -> None:
         _check_names(what, names)
     if len(rec.command) > MAX_NAMES or any("\0" in word for word in rec.command):
         raise ValueError("command must be at most 1000 words without NUL characters")
+    if rec.window is not None and (len(rec.window) > MAX_TITLE or "\0" in rec.window):
+        raise ValueError(f"window must be a title of at most {MAX_TITLE} characters")
     for what, rects in (("ignore", rec.ignore), ("volatile", rec.volatile)):
         for r in rects:
             _check_rect(r, what)

@@ -284,5 +284,7 @@ def test_an_empty_desktop_is_said_as_such(loan_app: LoanApp, isolated_store: Pat
     result = mm("replay", "loan", "--no-agent", "--timeout", "1", "--json")
     assert result.returncode == 3, result.stderr
     reason = json.loads(result.stdout)["divergence"]["reason"]
-    assert reason.startswith("No window of the recorded app is on the screen"), reason
+    assert reason.startswith(
+        "No window of the recorded app is on the screen (it expected 'Acme Loan Intake')"
+    ), reason
     assert "covers the click target" not in result.stderr

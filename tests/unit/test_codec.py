@@ -109,3 +109,16 @@ def test_upgrades_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setitem(codec.UPGRADES, 0, v0_to_v1)
     assert codec.loads(text).policy == "strict"
+
+
+def test_the_recorded_window_title_is_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    rec = replace(sample_recording(), window="Acme Loan Intake")
+    text = codec.dumps(rec)
+    assert 'window = "Acme Loan Intake"' in text
+    assert codec.loads(text).window == "Acme Loan Intake"
+    assert "window" not in codec.dumps(sample_recording())  # none recorded: not written
+    assert codec.loads(codec.dumps(sample_recording())).window is None
+    with pytest.raises(RecordingCorrupt, match="window"):
+        codec.loads(codec.dumps(replace(rec, window="x" * 5000)))

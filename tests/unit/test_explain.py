@@ -57,3 +57,9 @@ def test_a_bare_task_area_is_no_window_of_the_app() -> None:
     assert headline(verdict, ActionKind.CLICK, no_window=True).startswith(
         "No window of the recorded app is on the screen"
     )
+
+
+def test_no_window_names_the_window_the_recording_began_in() -> None:
+    sentence = headline(Verdict((TARGET,)), ActionKind.CLICK, no_window=True, window="Acme")
+    expected = "No window of the recorded app is on the screen (it expected 'Acme')"
+    assert sentence.startswith(expected)

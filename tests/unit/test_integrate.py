@@ -419,3 +419,11 @@ def test_a_branch_after_no_secret_paints_nothing(isolated_store: Path) -> None:
     healed = Store().load("plain")
     assert (_thumb("plain", len(healed.steps) - 1) == _original(screen())).all()
     assert masked_share(replace(healed, area=None), healed.steps[-1]) == 0.0
+
+
+def test_a_window_title_showing_a_secret_is_not_kept() -> None:
+    from mmcli.capture.integrate import _title
+
+    assert _title("Acme Loan Intake", {"pin": "4711"}) == "Acme Loan Intake"
+    assert _title("Account 4711 - Acme", {"pin": "4711"}) is None
+    assert _title(None, {}) is None
