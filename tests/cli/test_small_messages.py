@@ -72,7 +72,7 @@ def test_a_csv_header_without_a_param_names_the_file(tmp_path: Path) -> None:
         check_columns(_loan(), [{"name": "A", "amout": "1"}], Values(), csv, print)
     assert str(e.value) == (
         f"--params-file {csv}: the header has no column 'amount'; 'loan' needs name, amount "
-        "(column 'amout' is no param of it)"
+        "(column 'amout' is no param of it); column 'amout': did you mean 'amount'?"
     )
 
 
