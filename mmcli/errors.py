@@ -10,6 +10,8 @@ ending, reported, not raised. No exit code is written as a bare number anywhere 
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from enum import IntEnum, StrEnum
 
 
@@ -133,3 +135,16 @@ class Aborted(MMError):
     """Ctrl-C or the fail-safe corner stopped the run between two actions."""
 
     exit_code = ExitCode.ABORTED
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The one of `choices` a mistyped `word` most likely meant (difflib), or None."""
+    close = difflib.get_close_matches(word, [c for c in choices if c != word], n=1)
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`; did you mean 'loan'?` when one of `choices` is close to the mistyped `word`,
+    else "" (to end an error message with)."""
+    close = closest(word, choices)
+    return f"; did you mean {close!r}?" if close else ""

@@ -226,6 +226,9 @@ class Recording:
     """For each param, a digest of each value runs were recorded with (never the value:
     `params.value_digest`): a heal that types one while the param has another value
     typed stale data and is not saved. None for secrets."""
+    window_title: str | None = None
+    """The title of the application window the task's first action went to, as recorded:
+    it names the window a replay expected when no window of the app is on the screen."""
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -191,6 +191,11 @@ class Backend(ABC):
         window manager to ask do nothing."""
         return False
 
+    def window_title_at(self, x: int, y: int) -> str | None:
+        """The title of the application window at (x, y), to name it in messages; None
+        where there is none or it cannot be told."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 

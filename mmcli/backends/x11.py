@@ -168,6 +168,15 @@ class X11Backend(XInput, Backend):
         except Exception:  # a window vanished under us, or no window manager: do nothing
             return False
 
+    def window_title_at(self, x: int, y: int) -> str | None:
+        display = getattr(self._x11, "_display", None)
+        if display is None:
+            return None
+        try:
+            return _window_title_at(display, x, y)
+        except Exception:  # the window vanished under us
+            return None
+
     def perform(self, action: Action) -> None:
         self._act(action)
 
@@ -270,6 +279,37 @@ def _window_ref(display: Any, window: Any) -> WindowRef | None:
     geometry = window.get_geometry()
     at = display.screen().root.translate_coords(window, 0, 0)  # its origin on the screen
     return WindowRef(wm_class, Rect(at.x, at.y, geometry.width, geometry.height))
+
+
+TITLE_LIMIT = 200
+"""A window title longer than this is cut: it only names the window in messages."""
+
+
+def _window_title_at(display: Any, x: int, y: int) -> str | None:
+    """The title (EWMH `_NET_WM_NAME`, else `WM_NAME`) of the application window at the
+    point: the client below the window manager's frame there, or, with no window manager,
+    the first window below the top-level one that has a title."""
+    from Xlib import X
+
+    root = display.screen().root
+    top = root.translate_coords(root, x, y).child
+    if not top:
+        return None
+    net_name = display.intern_atom("_NET_WM_NAME")
+    client = _client_below(display, top)
+    pending = [client] if client is not None else [top]
+    for _ in range(32):
+        if not pending:
+            break
+        window = pending.pop(0)
+        prop = window.get_full_property(net_name, X.AnyPropertyType)
+        raw = prop.value if prop is not None else window.get_wm_name()
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
+        if raw:
+            return str(raw)[:TITLE_LIMIT]
+        pending.extend(window.query_tree().children)
+    return None
 
 
 def _active(display: Any, atom: int) -> int | None:

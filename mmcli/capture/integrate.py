@@ -11,7 +11,7 @@ left in what would be written, and saves under the recording's lock.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -20,7 +20,7 @@ import numpy as np
 
 from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
-from mmcli.capture.secrets import find_leak
+from mmcli.capture.secrets import find_leak, leaked_in
 from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
 from mmcli.model import PLACEHOLDER, Recording, Step, plural
 from mmcli.params import Values, template_command, value_digest
@@ -59,6 +59,8 @@ class FinishedRun:
     """The screen less the desktop's panels, where known."""
     cwd: str | None = None
     """The folder the command ran in (kept by a new recording: a fallback runs there)."""
+    window_title: str | None = None
+    """The title of the window at the run's first pointed action, once the run is over."""
 
     @classmethod
     def of(
@@ -78,7 +80,17 @@ class FinishedRun:
             recorder.final_frame,
             recorder.backend.workarea(),
             cwd,
+            _first_window(recorder),
         )
+
+
+def _first_window(recorder: Recorder) -> str | None:
+    """The title of the window at the first action that had a point (where the task
+    began), asked once the run is over: the window is still there, or None."""
+    for capture in recorder.captures:
+        if capture.action.x is not None and capture.action.y is not None:
+            return recorder.backend.window_title_at(capture.action.x, capture.action.y)
+    return None
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,7 @@ def integrate(
             volatile=volatile,
             area=built.area,
             cwd=run.cwd if run.command else None,
+            window_title=_title(run.window_title, run.values.secrets),
         )
         _note_params(recording, run.values)
         find_leak(recording, run.values.secrets)
@@ -146,6 +159,13 @@ def integrate(
     for line in fallback_lines(recording, run.values):
         say(line)
     return Integrated(True, len(built.steps))
+
+
+def _title(window: str | None, secrets: Mapping[str, str]) -> str | None:
+    """The window's title as kept: none at all when it shows (a piece of) a secret."""
+    if window is None or leaked_in(window, secrets) is not None:
+        return None
+    return window
 
 
 WEAK_SHARE = 0.25
@@ -167,7 +187,8 @@ def weak_steps(recording: Recording) -> list[str]:
         share = masked_share(recording, step)
         if share > WEAK_SHARE:
             out.append(
-                f"warning: step {step.id + 1} ({step.action.describe()}) leaves "
+                f"warning: step {recording.depth(step) + 1} (id {step.id}, "
+                f"{step.action.describe()}) leaves "
                 f"{share:.0%} of the task area {recording.area} unchecked: "
                 + ", ".join(map(str, step.fingerprint.masks))
             )
@@ -287,7 +308,7 @@ def _branch(
             f"{existing.name} {built.steps[0].id}`"
         )
         return Integrated(True, len(built.steps), pending=built.steps[0].id)
-    say(f"saved a branch of {what}; it ended on the outcome of step {known.id + 1}")
+    say(f"saved a branch of {what}; it ended on a known outcome (that of step id {known.id})")
     return Integrated(True, len(built.steps))
 
 

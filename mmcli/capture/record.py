@@ -69,7 +69,7 @@ def run_recorded(
     def on_action(index: int, action: Action, note: str) -> None:
         if progress is not None:
             shown = describe(action, values.all, values.secrets)
-            progress(f"recorded step {index}: {shown}" + (f" ({note})" if note else ""))
+            progress(f"recorded step {index + 1}: {shown}" + (f" ({note})" if note else ""))
 
     def on_warning(message: str) -> None:
         if progress is not None:
@@ -303,7 +303,7 @@ def record_demo(
         recorder.capture_final()
         watch.close()
     for index, capture in enumerate(recorder.captures):
-        say(f"recorded step {index}: {describe(capture.action, values.all, values.secrets)}")
+        say(f"recorded step {index + 1}: {describe(capture.action, values.all, values.secrets)}")
     return save_run(store, name, recorder, [], values, ignore, add, overwrite, progress)
 
 

@@ -34,8 +34,8 @@ from mmcli.cli.options import (
     regions,
     state,
 )
-from mmcli.cli.output import console, escape, fail, progress, say
-from mmcli.cli.parser import MMCommand, MMGroup
+from mmcli.cli.output import console, escape, fail, keep_writing_when_closed, progress, say
+from mmcli.cli.parser import MMCommand, MMGroup, wants_json
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
 from mmcli.model import plural
 
@@ -317,7 +317,7 @@ def replay(
     """
     from mmcli.backends import open_backend
     from mmcli.desktop.display import display_lock
-    from mmcli.replay.replayer import ReplayOptions
+    from mmcli.replay.replayer import ReplayOptions, preflight
     from mmcli.replay.replayer import replay as replay_task
     from mmcli.store.recordings import validate_name
 
@@ -357,6 +357,7 @@ def replay(
         _replay_batch(store, name, values, options, params_file, before_each, json_out)
     if before_each:
         raise UsageError("--before-each goes with --params-file")
+    preflight(store, name, values, options)
     with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
@@ -555,8 +556,10 @@ def show(
                     "command": recording.command,
                     "cwd": recording.cwd,
                     "params": recording.params,
+                    "window_title": recording.window_title,
                     "steps": [
                         {
+                            "step": t.depth + 1,
                             "id": t.step.id,
                             "parent": t.step.parent,
                             "depth": t.depth,
@@ -603,7 +606,7 @@ def show(
             )
     for d in divergences:
         out.print(
-            f"diverged {d['at']} ({d['outcome']}) at step {d['step'] + 1}: {d['reason']}",
+            f"diverged {d['at']} ({d['outcome']}) at step {d['step'] or '?'}: {d['reason']}",
             markup=False,
         )
         out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)
@@ -926,10 +929,11 @@ def main() -> None:
     if hook is not None:  # mm run by a recorded agent: its own input is reported by `mm act`
         hook.disable()
     signal.signal(signal.SIGINT, _interrupted)
+    keep_writing_when_closed()
     try:
         app(prog_name="mm")
     except MMError as e:  # raised outside a command (Ctrl-C before one runs)
-        sys.exit(fail(e))
+        sys.exit(fail(e, wants_json(sys.argv[1:])))
 
 
 def _interrupted(signum: int, frame: object) -> None:

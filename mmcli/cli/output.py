@@ -7,24 +7,83 @@ rich is imported where output is rendered: `mm --help` and `mm act` start withou
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
-from mmcli.errors import ExitCode, MMError
+from mmcli.errors import Aborted, ExitCode, MMError, Outcome
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-def fail(error: MMError) -> ExitCode:
+def fail(error: MMError, json_out: bool = False, name: str | None = None) -> ExitCode:
     """The one place an `MMError` becomes what the user sees: one `mm: error:` line on
-    stderr (with `MM_DEBUG=1`, the traceback first); returns the exit code to exit with."""
+    stderr (with `MM_DEBUG=1`, the traceback first) and, for a command given `--json`, its
+    one JSON object on stdout (`failed_json`); returns the exit code to exit with."""
     if os.environ.get("MM_DEBUG") == "1":
         traceback.print_exception(error)
     print(f"mm: error: {error}", file=sys.stderr)
+    if json_out:
+        failed_json(str(error), error.exit_code, name, aborted=isinstance(error, Aborted))
     return error.exit_code
+
+
+def failed_json(message: str, code: int, name: str | None = None, aborted: bool = False) -> None:
+    """A command given `--json` that ends in an error still prints its one JSON object:
+    `{"outcome": "error", "exit_code": 2, "error": "..."}` (a cron log has a line for
+    every run)."""
+    outcome = str(Outcome.ABORTED) if aborted else "error"
+    data: dict[str, object] = {"outcome": outcome, "exit_code": int(code), "error": message}
+    if name is not None:
+        data["name"] = name
+    print(json.dumps(data))
+
+
+class Unbroken:
+    """A text stream (stdout, stderr) whose reader may go away mid-run (`mm replay ... |
+    head -1`): a write or flush that meets a closed pipe is dropped silently, and the
+    stream's descriptor is pointed at /dev/null, so that a replay is never stopped between
+    two actions by its own output, finishes and writes its history line."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def _closed(self) -> None:
+        # What is still buffered, and every later write (the interpreter's last flush
+        # included), goes nowhere instead of raising again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def keep_writing_when_closed() -> None:
+    """stdout and stderr as `Unbroken` streams (Python already ignores SIGPIPE: a write to
+    a closed pipe raises `BrokenPipeError`, which would end the run wherever it is)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, Unbroken):
+            setattr(sys, name, Unbroken(stream))
 
 
 def console() -> Console:

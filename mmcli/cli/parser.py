@@ -13,8 +13,8 @@ import typer
 from typer._click import exceptions as click_errors
 from typer.core import TyperCommand, TyperGroup
 
-from mmcli.cli.output import fail
-from mmcli.errors import MMError
+from mmcli.cli.output import fail, failed_json
+from mmcli.errors import ExitCode, MMError
 
 
 class MMCommand(TyperCommand):
@@ -25,7 +25,9 @@ class MMCommand(TyperCommand):
         try:
             return super().invoke(ctx)
         except MMError as e:
-            raise typer.Exit(fail(e)) from None
+            name = ctx.params.get("name")
+            json_out = bool(ctx.params.get("json_out"))
+            raise typer.Exit(fail(e, json_out, name if isinstance(name, str) else None)) from None
 
 
 GLOBAL_OPTIONS = ("--store", "--lock-wait")
@@ -33,15 +35,28 @@ GLOBAL_OPTIONS = ("--store", "--lock-wait")
 
 
 class OneLineUsageError(click_errors.UsageError):
-    """A parser error as one `mm: error:` line with a hint (not click's usage box)."""
+    """A parser error as one `mm: error:` line with a hint (not click's usage box), and
+    the error's JSON object on stdout when the command line asked for `--json`."""
+
+    def __init__(self, message: str, ctx: Any = None, json_out: bool = False) -> None:
+        super().__init__(message, ctx)
+        self.json_out = json_out
 
     def show(self, file: Any = None) -> None:
         print(f"mm: error: {self.message}", file=file or sys.stderr)
+        if self.json_out:
+            failed_json(self.message, ExitCode.USAGE)
+
+
+def wants_json(args: list[str]) -> bool:
+    """`--json` among the options, before any `--` (after it, the words are the agent's)."""
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
 def one_line(e: click_errors.UsageError) -> click_errors.UsageError:
     if isinstance(e, (OneLineUsageError, click_errors.NoArgsIsHelpError)):
         return e  # the latter shows the help
+    json_out = e.ctx is not None and bool(e.ctx.meta.get("mm.json"))
     message = e.format_message().rstrip(".")
     message = message[:1].lower() + message[1:]
     path = e.ctx.command_path if e.ctx is not None else "mm"
@@ -53,7 +68,7 @@ def one_line(e: click_errors.UsageError) -> click_errors.UsageError:
         )
     elif isinstance(e, click_errors.NoSuchOption):
         hint = f"see `{path} -h` for its options"
-    return OneLineUsageError(f"{message}; {hint}", e.ctx)
+    return OneLineUsageError(f"{message}; {hint}", e.ctx, json_out)
 
 
 def hoist_globals(args: list[str]) -> list[str]:
@@ -84,6 +99,7 @@ class MMGroup(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if ctx.parent is None:
             ctx.meta["mm.dashdash"] = "--" in args
+            ctx.meta["mm.json"] = wants_json(args)
             args = hoist_globals(args)
         try:
             return super().parse_args(ctx, args)

@@ -207,6 +207,15 @@ def tree(recording: Recording) -> Iterator[TreeLine]:
             )
 
 
+def _step_number(divergence: dict[str, Any]) -> int | None:
+    """The 1-based step number of a history line's divergence. Lines written before it
+    carried its `depth` held the 0-based position in `step`."""
+    step = divergence.get("step")
+    if not isinstance(step, int) or isinstance(step, bool):
+        return None
+    return step if "depth" in divergence else step + 1
+
+
 def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str, Any]]:
     """The last replays that diverged: when, at which step, why, and the live and recorded
     screens (file paths beside the recording)."""
@@ -224,7 +233,7 @@ def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str
             {
                 "at": entry.get("at"),
                 "outcome": entry.get("outcome"),
-                "step": d.get("step"),
+                "step": _step_number(d),
                 "reason": d.get("reason"),
                 "live": files.get("thumbnail"),
                 "recorded": files.get("recorded"),

@@ -189,7 +189,7 @@ class Removal:
             "name": self.name,
             "kind": self.kind,
             "what": "recording" if self.branch is None else "branch",
-            "branch_step": self.branch,
+            "branch_id": self.branch,
             "steps": self.steps,
             "size": self.size,
         }
@@ -198,7 +198,7 @@ class Removal:
 def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
     validate_name(name)
     if not store.exists(name):
-        raise RecordingNotFound(f"no recording named {name!r} in {store.root}; see `mm ls`")
+        raise store.not_found(name, "; see `mm ls`")
     if branch is None:
         try:
             kind = store.kind(name)
@@ -256,7 +256,7 @@ def move(store: Store, old: str, new: str, progress: Callable[[str], None] | Non
     if old == new:
         raise UsageError(f"{old!r} and {new!r} are the same name")
     if not store.exists(old):
-        raise RecordingNotFound(f"no recording named {old!r} in {store.root}; see `mm ls`")
+        raise store.not_found(old, "; see `mm ls`")
     if store.exists(new):
         raise RecordingExists(
             f"recording {new!r} already exists in {store.root}; `mm rm {new}` first"

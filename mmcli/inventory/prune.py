@@ -70,7 +70,7 @@ class Deletion:
         return {
             "name": self.name,
             "what": "recording" if self.branch is None else "branch",
-            "branch_step": self.branch,
+            "branch_id": self.branch,
             "steps": self.steps,
             "size": self.size,
             "reason": self.reason,

@@ -171,7 +171,7 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Path) 
     step = d.get("step")
     title = (
         f"{_e(d.get('at') or '')}: {_e(d.get('outcome') or '')} at step "
-        f"{step + 1 if isinstance(step, int) else '?'}"
+        f"{step if isinstance(step, int) else '?'}"
     )
     images = []
     for key, caption in (("live", "live screen"), ("recorded", "recorded")):

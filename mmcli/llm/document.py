@@ -41,7 +41,7 @@ from typing import Any
 
 import tomli_w
 
-from mmcli.errors import RecordingCorrupt, RecordingExists, RecordingNotFound, StoreError
+from mmcli.errors import RecordingCorrupt, RecordingExists, StoreError
 from mmcli.llm.screens import Screen, read_thumbnail
 from mmcli.llm.tree import Node, Tree
 from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc
@@ -238,7 +238,7 @@ def load(store: Store, name: str) -> LLMRecording:
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise RecordingNotFound(f"no recording named {name!r} in {store.root}") from None
+        raise store.not_found(name) from None
     except UnicodeDecodeError:
         raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
     except OSError as e:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mmcli.backends.base import Backend
-from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
+from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError, closest
 from mmcli.model import Recording
 from mmcli.params import KEY, Values
 from mmcli.replay.replayer import ReplayOptions, ReplayReport, check_values, replay
@@ -92,9 +92,14 @@ def check_columns(
     missing = [k for k in needed if k not in columns and k not in values.all]
     if missing:
         also = f" ({_columns(extra)} no param of it)" if extra else ""
+        typos = "".join(
+            f"; column {c!r}: did you mean {close!r}?"
+            for c in extra
+            if (close := closest(c, missing)) is not None
+        )
         raise UsageError(
             f"--params-file {path}: the header has no column {', '.join(map(repr, missing))}; "
-            f"{recording.name!r} needs {shown_needed}{also}"
+            f"{recording.name!r} needs {shown_needed}{also}{typos}"
         )
     if extra:
         say(

@@ -35,11 +35,12 @@ from mmcli.errors import (
     Outcome,
     StoreError,
     UsageError,
+    closest,
 )
 from mmcli.model import POINTED, Action, ActionKind, Recording, Step, render_text
 from mmcli.params import Values
 from mmcli.replay.outcome import await_outcome, pending_reason
-from mmcli.screen.explain import headline
+from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import SCALE, Frame, Rect, blank
 from mmcli.screen.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
@@ -84,7 +85,8 @@ Progress = Callable[[str], None]
 @dataclass(frozen=True)
 class Divergence:
     step: int
-    """0-based position on the path where no recorded step matched."""
+    """0-based position on the path where no recorded step matched (its depth in the tree;
+    people are told `step + 1`, the number replay's progress gives that step)."""
     expected: str
     """The action that would have been performed."""
     reason: str
@@ -95,7 +97,8 @@ class Divergence:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "step": self.step,
+            "step": self.step + 1,
+            "depth": self.step,
             "expected": self.expected,
             "reason": self.reason,
             "thumbnail": self.thumbnail,
@@ -252,7 +255,13 @@ def check_values(recording: Recording, values: Values) -> None:
         flags = " ".join(
             f"--secret {k}" if k in recording.secrets else f"--param {k}=..." for k in missing
         )
-        raise UsageError(f"recording {recording.name!r} needs {flags}")
+        # A key given that is no param of the recording, close to a missing one: a typo.
+        typos = [
+            f"unknown param {k!r}, did you mean {close!r}? "
+            for k in values.all
+            if k not in recording.params and (close := closest(k, missing)) is not None
+        ]
+        raise UsageError(f"{''.join(typos)}recording {recording.name!r} needs {flags}")
 
 
 class Replayer:
@@ -695,7 +704,7 @@ class Replayer:
         )
         report.outcome_seen = seen.matched is not None
         if seen.matched is not None:
-            same = "" if seen.matched.id == leaf.id else f" (that of step {seen.matched.id + 1})"
+            same = "" if seen.matched.id == leaf.id else f" (that of step id {seen.matched.id})"
             self.progress(f"outcome: the screen shows the recorded outcome{same}")
             return
         reason = (
@@ -761,8 +770,23 @@ class Replayer:
                 f"(regions as recorded): {reason}"
             )
         found_at = None if self.options.relocate else self._found_at(children, match.frame)
-        sentence = headline(match.verdict, children[0].action.kind, match.offset, found_at)
+        sentence = headline(
+            match.verdict,
+            children[0].action.kind,
+            match.offset,
+            found_at,
+            no_window=self._no_window(children, match.frame),
+            window=self.recording.window_title,
+        )
         return f"{sentence}. {reason}"
+
+    def _no_window(self, children: list[Step], frame: Frame) -> bool:
+        """The live task area is bare background where the recorded one was not: the app
+        is not running, or its window is closed or minimized."""
+        if not bare(frame.small, self.area):
+            return False
+        reference = self._reference(children[0])
+        return reference is None or not bare(reference, self.area)
 
     def _unchecked(
         self,
@@ -798,7 +822,7 @@ class Replayer:
         buf = io.BytesIO()
         frame.thumbnail().save(buf, format="PNG")
         data = blank_png(buf.getvalue(), list(masks))
-        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth}.png"
+        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth + 1}.png"
         try:
             self.store.write_thumbnail(self.recording.name, name, data)
         except (OSError, StoreError):  # a full disk, or a link where the folder should be
@@ -917,6 +941,17 @@ class Replayer:
             self.progress(f"warning: this replay is not in the history: {e}")
 
 
+def preflight(store: Store, name: str, values: Values, options: ReplayOptions) -> None:
+    """What refuses a replay before the display is opened: no recording of that name and
+    no agent to record it, a param or secret the recording needs not given."""
+    if not store.exists(name):
+        if not options.agent or options.dry_run:
+            raise store.not_found(name)
+        return
+    if not options.dry_run and store.kind(name) == "cli":
+        check_values(store.load(name), values)
+
+
 def replay(
     store: Store,
     backend: Backend,
@@ -927,11 +962,10 @@ def replay(
 ) -> ReplayReport:
     """Replay `name`; a name not recorded yet is recorded with the agent, if one is given."""
     from mmcli.capture.record import record
-    from mmcli.errors import RecordingNotFound
 
     if not store.exists(name):
         if not options.agent or options.dry_run:
-            raise RecordingNotFound(f"no recording named {name!r} in {store.root}")
+            raise store.not_found(name)
         if progress:
             progress(f"{name!r} is not recorded yet: recording the agent")
         started = time.monotonic()

@@ -7,13 +7,19 @@ other text in the field. This reads the same differences and says that, no more.
 
 from __future__ import annotations
 
+import numpy as np
+
 from mmcli.model import ActionKind
-from mmcli.screen.fingerprint import Rect
+from mmcli.screen.fingerprint import SCALE, Rect
 from mmcli.screen.matcher import Difference, Verdict
 
 KEYBOARD = {ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
 COVER = (120, 60)
 """A changed region at least this wide and tall (px) on the target is a window or dialog."""
+BARE_SHARE = 0.97
+BARE_LEVELS = 6
+"""A task area is bare background when this share of it is within this many luma levels
+of its commonest level: a flat desktop, with no window drawn there."""
 
 
 def moved_by(offset: tuple[int, int]) -> str:
@@ -27,6 +33,20 @@ def moved_by(offset: tuple[int, int]) -> str:
     return " and ".join(parts) or "0 px"
 
 
+def bare(small: np.ndarray, area: Rect | None) -> bool:
+    """Whether the task area (`area`, screen pixels; None: the whole screen) of a
+    downscaled luma screen is one flat background: no window is drawn there."""
+    if area is not None:
+        x0, y0 = area.x // SCALE, area.y // SCALE
+        small = small[y0 : max(area.bottom // SCALE, y0 + 1), x0 : max(area.right // SCALE, x0 + 1)]
+    if small.size == 0:
+        return False
+    levels = small.ravel()
+    commonest = int(np.bincount(levels, minlength=256).argmax())
+    near = np.abs(levels.astype(np.int16) - commonest) <= BARE_LEVELS
+    return bool(near.mean() >= BARE_SHARE)
+
+
 def _on_target(d: Difference) -> bool:
     return d.matcher == "target" or d.measure.startswith("changed region on the target")
 
@@ -36,9 +56,13 @@ def headline(
     action: ActionKind,
     moved: tuple[int, int] = (0, 0),
     found_at: tuple[int, int] | None = None,
+    no_window: bool = False,
+    window: str | None = None,
 ) -> str:
     """The sentence (no final period). `moved`: the offset at which `--relocate` checked
-    the task; `found_at`: where the task area was seen without `--relocate`."""
+    the task; `found_at`: where the task area was seen without `--relocate`; `no_window`:
+    the live task area is bare background where the recorded one was not (`bare`);
+    `window`: the title of the window the recording began in, to name it then."""
     if verdict is None or verdict.ok:
         return "No recorded step to compare with the screen"
     diffs = verdict.differences
@@ -48,6 +72,12 @@ def headline(
         return f"The window moved {moved_by(found_at)}; replay with --relocate to act there"
     if any(d.matcher == "geometry" for d in diffs):
         return "The screen size differs from the recording"
+    if no_window:
+        expected = f" (it expected {window!r})" if window else ""
+        return (
+            f"No window of the recorded app is on the screen{expected}: the task area is "
+            "bare background"
+        )
     if any("about to act" in d.measure for d in diffs):
         return "The screen kept changing as replay was about to act"
     if any(_on_target(d) for d in diffs):

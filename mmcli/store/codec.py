@@ -98,6 +98,8 @@ def _document(rec: Recording) -> Document:
         doc["cwd"] = rec.cwd
     if rec.param_digests:
         doc["param_digests"] = {k: list(v) for k, v in sorted(rec.param_digests.items())}
+    if rec.window_title is not None:
+        doc["window_title"] = rec.window_title
     doc.update(rec.extra)
     doc["steps"] = [_step_doc(s) for s in rec.steps]
     return doc
@@ -175,6 +177,7 @@ _KNOWN = {
     "area",
     "cwd",
     "param_digests",
+    "window_title",
     "steps",
 }
 
@@ -205,6 +208,7 @@ def _recording(doc: Document) -> Recording:
         policy=_str(doc.get("policy", "default"), "policy"),
         cwd=_str(doc["cwd"], "cwd") if "cwd" in doc else None,
         param_digests=_digests(doc.get("param_digests", {})),
+        window_title=_str(doc["window_title"], "window_title") if "window_title" in doc else None,
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},
     )

@@ -33,6 +33,7 @@ from mmcli.errors import (
     RecordingExists,
     RecordingNotFound,
     StoreError,
+    did_you_mean,
 )
 from mmcli.model import Recording
 from mmcli.store import codec, storefs, validate
@@ -132,6 +133,12 @@ class Store:
         """Whether NAME.toml is there (a link counts: loading it is refused, by name)."""
         return os.path.lexists(self.path(name))
 
+    def not_found(self, name: str, hint: str = "") -> RecordingNotFound:
+        """The error for NAME not in the store, with the closest name there if one is
+        close (`did you mean 'loan'?`), else `hint`."""
+        close = did_you_mean(name, self.names())
+        return RecordingNotFound(f"no recording named {name!r} in {self.root}{close or hint}")
+
     def names(self) -> list[str]:
         if not self.root.is_dir():
             return []
@@ -165,7 +172,7 @@ class Store:
         try:
             data = storefs.read_bytes(self.root, [], path.name, limit=codec.MAX_DOCUMENT)
         except FileNotFoundError:
-            raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
+            raise self.not_found(name) from None
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
         if len(data) > codec.MAX_DOCUMENT:
@@ -210,7 +217,7 @@ class Store:
             head = storefs.read_bytes(self.root, [], path.name, limit=4096)[:4096]
             head_text = head.decode("utf-8", "replace")
         except FileNotFoundError:
-            raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
+            raise self.not_found(name) from None
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
         return kind_of(head_text)
@@ -317,7 +324,7 @@ class Store:
         try:
             path.unlink()  # a link here is itself removed, never what it points to
         except FileNotFoundError:
-            raise RecordingNotFound(f"no recording named {name!r} in {self.root}") from None
+            raise self.not_found(name) from None
         if has_thumbs:
             with (
                 contextlib.suppress(OSError, UnsafePath),

@@ -49,6 +49,8 @@ MAX_MASKS = 1_000
 MAX_MASKED = 0.5
 """Share of the screen one step's check may leave out (its masks, the recording's ignored
 and volatile regions together): the rest, and the target, are always checked."""
+MAX_TITLE = 1_000
+"""Characters of the recorded window's title."""
 MAX_NAMES = 1_000
 """Params (or secrets, or command words) of one recording."""
 
@@ -150,6 +152,10 @@ def check_recording(rec: Recording) -> None:
     if rec.cwd is not None:
         _check_cwd(rec.cwd)
     _check_digests(rec)
+    if rec.window_title is not None and (
+        len(rec.window_title) > MAX_TITLE or "\0" in rec.window_title
+    ):
+        raise ValueError(f"window_title must be a title of at most {MAX_TITLE} characters")
     for what, rects in (("ignore", rec.ignore), ("volatile", rec.volatile)):
         for r in rects:
             _check_rect(r, what)

@@ -286,7 +286,7 @@ def test_show_says_how_much_of_the_task_area_each_step_leaves_unchecked() -> Non
     shares = {s["id"]: s["masked_share"] for s in data["steps"]}
     assert [shares[i] for i in range(3)] == [0.0, 0.0, 0.4]
     (warning,) = weak_steps(recording)
-    assert warning.startswith("warning: step 3 (hotkey") and "40%" in warning
+    assert warning.startswith("warning: step 3 (id 2, hotkey") and "40%" in warning
 
 
 def _branch_before_the_first_step() -> Recording:
@@ -328,3 +328,97 @@ def test_show_puts_a_branch_under_the_step_it_replaces() -> None:
         s["id"] for s in json.loads(runner.invoke(app, ["show", "early", "--json"]).stdout)["steps"]
     ]
     assert ids == [0, 9, 10, 1, 2, 3, 4, 11, 5, 6, 7, 8]
+
+
+def _no_display_env(store: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    return {**env, **ENV, "MM_HOME": str(store)}
+
+
+@pytest.mark.parametrize(
+    "args,code,said",
+    [
+        (["replay", "sample", "--json"], 2, "needs --param name=..."),
+        (["replay", "nothing-here", "--no-agent", "--json"], 1, "no recording named"),
+        (["replay", "bad/name", "--json"], 2, "bad/name"),
+        (["replay", "sample", "--json", "--param", "name=X"], 1, "no display"),
+        (["replay", "sample", "--json", "--timeout", "x"], 2, "not a valid float"),
+        (["replay", "sample", "--bogus", "--json"], 2, "no such option"),
+        (["show", "nothing-here", "--json"], 1, "no recording named"),
+        (["ls", "--json", "--bogus"], 2, "no such option"),
+    ],
+)
+def test_json_prints_one_object_on_errors_too(
+    isolated_store: Path, args: list[str], code: int, said: str
+) -> None:
+    """A cron job's JSONL log has a line for every run: usage and lookup errors included,
+    with the one-line error on stderr as well."""
+    Store().save(sample_recording("sample"))
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", *args],
+        capture_output=True,
+        text=True,
+        env=_no_display_env(isolated_store),
+        timeout=60,
+    )
+    assert result.returncode == code, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.stdout
+    data = json.loads(lines[0])
+    assert data["outcome"] == "error" and data["exit_code"] == code
+    assert said in data["error"]
+    assert result.stderr.count("mm: error: ") == 1 and said in result.stderr
+
+
+def test_a_mistyped_recording_name_gets_a_did_you_mean(isolated_store: Path) -> None:
+    Store().save(sample_recording("loan"))
+    env = _no_display_env(isolated_store)
+    for args in (["replay", "laon", "--no-agent"], ["show", "laon"], ["rm", "laon", "--yes"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "mmcli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert result.returncode == 1, args
+        assert "no recording named 'laon'" in result.stderr
+        assert "did you mean 'loan'?" in result.stderr, args
+    far = runner.invoke(app, ["show", "zzzzzz"], env=ENV)
+    assert far.exit_code == 1 and "did you mean" not in far.stderr
+
+
+def test_a_mistyped_param_key_gets_a_did_you_mean(isolated_store: Path) -> None:
+    Store().save(sample_recording("loan"))  # its param: name
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcli", "replay", "loan", "--param", "nmae=X"],
+        capture_output=True,
+        text=True,
+        env=_no_display_env(isolated_store),
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "unknown param 'nmae', did you mean 'name'?" in result.stderr
+    assert "needs --param name=..." in result.stderr
+
+
+def test_show_numbers_steps_from_1_and_labels_ids() -> None:
+    """One numbering for people: `mm show`'s lines, its `--json` "step" and a divergence's
+    step, from a history line of today (1-based "step", 0-based "depth") or of before
+    (a 0-based "step" alone)."""
+    store = Store()
+    store.save(sample_recording("tree"))
+    for at, divergence in (
+        ("2026-11-20T10:00:00+00:00", {"step": 1, "reason": "old line"}),
+        ("2026-11-21T10:00:00+00:00", {"step": 2, "depth": 1, "reason": "new line"}),
+    ):
+        store.append_history("tree", {"at": at, "outcome": "diverged", "divergence": divergence})
+    data = json.loads(runner.invoke(app, ["show", "tree", "--json"], env=ENV).stdout)
+    assert [(s["step"], s["id"]) for s in data["steps"]] == [(1, 0), (2, 1), (2, 4), (3, 2), (4, 3)]
+    assert [(d["step"], d["reason"]) for d in data["divergences"]] == [
+        (2, "new line"),
+        (2, "old line"),
+    ]
+    shown = runner.invoke(app, ["show", "tree"], env=ENV).stderr
+    assert "at step 2: new line" in shown and "at step 2: old line" in shown
+    assert "branch id 4" in shown

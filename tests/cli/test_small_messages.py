@@ -82,7 +82,7 @@ def test_a_csv_header_without_a_param_names_the_file(tmp_path: Path) -> None:
         check_columns(_loan(), [{"name": "A", "amout": "1"}], Values(), csv, print)
     assert str(e.value) == (
         f"--params-file {csv}: the header has no column 'amount'; 'loan' needs name, amount "
-        "(column 'amout' is no param of it)"
+        "(column 'amout' is no param of it); column 'amout': did you mean 'amount'?"
     )
 
 
@@ -135,6 +135,8 @@ def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) 
     assert "diverged at step 3 (click): A window or dialog covers the click target. target:" in err
     assert "next: replay without --no-agent" in err
     assert "mm show loan --html loan.html" in err
+    assert report.as_json()["divergence"]["step"] == 3  # the number people are told
+    assert report.as_json()["divergence"]["depth"] == 2
 
 
 def test_a_dry_run_divergence_suggests_only_looking(capsys: pytest.CaptureFixture[str]) -> None:

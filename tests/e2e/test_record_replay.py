@@ -4,11 +4,14 @@ Everything is real: Xvfb, Tk, pyautogui input, mss screenshots, `mm` in a subpro
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from mmcli.store.recordings import Store
 from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
 
 pytestmark = pytest.mark.e2e
@@ -23,6 +26,8 @@ def record_loan(app: LoanApp, counter: Path | None = None, name: str = "loan") -
     result = mm("record", name, "--observe", "0.5", "--", *agent_command(app, counter))
     assert result.returncode == 0, result.stderr
     assert "recorded" in result.stderr
+    assert "recorded step 1: click" in result.stderr  # numbered from 1, as replay does
+    assert "recorded step 0" not in result.stderr
     assert [fields(r) for r in app.records()] == [WANTED]
 
 
@@ -51,12 +56,13 @@ def test_unexpected_popup_diverges_then_the_agent_heals(
     loan_app.out.unlink()
 
     loan_app.start("--popup-at-start")
-    result = mm("replay", "loan", "--no-agent", "--timeout", "2")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2", "--json")
     assert result.returncode == 3, result.stderr
     assert "diverged" in result.stderr and "step 1" in result.stderr
+    assert json.loads(result.stdout)["divergence"]["step"] == 1  # as progress numbers it
     assert loan_app.records() == []
     shown = json.loads(mm("show", "loan", "--json").stdout)["divergences"]
-    assert shown[0]["step"] == 0 and "region" in shown[0]["reason"]
+    assert shown[0]["step"] == 1 and "region" in shown[0]["reason"]
     assert Path(shown[0]["live"]).is_file() and Path(shown[0]["recorded"]).is_file()
 
     result = mm("replay", "loan", "--timeout", "2")  # the recorded agent is allowed
@@ -232,3 +238,53 @@ def test_a_heal_that_ends_elsewhere_waits_for_approval(
     assert "done from memory" in result.stderr
     assert [fields(r) for r in loan_app.records()] == [WANTED]
     assert counter.read_text().count("started") == 2
+
+
+def test_json_answers_when_the_agent_is_not_found(xdisplay: str, isolated_store: Path) -> None:
+    result = mm("replay", "new", "--agent", "/nonexistent/agent", "--json")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data == {
+        "outcome": "error",
+        "exit_code": 1,
+        "error": "agent command not found: '/nonexistent/agent'",
+        "name": "new",
+    }
+    assert "mm: error: agent command not found" in result.stderr
+
+
+@pytest.mark.parametrize("stream", ["2>&1", "--json"])
+def test_a_closed_output_never_stops_a_replay_mid_task(
+    loan_app: LoanApp, isolated_store: Path, stream: str
+) -> None:
+    """`mm replay loan 2>&1 | head -1`: the reader is gone after one line; the replay
+    still finishes the task and writes its history line."""
+    record_loan(loan_app)
+    loan_app.out.unlink()
+    loan_app.start()
+    command = shlex.join([sys.executable, "-m", "mmcli", "replay", "loan", "--no-agent"])
+    if stream == "--json":  # stdout closed first, stderr after the first line
+        command = f"{{ {command} --json | head -c 0; }} 2>&1 | head -1"
+    else:
+        command = f"{command} 2>&1 | head -1"
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=180
+    )
+    assert result.stdout.count("\n") == 1, result.stdout
+    assert [fields(r) for r in loan_app.records()] == [WANTED]  # filed whole, once
+    history = Store(isolated_store).history("loan")
+    assert [h["outcome"] for h in history] == ["from-memory"]
+
+
+def test_an_empty_desktop_is_said_as_such(loan_app: LoanApp, isolated_store: Path) -> None:
+    """The app is not running: replay says no window of it is on the screen, not that
+    something covers the click target."""
+    record_loan(loan_app)
+    loan_app.stop()
+    result = mm("replay", "loan", "--no-agent", "--timeout", "1", "--json")
+    assert result.returncode == 3, result.stderr
+    reason = json.loads(result.stdout)["divergence"]["reason"]
+    assert reason.startswith(
+        "No window of the recorded app is on the screen (it expected 'Acme Loan Intake')"
+    ), reason
+    assert "covers the click target" not in result.stderr

@@ -95,7 +95,7 @@ def test_crashing_fallback_agent_exit_4_and_its_actions_are_not_saved(
     result = mm(*REPLAY_SAMPLE, "--agent", agent)
     assert result.returncode == 4, result.stderr
     assert "agent failed (exit 7)" in result.stderr
-    assert "recorded step 1" in result.stderr  # it did act: two steps were captured
+    assert "recorded step 2" in result.stderr  # it did act: two steps were captured
     assert snapshot(isolated_store) == before
     assert len(Store(isolated_store).load("sample").steps) == 5
 
@@ -155,7 +155,7 @@ def test_crashing_agent_under_record_keeps_the_previous_recording(
     script = f"{act('move', '300', '300')} && exit 5"
     result = mm("record", "sample", "--overwrite", "--observe", "0", "--", "sh", "-c", script)
     assert result.returncode == 5
-    assert "recorded step 0" in result.stderr and "not saved" in result.stderr
+    assert "recorded step 1" in result.stderr and "not saved" in result.stderr
     assert snapshot(isolated_store) == before
 
 

@@ -36,7 +36,7 @@ def test_kill_9_while_recording_over_a_recording_keeps_it_whole(
     assert any(p.endswith(".png") for p in before)
     rec = Running("record", "loan", "--overwrite", "--observe", "0", "--", *agent_command(loan))
     running.append(rec)
-    rec.wait_for("recorded step 3")
+    rec.wait_for("recorded step 4")
     rec.signal(signal.SIGKILL)
     assert rec.wait() == -signal.SIGKILL
     rec.kill_leftovers()  # the orphaned agent
@@ -194,7 +194,7 @@ def test_ctrl_c_while_recording_saves_nothing_with_exit_130(
     agent = ["sh", "-c", f"{act('move', '300', '300')} && exec sleep 60"]
     rec = Running("record", "sample", "--overwrite", "--observe", "0", "--", *agent)
     running.append(rec)
-    rec.wait_for("recorded step 0")
+    rec.wait_for("recorded step 1")
     rec.signal(signal.SIGINT)
     assert rec.wait() == 130
     assert "nothing was saved" in one_line_error(rec.stderr)

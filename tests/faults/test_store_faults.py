@@ -93,7 +93,7 @@ def test_a_second_record_on_a_busy_display_waits_then_is_refused_without_running
         f"{act('move', '301', '300')} && sleep 1",
     )
     running.append(first)
-    first.wait_for("recorded step 0")
+    first.wait_for("recorded step 1")
     second = mm("record", "same", "--observe", "0", "--", "sh", "-c", f"touch {ran}")
     assert first.wait() == 0, first.stderr
     assert second.returncode == 1

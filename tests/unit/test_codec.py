@@ -140,3 +140,16 @@ def test_the_window_a_step_acted_in_is_kept_and_bounded() -> None:
     assert codec.loads(codec.dumps(sample_recording())).steps[0].window is None
     with pytest.raises(RecordingCorrupt, match=r"window\.class"):
         codec.loads(text.replace('"zenity.Zenity"', '"' + "z" * 300 + '"'))
+
+
+def test_the_recorded_window_title_is_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    rec = replace(sample_recording(), window_title="Acme Loan Intake")
+    text = codec.dumps(rec)
+    assert 'window_title = "Acme Loan Intake"' in text
+    assert codec.loads(text).window_title == "Acme Loan Intake"
+    assert "window_title" not in codec.dumps(sample_recording())  # none recorded: not written
+    assert codec.loads(codec.dumps(sample_recording())).window_title is None
+    with pytest.raises(RecordingCorrupt, match="window_title"):
+        codec.loads(codec.dumps(replace(rec, window_title="x" * 5000)))

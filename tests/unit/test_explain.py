@@ -38,3 +38,28 @@ def test_a_moved_window_says_how_far_and_suggests_relocate() -> None:
         "The window moved 10 px left and 25 px down, and differs there"
     )
     assert moved_by((0, -3)) == "3 px up"
+
+
+def test_a_bare_task_area_is_no_window_of_the_app() -> None:
+    import numpy as np
+
+    from mmcli.screen.explain import bare
+
+    desktop = np.full((150, 200), 40, np.uint8)
+    form = desktop.copy()
+    form[25:100, 25:150] = 220  # a window
+    form[40:45, 30:140] = 0  # text on it
+    area = Rect(100, 100, 500, 300)
+    assert bare(desktop, area) and bare(desktop, None)
+    assert not bare(form, area)
+    assert bare(form, Rect(700, 450, 60, 60))  # a corner of the desktop only
+    verdict = Verdict((TARGET, DIALOG))
+    assert headline(verdict, ActionKind.CLICK, no_window=True).startswith(
+        "No window of the recorded app is on the screen"
+    )
+
+
+def test_no_window_names_the_window_the_recording_began_in() -> None:
+    sentence = headline(Verdict((TARGET,)), ActionKind.CLICK, no_window=True, window="Acme")
+    expected = "No window of the recorded app is on the screen (it expected 'Acme')"
+    assert sentence.startswith(expected)

@@ -128,7 +128,7 @@ def test_the_fallback_gets_this_runs_value_in_its_arguments() -> None:
     assert report.outcome is Outcome.HEALED, said
     branch = Store().load("form").steps[3:]
     assert [s.action.text for s in branch if s.action.kind is ActionKind.TYPE] == ["{{name}}"]
-    assert any("recorded step 1: type '{{name}}'" in line for line in said)
+    assert any("recorded step 2: type '{{name}}'" in line for line in said)
 
 
 def test_a_heal_typing_the_recorded_value_fails_naming_the_param_and_learns_nothing() -> None:

@@ -369,7 +369,7 @@ def test_weak_steps_are_those_masked_past_a_quarter_of_the_task_area() -> None:
     assert masked_share(rec, rec.steps[1]) == 0.25
     warnings = weak_steps(rec)
     assert len(warnings) == 2
-    assert warnings[0].startswith("warning: step 3 (click at (300, 200)) leaves 26%")
+    assert warnings[0].startswith("warning: step 3 (id 2, click at (300, 200)) leaves 26%")
     assert "step 4" in warnings[1] and "50%" in warnings[1]
 
 
@@ -419,3 +419,11 @@ def test_a_branch_after_no_secret_paints_nothing(isolated_store: Path) -> None:
     healed = Store().load("plain")
     assert (_thumb("plain", len(healed.steps) - 1) == _original(screen())).all()
     assert masked_share(replace(healed, area=None), healed.steps[-1]) == 0.0
+
+
+def test_a_window_title_showing_a_secret_is_not_kept() -> None:
+    from mmcli.capture.integrate import _title
+
+    assert _title("Acme Loan Intake", {"pin": "4711"}) == "Acme Loan Intake"
+    assert _title("Account 4711 - Acme", {"pin": "4711"}) is None
+    assert _title(None, {}) is None

@@ -32,7 +32,7 @@ def test_divergences_show_live_and_recorded(tmp_path: Path) -> None:
     divergence = {
         "at": "2026-11-20T10:00:00+00:00",
         "outcome": "diverged",
-        "step": 2,
+        "step": 3,
         "reason": "region 320x132 differs",
         "live": str(live),
         "recorded": str(recorded),
