@@ -28,6 +28,10 @@ class Outcome(StrEnum):
     CORRECT = "correct"
     FALSE_DIVERGENCE = "false divergence"
     WRONG_ACTION = "wrong action"
+    FLAGGED = "flagged"
+    """Exit 6: the steps were done and the record is right, but the screen after the last
+    one was not the recorded outcome (a person is asked to check): no wrong data, a
+    needless alarm where the scenario is harmless."""
     ERROR = "error"
 
 
@@ -73,6 +77,8 @@ def classify(label: Label, exit_code: int, record: str | None, expected: str) ->
     if exit_code == 0:
         # done: right only if the right record was submitted
         return Outcome.CORRECT if record == expected else Outcome.WRONG_ACTION
+    if exit_code == 6:
+        return Outcome.FLAGGED
     return Outcome.ERROR
 
 

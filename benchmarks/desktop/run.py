@@ -32,6 +32,7 @@ SHORT = {
     Outcome.CORRECT: "ok",
     Outcome.FALSE_DIVERGENCE: "fd",
     Outcome.WRONG_ACTION: "WRONG",
+    Outcome.FLAGGED: "flag",
     Outcome.ERROR: "err",
 }
 
@@ -161,7 +162,7 @@ def main() -> int:
     )
     print(
         "ok = correct, fd = false divergence, WRONG = wrong action (a wrong record or none), "
-        "err = mm error\n"
+        "flag = exit 6 (right record, outcome not as recorded), err = mm error\n"
     )
     print(matrix(args.apps, scenarios, judgements))
     print("\nmasked fraction of the task window (largest at any step), per recording:")

@@ -65,6 +65,9 @@ class Capture:
 
 TEXT_GROW = 160
 """A param-typed field may show longer text at replay: its mask extends this far right."""
+TEXT_GROW_LEFT = 80
+"""... and this far left, where a right-aligned field (a calculator's display, a number in
+a spreadsheet cell) grows: about ten more digits."""
 
 
 @dataclass
@@ -270,7 +273,8 @@ PAINT = (64, 64, 64)
 
 
 def _text_mask(rect: Rect) -> Rect:
-    return Rect(rect.x, rect.y, rect.w + TEXT_GROW, rect.h).grow(2)
+    left = min(TEXT_GROW_LEFT, rect.x)
+    return Rect(rect.x - left, rect.y, rect.w + left + TEXT_GROW, rect.h).grow(2)
 
 
 ECHO_MATCH = 0.85

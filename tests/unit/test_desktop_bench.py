@@ -27,6 +27,8 @@ RIGHT = "Ada|Paris"
         (Label.UNSAFE, 0, "MalloryAda|Paris", Outcome.WRONG_ACTION),
         (Label.UNSAFE, 3, "DISCARDED", Outcome.WRONG_ACTION),  # stopped, but too late
         (Label.UNSAFE, 1, None, Outcome.ERROR),
+        (Label.HARMLESS, 6, RIGHT, Outcome.FLAGGED),  # an outcome not as recorded: said
+        (Label.HARMLESS, 6, "Grace|Paris", Outcome.WRONG_ACTION),  # caught, but written
     ],
 )
 def test_classify(label: Label, exit_code: int, record: str | None, outcome: Outcome) -> None:
