@@ -121,6 +121,8 @@ def build_steps(
     echoes: dict[int, list[Rect]] = {}
     hidden: list[Rect] = list(masks) if secret_typed else []
     secret_echoes: list[Rect] = []
+    window: WindowRef | None = None
+    """The window the last pointer step acted in: where typing goes."""
     for i, cap in enumerate(captures):
         masks.extend(echoes.get(i, []))
         hidden.extend(r for r in echoes.get(i, []) if r in secret_echoes)
@@ -151,7 +153,8 @@ def build_steps(
                 window=cap.window,
             )
         )
-        for touched in _touched(cap.patch, effect):
+        window = cap.window or (window if cap.action.point is None else None)
+        for touched in _touched(cap.patch, effect, window):
             area = touched if area is None else area.union(touched)
         secret = bool(action.params_used() & (secrets or set()))
         if secret_typed and not secret and after is not None:
@@ -300,12 +303,22 @@ def find_echoes(shown: np.ndarray, typed: Rect, later: list[np.ndarray]) -> list
     return found
 
 
-def _touched(patch: Patch | None, effect: Rect | None) -> list[Rect]:
+WINDOW_MARGIN = 8
+"""What the task changed counts this far outside its window (a frame, a focus ring)."""
+
+
+def _touched(patch: Patch | None, effect: Rect | None, window: WindowRef | None) -> list[Rect]:
+    """What a step adds to the task area: its target and what it changed, within the
+    window it acted in (or typed into) when the window system told it: a notification
+    expiring or another app redrawing while the step was recorded is not the task's."""
     out = [] if effect is None else [effect]
     if patch is not None:
         half = PATCH_SIZE // 2
         out.append(Rect(patch.x - half, patch.y - half, PATCH_SIZE, PATCH_SIZE))
-    return out
+    if window is None:
+        return out
+    bounds = window.rect.grow(WINDOW_MARGIN)
+    return [r for r in (t.intersection(bounds) for t in out) if r is not None]
 
 
 def volatile_masks(regions: list[Rect]) -> list[Rect]:

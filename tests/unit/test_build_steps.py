@@ -263,3 +263,27 @@ def test_an_echo_8_px_from_the_field_or_nearer_is_the_field() -> None:
         (0, Rect(84, 40, 24, 8))
     ]
     assert find_echoes(shown, typed, [_echoed(shown, word, 19, row=10)]) == []
+
+
+def test_the_task_area_stays_in_the_window_the_task_acted_in() -> None:
+    """A notification that vanished far away while a step was recorded changed the screen
+    too; where the window system names the task's window, it is no part of the task."""
+    from dataclasses import replace
+
+    from mmcli.screen.windows import WindowRef
+
+    with_note = screen()
+    ImageDraw.Draw(with_note).rectangle([1500, 900, 1800, 980], fill="yellow")
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    submit = Action(ActionKind.CLICK, x=160, y=415)
+    captures = [capture(with_note, click, FIELD_CLICK), capture(screen(), submit, (160, 415))]
+    far = Rect(1500, 900, 300, 80)
+
+    unknown = build_steps(captures, None, {}, 0, None, []).area
+    assert unknown is not None and unknown.intersects(far)  # no window system: as before
+
+    form = WindowRef("form.Form", Rect(100, 100, 561, 421))
+    known = [replace(c, window=form) for c in captures]
+    area = build_steps(known, None, {}, 0, None, []).area
+    assert area is not None and not area.intersects(far)
+    assert area.intersects(Rect(FIELD_CLICK[0], FIELD_CLICK[1], 1, 1))
