@@ -304,7 +304,11 @@ def find_echoes(shown: np.ndarray, typed: Rect, later: list[np.ndarray]) -> list
 
 
 WINDOW_MARGIN = 8
-"""What the task changed counts this far outside its window (a frame, a focus ring)."""
+"""What the task changed counts this far outside its window's client area (a frame, a
+focus ring)..."""
+TITLE_BAR = 40
+"""... and this far above it: the window manager's title bar, which changes colour as
+the window takes the focus, moves with the window (openbox draws it 20 px tall)."""
 
 
 def _touched(patch: Patch | None, effect: Rect | None, window: WindowRef | None) -> list[Rect]:
@@ -317,7 +321,8 @@ def _touched(patch: Patch | None, effect: Rect | None, window: WindowRef | None)
         out.append(Rect(patch.x - half, patch.y - half, PATCH_SIZE, PATCH_SIZE))
     if window is None:
         return out
-    bounds = window.rect.grow(WINDOW_MARGIN)
+    r = window.rect
+    bounds = Rect(r.x, r.y - TITLE_BAR, r.w, r.h + TITLE_BAR).grow(WINDOW_MARGIN)
     return [r for r in (t.intersection(bounds) for t in out) if r is not None]
 
 
