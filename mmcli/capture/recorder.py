@@ -54,12 +54,14 @@ SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = shim.HOOK_DIR
 SETTLE_QUIET = 0.02
 SETTLE_LIMIT = 0.6
-OUTCOME_QUIET = 0.3
+OUTCOME_QUIET = 1.0
 """The outcome is kept once the screen has been still this long after the agent ended:
-an app may start drawing what the last keys typed a moment after they were sent
-(LibreOffice Calc, measured: its screen still 20 ms after xdotool exited, the typed row
-not drawn yet). A caret blinking twice a second leaves such a gap."""
-OUTCOME_LIMIT = 3.0
+an app may draw what the last input did a moment after it was sent (LibreOffice Calc,
+measured: its screen still 20 ms after xdotool exited, the typed row not drawn yet), or
+close its window a while after its process was told (zenity on a loaded machine: still
+for 0.3 s, then unmapped). A caret blinking twice a second leaves no such gap: after
+`OUTCOME_LIMIT` the latest screen is kept."""
+OUTCOME_LIMIT = 5.0
 SAMPLE_EVERY = 0.25
 """While the agent thinks, the screen is sampled this often to learn what changes alone."""
 QUIET_AFTER_ACTION = 1.0
