@@ -230,7 +230,7 @@ def check_target(store: Store, name: str, *, add: bool, overwrite: bool) -> None
         raise UsageError("--add merges into the recording, --overwrite replaces it: pick one")
     if store.exists(name) and not (overwrite or add):
         raise RecordingExists(
-            f"recording {name!r} already exists in {store.root}; use --overwrite to replace "
+            f"recording {name!r} already exists in {store.where}; use --overwrite to replace "
             "it or --add to merge this run into it"
         )
 

@@ -224,7 +224,7 @@ def record(
     if result.merged:
         pass  # the core said where the branch went
     elif result.saved:
-        say(f"[green]recorded[/] {name!r}: {plural(result.steps, 'step')} in {store.root}")
+        say(f"[green]recorded[/] {name!r}: {plural(result.steps, 'step')} in {store.where}")
     else:
         say(f"[yellow]not saved[/]: {result.reason}")
     raise typer.Exit(result.returncode)
@@ -468,7 +468,7 @@ def ls(json_out: JsonOption = False) -> None:
         print(json.dumps([s.as_json() for s in summaries]))
         return
     if not summaries:
-        say(f"no recordings yet in {escape(str(open_store().root.resolve()))}")
+        say(f"no recordings yet in {escape(open_store().shown())}")
         say("record one with: mm record NAME -- CMD")
         return
     from rich.table import Table
@@ -826,7 +826,7 @@ def import_(
 
     store = open_store()
     doc = import_archive(store, file, as_name, overwrite=overwrite)
-    say(f"imported {escape(doc.name)} ({plural(doc.steps, 'step')}) into {escape(str(store.root))}")
+    say(f"imported {escape(doc.name)} ({plural(doc.steps, 'step')}) into {escape(store.where)}")
 
 
 @app.command(cls=MMCommand)
@@ -914,11 +914,11 @@ def proxy(
 
 @app.command(cls=MMCommand)
 def path() -> None:
-    """Print the recordings store directory.
+    """Print where the recordings store is: its directory (resolved), or its s3:// URL.
 
     Example: cd "$(mm path)"
     """
-    print(open_store().root.resolve())
+    print(open_store().shown())
 
 
 # ---- entry point ------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def record_llm(
         progress=progress,
     )
     if result.saved:
-        say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {open_store().root}")
+        say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {open_store().where}")
     elif result.outcome is Outcome.UNCHANGED:
         say("not saved: the recording's tree already holds this run")
     else:

@@ -4,7 +4,6 @@ wait), the store they name, and the options that mean the same everywhere (`--st
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -22,11 +21,12 @@ def open_store():  # type: ignore[no-untyped-def]
 
 
 StoreOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--store",
-        metavar="DIR",
-        help="Recordings directory (default: $MM_HOME or ./recordings).",
+        metavar="DIR|URL",
+        help="Where recordings live: a directory, or s3://BUCKET/PREFIX on an S3-compatible "
+        "server (AWS_* environment variables) (default: $MM_HOME or ./recordings).",
         show_default=False,
     ),
 ]

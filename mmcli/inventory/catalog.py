@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,9 +14,9 @@ from typing import Any
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.inventory.kinds import kind_named
 from mmcli.model import Recording, Step
-from mmcli.store import storefs
 from mmcli.store.codec import is_plain_file_name
 from mmcli.store.index import read_index, refresh, write_index
+from mmcli.store.objects import Info
 from mmcli.store.recordings import NAME_PATTERN, SUFFIX, Store
 from mmcli.store.skim import skim
 
@@ -112,6 +113,8 @@ def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
                     found[e.name] = [st.st_mtime_ns, st.st_size]
         return found
 
+    if not store.local:
+        return _object_stamps(store)
     top = scan(store.root)
     history = scan(store.history_path("x").parent)
     none = [0, 0]
@@ -127,13 +130,44 @@ def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
     return out
 
 
+def _object_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
+    """The same stamps for a store in a bucket, from one listing: a version tag's digest
+    and a size for each document; a digest of the tags and the total size for its
+    thumbnails and for its history entries."""
+
+    def digest(tags: list[str]) -> int:
+        return zlib.crc32("\n".join(tags).encode())
+
+    docs: dict[str, list[int]] = {}
+    parts: dict[tuple[str, str], list[Info]] = {}
+    for info in store.objects.listing():
+        key = info.key
+        if "/" not in key:
+            name = key[: -len(SUFFIX)]
+            if key.endswith(SUFFIX) and NAME_PATTERN.fullmatch(name):
+                docs[name] = [digest([info.tag]), info.size]
+        elif key.startswith(".mm/history/"):
+            parts.setdefault(("history", key.split("/")[2]), []).append(info)
+        else:
+            parts.setdefault(("thumbs", key.split("/")[0]), []).append(info)
+
+    def stamp(what: str, name: str) -> list[int]:
+        infos = parts.get((what, name), [])
+        return [digest([i.tag for i in infos]), sum(i.size for i in infos)]
+
+    return {
+        name: {"doc": doc, "thumbs": stamp("thumbs", name), "history": stamp("history", name)}
+        for name, doc in sorted(docs.items())
+    }
+
+
 def _describe(store: Store, name: str) -> dict[str, Any]:
     """What `mm ls` needs from one document, JSON-ready (for the index)."""
     skimmed = _skim(store, name)
     if skimmed is not None:
         return skimmed
     try:
-        return kind_named(store.kind(name), str(store.path(name))).describe(store, name)
+        return kind_named(store.kind(name), store.locate(name)).describe(store, name)
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}
 
@@ -142,7 +176,7 @@ def _skim(store: Store, name: str) -> dict[str, Any] | None:
     """The entry from the document's header and step lines (`mmcli.store.skim`), or None: read
     it in full (which also says what is wrong with it, and what an SDK document holds)."""
     try:
-        text = storefs.read_bytes(store.root, [], f"{name}.toml").decode("utf-8")
+        text = store.objects.get(store.key(name)).data.decode("utf-8")
     except (OSError, UnicodeDecodeError, StoreError):  # a link: the full read says so
         return None
     return skim(text, name)

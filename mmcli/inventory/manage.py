@@ -3,8 +3,9 @@
 Every kind of store document is handled alike (a CLI recording, an SDK document, a
 model-API recording): its TOML is parsed and validated with its own codec, its name field
 rewritten when it gets a new name, and its thumbnails (the files in NAME/) go with it.
-Everything inside the store is reached through `storefs` (no link followed) with the
-store's per-name lock held; a recording a replay is using is left alone.
+Everything inside the store is reached through the store's objects (a local store's
+never through a link) with the store's per-name lock held; a recording a replay is
+using is left alone.
 
 An export is one gzip-compressed tar archive holding `NAME.toml` and `NAME/FILE` for each
 thumbnail: the store's own layout. An import treats it as hostile: member names plain,
@@ -17,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
-import os
 import re
 import tarfile
 import zlib
@@ -36,7 +36,7 @@ from mmcli.errors import (
 )
 from mmcli.inventory.kinds import KINDS, kind_named
 from mmcli.model import plural
-from mmcli.store import codec, storefs
+from mmcli.store import codec
 from mmcli.store.inuse import unused
 from mmcli.store.recordings import (
     SUFFIX,
@@ -47,7 +47,6 @@ from mmcli.store.recordings import (
     os_reason,
     validate_name,
 )
-from mmcli.store.storefs import UnsafePath
 
 MAX_MEMBERS = 40_000
 """Files in an archive (a recording keeps one thumbnail per step and one per outcome at
@@ -96,25 +95,23 @@ def parse(text: str, source: str) -> Document:
 
 def read(store: Store, name: str) -> Document:
     """NAME's document, parsed and validated; `RecordingNotFound` when there is none."""
-    path = store.path(name)
-    doc = parse(store.read_text(name), str(path))
+    where = store.locate(name)
+    doc = parse(store.read_text(name), where)
     if doc.name != name:
-        raise RecordingCorrupt(f"{path}: holds recording {doc.name!r}, not {name!r}")
+        raise RecordingCorrupt(f"{where}: holds recording {doc.name!r}, not {name!r}")
     return doc
 
 
 def read_thumbnails(store: Store, name: str) -> dict[str, bytes]:
     """The plain files in NAME/ (the replay's `live-` screenshots left out), never
-    through a link; {} when there is no folder."""
+    through a link; {} when there is none."""
     out: dict[str, bytes] = {}
     if not store.check_thumbs_dir(name):  # UnsafePath for a link
         return out
-    with storefs.folder(store.root, [name]) as dfd:
-        entries = [e.name for e in storefs.files(dfd)]
-    for file_name in sorted(entries):
+    for file_name in sorted(store.thumbnails(name)):
         if file_name.startswith(("live-", ".")) or not codec.is_plain_file_name(file_name):
             continue
-        data = storefs.read_plain(store.thumbs_dir(name), file_name)
+        data = store.read_thumbnail(name, file_name)
         if data is not None:
             out[file_name] = data
     return out
@@ -123,31 +120,16 @@ def read_thumbnails(store: Store, name: str) -> dict[str, bytes]:
 def write(
     store: Store, doc: Document, thumbnails: dict[str, bytes], *, overwrite: bool = False
 ) -> None:
-    """Write `doc` under its name: thumbnails first, then the TOML atomically; the caller
+    """Write `doc` under its name: thumbnails first, then the document whole; the caller
     holds the name's lock. An existing recording is replaced only with `overwrite`."""
     name = doc.name
-    path = store.path(name)
-    if not overwrite and os.path.lexists(path):
+    if not overwrite and store.exists(name):
         raise RecordingExists(
-            f"recording {name!r} already exists in {store.root}; use --overwrite to replace it"
+            f"recording {name!r} already exists in {store.where}; use --overwrite to replace it"
         )
-    text = doc.dumps()
-    try:
-        store.root.mkdir(parents=True, exist_ok=True)
-        if thumbnails:
-            with storefs.folder(store.root, [name], create=True):
-                pass  # created, or checked to be a real folder
-            for file_name, data in thumbnails.items():
-                atomic_write(store.thumbs_dir(name) / file_name, data)
-        atomic_write(path, text.encode("utf-8"))
-    except OSError as e:
-        raise StoreError(f"{path}: cannot write ({os_reason(e)})") from None
+    store.write_document(name, doc.dumps(), thumbnails, create=not overwrite)
     if overwrite:  # the previous version's thumbnails the new one does not use
-        with contextlib.suppress(OSError, UnsafePath), storefs.folder(store.root, [name]) as dfd:
-            for entry in storefs.files(dfd):
-                if entry.name not in thumbnails and not entry.name.startswith("live-"):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.name, dir_fd=dfd)
+        store.collect_thumbnails(name, set(thumbnails))
 
 
 @contextlib.contextmanager
@@ -259,7 +241,7 @@ def move(store: Store, old: str, new: str, progress: Callable[[str], None] | Non
         raise store.not_found(old, "; see `mm ls`")
     if store.exists(new):
         raise RecordingExists(
-            f"recording {new!r} already exists in {store.root}; `mm rm {new}` first"
+            f"recording {new!r} already exists in {store.where}; `mm rm {new}` first"
         )
     first, second = sorted((old, new))
     with _free(store, old), store.lock(first), store.lock(second):
@@ -274,11 +256,7 @@ def move(store: Store, old: str, new: str, progress: Callable[[str], None] | Non
 
 
 def _move_history(store: Store, old: str, new: str) -> None:
-    with (
-        contextlib.suppress(OSError, UnsafePath),
-        storefs.folder(store.root, [".mm", "history"]) as dfd,
-    ):
-        os.rename(old + ".jsonl", new + ".jsonl", src_dir_fd=dfd, dst_dir_fd=dfd)
+    store.move_history(old, new)
 
 
 # ---- export / import ----------------------------------------------------------------------------
@@ -463,7 +441,7 @@ def import_archive(
     doc = archive.document if name is None else archive.document.renamed(name)
     if store.exists(doc.name) and not overwrite:
         raise RecordingExists(
-            f"recording {doc.name!r} already exists in {store.root}; "
+            f"recording {doc.name!r} already exists in {store.where}; "
             "use --overwrite to replace it, or --as NAME to import it under another name"
         )
     with _free(store, doc.name), store.lock(doc.name):
@@ -477,9 +455,10 @@ def _thumbnail_name(file_name: str) -> bool:
 
 def _file_size(store: Store, name: str) -> int:
     try:
-        return os.lstat(store.path(name)).st_size
-    except OSError:
+        info = store.objects.head(store.key(name))
+    except (OSError, StoreError):
         return 0
+    return info.size if info is not None else 0
 
 
 def _kind_word(kind: str) -> str:

@@ -31,7 +31,6 @@ Headers (API keys) are never part of it; a secret's value is a `{{key}}` placeho
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -41,11 +40,11 @@ from typing import Any
 
 import tomli_w
 
-from mmcli.errors import RecordingCorrupt, RecordingExists, StoreError
+from mmcli.errors import RecordingCorrupt, RecordingExists
 from mmcli.llm.screens import Screen, read_thumbnail
 from mmcli.llm.tree import Node, Tree
 from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc
-from mmcli.store.recordings import Store, atomic_write, os_reason
+from mmcli.store.recordings import Store
 from mmcli.store.validate import read_toml, upgraded
 
 KIND = "llm"
@@ -234,18 +233,10 @@ def _node(item: dict[str, Any], where: str) -> Node:
 
 
 def load(store: Store, name: str) -> LLMRecording:
-    path = store.path(name)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise store.not_found(name) from None
-    except UnicodeDecodeError:
-        raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-    rec = loads(text, str(path), store.thumbs_dir(name))
+    where = store.locate(name)
+    rec = loads(store.read_text(name), where, store.thumbs_dir(name))
     if rec.name != name:
-        raise RecordingCorrupt(f"{path}: holds recording {rec.name!r}, not {name!r}")
+        raise RecordingCorrupt(f"{where}: holds recording {rec.name!r}, not {name!r}")
     return rec
 
 
@@ -271,13 +262,13 @@ def save(
         if path.exists() and not overwrite:
             if create:
                 raise RecordingExists(
-                    f"recording {name!r} already exists in {store.root} (saved by another "
+                    f"recording {name!r} already exists in {store.where} (saved by another "
                     "run meanwhile); use --overwrite to replace it or --add to merge this "
                     "run into it"
                 )
             if store.kind(name) != KIND:
                 raise RecordingExists(
-                    f"recording {name!r} already exists in {store.root} and is not a "
+                    f"recording {name!r} already exists in {store.where} and is not a "
                     "model-API recording; use --overwrite to replace it"
                 )
             base = load(store, name)
@@ -323,43 +314,14 @@ def _screen_ids(value: Any) -> list[str]:
 
 
 def _write(store: Store, rec: LLMRecording, thumbnails: dict[str, bytes]) -> None:
-    path = store.path(rec.name)
-    tdir = store.thumbs_dir(rec.name)
-    text = dumps(rec)
-    written: list[Path] = []
-    try:
-        store.root.mkdir(parents=True, exist_ok=True)
-        if thumbnails:
-            tdir.mkdir(exist_ok=True)
-        for file_name, data in thumbnails.items():
-            atomic_write(tdir / file_name, data)
-            written.append(tdir / file_name)
-        atomic_write(path, text.encode("utf-8"))
-    except OSError as e:
-        for p in written:
-            with contextlib.suppress(OSError):
-                p.unlink()
-        raise StoreError(
-            f"{path}: cannot save ({os_reason(e)}); the previous version is intact"
-        ) from None
+    store.write_document(rec.name, dumps(rec), thumbnails)
     keep = {s.thumbnail for s in rec.tree.screens.values()}
-    if tdir.is_dir():
-        for p in tdir.iterdir():
-            if p.is_file() and p.suffix == ".png" and p.name not in keep:
-                with contextlib.suppress(OSError):
-                    p.unlink()
+    store.collect_thumbnails(rec.name, keep)
 
 
 def summary(store: Store, name: str) -> dict[str, Any]:
     """What `mm ls` needs (no thumbnails read)."""
-    path = store.path(name)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-    rec = loads(text, str(path))
+    rec = loads(store.read_text(name), store.locate(name))
     return {
         "kind": KIND,
         "steps": len(rec.tree.nodes),

