@@ -646,7 +646,8 @@ def _write_html(recording: Any, divergences: Any, html_file: Path) -> None:
     from mmcli.inventory.report import render
     from mmcli.store.recordings import atomic_write
 
-    page = render(recording, open_store().thumbs_dir(recording.name), divergences)
+    store = open_store()
+    page = render(recording, lambda f: store.read_thumbnail(recording.name, f), divergences)
     try:
         atomic_write(html_file, page.encode("utf-8"))
     except OSError as e:

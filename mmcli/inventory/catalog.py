@@ -262,7 +262,7 @@ def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str
         for key in ("thumbnail", "recorded"):
             # A name in the recording's folder; a path (../../etc/passwd) is never followed.
             if is_plain_file_name(d.get(key)):
-                files[key] = str(store.thumbs_dir(name) / d[key])
+                files[key] = store.objects.url(f"{name}/{d[key]}")
         found.append(
             {
                 "at": entry.get("at"),

@@ -84,6 +84,8 @@ def _unless_busy(check: Callable[[], Finding]) -> Finding:
 
 
 def check_store(store: Store) -> Finding:
+    if not store.local:
+        return check_shared_store(store)
     root = store.root.resolve()
     existing = next((p for p in (root, *root.parents) if p.exists()), None)
     if existing is None or not existing.is_dir():
@@ -103,6 +105,32 @@ def check_store(store: Store) -> Finding:
         )
     state = "" if root.is_dir() else " (will be created on the first recording)"
     return Finding("store", Status.OK, f"{root} is writable{state}")
+
+
+def check_shared_store(store: Store) -> Finding:
+    """A store in a bucket is trusted only when its server honours conditional writes:
+    racing create-only puts must have exactly one winner, a stale replace must fail."""
+    from mmcli.errors import StoreError
+    from mmcli.store.conditions import check
+
+    try:
+        verdict = check(store.objects)
+    except (StoreError, OSError) as e:
+        return Finding(
+            "store",
+            Status.FAIL,
+            f"{store.where}: {e}",
+            "check AWS_ENDPOINT_URL, the credentials (AWS_ACCESS_KEY_ID, "
+            "AWS_SECRET_ACCESS_KEY) and that the bucket exists",
+        )
+    if not verdict.ok:
+        return Finding(
+            "store",
+            Status.FAIL,
+            f"{store.where}: {verdict.detail}",
+            "do not share this store between workers: use a server that honours conditional writes",
+        )
+    return Finding("store", Status.OK, f"{store.where}: writable, {verdict.detail}")
 
 
 def check_display() -> Finding:

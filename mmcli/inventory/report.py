@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,13 @@ window.addEventListener('load', function () {
 """
 
 
+Thumbs = Path | Callable[[str], bytes | None]
+"""The recording's thumbnails: its folder, or a reader of one by file name (a store's
+`read_thumbnail`, wherever the store is)."""
+
+
 def render(
-    recording: Recording, thumbs_dir: Path, divergences: Sequence[dict[str, Any]] = ()
+    recording: Recording, thumbs_dir: Thumbs, divergences: Sequence[dict[str, Any]] = ()
 ) -> str:
     """The page as a string; `divergences` as `catalog.recent_divergences` returns them."""
     parts = [
@@ -132,7 +137,7 @@ def _xy(column: int, lane: int) -> tuple[int, int]:
 
 
 def _step_html(
-    recording: Recording, line: TreeLine, thumbs_dir: Path, last_point: dict[int, tuple[int, int]]
+    recording: Recording, line: TreeLine, thumbs_dir: Thumbs, last_point: dict[int, tuple[int, int]]
 ) -> str:
     step = line.step
     point = _point(step, last_point.get(step.parent) if step.parent is not None else None)
@@ -167,7 +172,7 @@ def _shot(data: bytes | None, step: Step, point: tuple[int, int] | None) -> str:
     return f"<div class='shot'><img class='thumb' alt='' src='{_data_uri(data)}'>{marker}</div>"
 
 
-def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Path) -> str:
+def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs) -> str:
     step = d.get("step")
     title = (
         f"{_e(d.get('at') or '')}: {_e(d.get('outcome') or '')} at step "
@@ -185,9 +190,13 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Path) 
     )
 
 
-def _read(thumbs_dir: Path, file_name: str | None) -> bytes | None:
+def _read(thumbs_dir: Thumbs, file_name: str | None) -> bytes | None:
     """A thumbnail of the recording's folder: a plain file name, never through a link."""
-    return read_plain(thumbs_dir, file_name) if file_name else None
+    if not file_name:
+        return None
+    if isinstance(thumbs_dir, Path):
+        return read_plain(thumbs_dir, file_name)
+    return thumbs_dir(file_name)
 
 
 def _data_uri(png: bytes) -> str:

@@ -1,0 +1,75 @@
+"""A store in a bucket on a real S3 server (SeaweedFS on 127.0.0.1): the real `mm`
+records, replays, diverges, heals and lists there, with nothing written locally."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
+from tests.servers import S3Server
+from tests.store.conftest import s3_env, s3_url, seaweed  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.e2e
+
+
+def fields(record: dict[str, object]) -> dict[str, str]:
+    return {k: str(record[k]) for k in WANTED}
+
+
+def test_record_replay_and_heal_on_a_store_in_a_bucket(
+    loan_app: LoanApp,
+    tmp_path: Path,
+    s3_url: str,  # noqa: F811
+    isolated_store: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MM_HOME", s3_url)
+    counter = tmp_path / "agent-starts"
+    loan_app.start()
+    result = mm("record", "loan", "--observe", "0.5", "--", *agent_command(loan_app, counter))
+    assert result.returncode == 0, result.stderr
+    assert s3_url in result.stderr
+    assert not isolated_store.exists()  # nothing written to the local default store
+
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2", "--json")
+    assert result.returncode == 3, result.stderr
+    assert loan_app.records() == []
+
+    result = mm("replay", "loan", "--timeout", "2")  # the agent heals; the branch is kept
+    assert result.returncode == 0, result.stderr
+    assert "healed" in result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2")
+    assert result.returncode == 0, result.stderr
+    assert "done from memory" in result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+    assert counter.read_text().count("started") == 2
+
+    (listed,) = json.loads(mm("ls", "--json").stdout)
+    assert listed["name"] == "loan" and listed["branches"] == 2
+    assert listed["replays"] == 3 and listed["healed"] == 1
+    shown = json.loads(mm("show", "loan", "--json").stdout)
+    assert shown["divergences"][0]["live"].startswith(s3_url)
+    page = tmp_path / "loan.html"
+    assert mm("show", "loan", "--html", str(page)).returncode == 0
+    assert page.read_text().count("data:image/png;base64,") >= 5
+    assert mm("path").stdout.strip() == s3_url
+    assert not isolated_store.exists()
+
+
+def test_doctor_trusts_a_server_that_honours_conditional_writes(
+    s3_url: str,  # noqa: F811
+    seaweed: S3Server,  # noqa: F811
+) -> None:
+    result = mm("doctor", "--json", "--store", s3_url)
+    store = next(f for f in json.loads(result.stdout) if f["check"] == "store")
+    assert store["status"] == "ok", store
+    assert "1 winner" in store["detail"]
