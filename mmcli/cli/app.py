@@ -620,7 +620,7 @@ def _show_sdk(name: str, html_file: Path | None, json_out: bool) -> None:
         raise UsageError(
             f"{name!r} was written by the Python SDK: it has no screens for an HTML report"
         )
-    found = outline(open_store().path(name))
+    found = outline((open_store(), name))
     if json_out:
         print(json.dumps(found))
         return

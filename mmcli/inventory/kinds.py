@@ -55,7 +55,7 @@ def _sdk_dumps(doc: Any) -> str:
 def _sdk_describe(store: Store, name: str) -> dict[str, Any]:
     from mmcli.sdk.document import summary
 
-    info = summary(store.path(name))
+    info = summary((store, name))
     return {
         "kind": "sdk",
         "steps": int(info.get("steps", 0)),

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -45,6 +45,7 @@ from mmcli.llm.screens import Screen, read_thumbnail
 from mmcli.llm.tree import Node, Tree
 from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc
 from mmcli.store.recordings import Store
+from mmcli.store.storefs import UnsafePath
 from mmcli.store.validate import read_toml, upgraded
 
 KIND = "llm"
@@ -114,9 +115,13 @@ def _screen_doc(screen: Screen) -> dict[str, Any]:
     return doc
 
 
-def loads(text: str, source: str, thumbs: Path | None = None) -> LLMRecording:
+Thumbs = Callable[[str], bytes]
+"""A reader of a recording's thumbnails by file name (`FileNotFoundError` when missing)."""
+
+
+def loads(text: str, source: str, thumbs: Thumbs | None = None) -> LLMRecording:
     """Parse a document; `RecordingCorrupt` names the file and the problem. With `thumbs`,
-    each screen's thumbnail is read from that folder (what replay compares against)."""
+    each screen's thumbnail is read through it (what replay compares against)."""
     doc = read_toml(text, source)
     if doc.get("kind") != KIND:
         raise RecordingCorrupt(f"{source}: not a model-API recording (kind = {KIND!r})")
@@ -130,7 +135,7 @@ def loads(text: str, source: str, thumbs: Path | None = None) -> LLMRecording:
         raise RecordingCorrupt(f"{source}: {problem}") from None
 
 
-def _recording(doc: dict[str, Any], thumbs: Path | None) -> LLMRecording:
+def _recording(doc: dict[str, Any], thumbs: Thumbs | None) -> LLMRecording:
     created = doc["created"]
     if not isinstance(created, datetime):
         raise ValueError("created is not a date-time")
@@ -174,7 +179,7 @@ def _parse_json(text: Any, where: str) -> Any:
         raise ValueError(f"{where} is not valid JSON") from None
 
 
-def _screen(sid: str, item: dict[str, Any], thumbs: Path | None) -> Screen:
+def _screen(sid: str, item: dict[str, Any], thumbs: Thumbs | None) -> Screen:
     if not SCREEN_ID.fullmatch(sid):
         raise ValueError(f"screens: invalid screen id {sid[:40]!r}")
     name = item["thumbnail"]
@@ -183,11 +188,13 @@ def _screen(sid: str, item: dict[str, Any], thumbs: Path | None) -> Screen:
     fingerprint = fingerprint_from_doc(item["fingerprint"], f"screens.{sid}.fingerprint")
     reference = None
     if thumbs is not None:
-        path = thumbs / name
         try:
-            if path.is_symlink() or path.stat().st_size > MAX_THUMBNAIL:
+            data = thumbs(name)
+            if len(data) > MAX_THUMBNAIL:
                 raise ValueError(f"screens.{sid}: thumbnail {name} is a link or too large")
-            reference = read_thumbnail(path.read_bytes())
+            reference = read_thumbnail(data)
+        except UnsafePath:
+            raise ValueError(f"screens.{sid}: thumbnail {name} is a link or too large") from None
         except FileNotFoundError:
             raise ValueError(f"screens.{sid}: thumbnail {name} is missing") from None
         except OSError as e:
@@ -234,7 +241,7 @@ def _node(item: dict[str, Any], where: str) -> Node:
 
 def load(store: Store, name: str) -> LLMRecording:
     where = store.locate(name)
-    rec = loads(store.read_text(name), where, store.thumbs_dir(name))
+    rec = loads(store.read_text(name), where, store.thumbnail_reader(name, MAX_THUMBNAIL))
     if rec.name != name:
         raise RecordingCorrupt(f"{where}: holds recording {rec.name!r}, not {name!r}")
     return rec

@@ -217,14 +217,25 @@ def read(path: Path) -> SDKDocument:
     return loads(text, str(path))
 
 
-def summary(path: Path | str) -> dict[str, Any]:
-    """What `mm ls`/`mm show`/`mm prune` need to know about the SDK document at `path`.
+def read_in(store: Store, name: str) -> SDKDocument:
+    """NAME's document in `store`, wherever the store is (`RecordingNotFound` if none)."""
+    return loads(store.read_text(name), store.locate(name))
+
+
+def summary(path: Path | str | tuple[Store, str]) -> dict[str, Any]:
+    """What `mm ls`/`mm show`/`mm prune` need to know about the SDK document at `path`
+    (a file, or a store and a name).
 
     `last_used` is the time of the last engine call journaled for it (None if never).
     A corrupt document raises `RecordingCorrupt` with a one-line message naming the file.
     """
-    path = Path(path)
-    doc = read(path)
+    if isinstance(path, tuple):
+        store, name = path
+        doc = read_in(store, name)
+    else:
+        path = Path(path)
+        store, name = Store(path.parent), path.stem
+        doc = read(path)
     tags = sorted({tag for t in doc.trajectories for tag in t.tags})
     params = sorted({p for t in doc.trajectories for p in t.params()})
     return {
@@ -234,7 +245,7 @@ def summary(path: Path | str) -> dict[str, Any]:
         "params": params,
         "tags": tags,
         "created": doc.created,
-        "last_used": last_used(Store(path.parent), path.stem),
+        "last_used": last_used(store, name),
     }
 
 
@@ -246,10 +257,10 @@ def _shown(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def outline(path: Path | str) -> dict[str, Any]:
+def outline(path: Path | str | tuple[Store, str]) -> dict[str, Any]:
     """The document as `mm show` prints it: each trajectory, where it branched off, and its
     calls. A corrupt document raises `RecordingCorrupt`."""
-    doc = read(Path(path))
+    doc = read_in(*path) if isinstance(path, tuple) else read(Path(path))
     return {
         "name": doc.name,
         "kind": KIND,

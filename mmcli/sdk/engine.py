@@ -236,7 +236,7 @@ class Engine:
         """The engine's document in the store (the store is looked up at each call, so
         `MM_HOME` set later is honoured)."""
         store = self._store if isinstance(self._store, Store) else Store(self._store)
-        if self._documents is None or self._documents.store.root != store.root:
+        if self._documents is None or self._documents.store.where != store.where:
             self._documents = DocumentStore(store, self.name)
         return self._documents
 

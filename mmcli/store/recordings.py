@@ -23,7 +23,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,6 +227,24 @@ class Store:
             return self.objects.get(f"{validate_name(name)}/{file_name}").data
         except (OSError, StoreError):
             return None
+
+    def thumbnail_reader(self, name: str, limit: int) -> Callable[[str], bytes]:
+        """A reader of NAME's thumbnails by file name: at most `limit` + 1 bytes, never
+        through a link (`UnsafePath`), `FileNotFoundError` when missing."""
+        validate_name(name)
+
+        def read(file_name: str) -> bytes:
+            if not codec.is_plain_file_name(file_name):
+                raise FileNotFoundError(file_name)
+            return self.objects.get(f"{name}/{file_name}", limit=limit).data
+
+        return read
+
+    def has_thumbnail(self, name: str, file_name: str) -> bool:
+        """Whether NAME has a thumbnail of that name (readable or not, a link counts)."""
+        if self._root is not None:
+            return os.path.lexists(self.thumbs_dir(name) / file_name)
+        return self.objects.head(f"{validate_name(name)}/{file_name}") is not None
 
     def thumbnails(self, name: str) -> list[str]:
         """The file names in NAME's thumbnail folder (links left out)."""

@@ -8,7 +8,6 @@ so for each such step, `--policy strict` refuses to act on it, and `mm show` lis
 from __future__ import annotations
 
 import io
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +44,7 @@ def load_screen(store: Store, name: str, thumbnail: str | None, fp: Fingerprint)
         return Reference(None, "was never recorded")
     data = store.read_thumbnail(name, thumbnail)
     if data is None:
-        there = os.path.lexists(store.thumbs_dir(name) / thumbnail)
+        there = store.has_thumbnail(name, thumbnail)
         return Reference(None, "cannot be read" if there else "is missing")
     try:
         with Image.open(io.BytesIO(data)) as image:
