@@ -263,10 +263,9 @@ def save(
     a crash leaves the previous document whole. Returns what was written.
     """
     name = rec.name
-    path = store.path(name)
     with store.lock(name):
         base: LLMRecording | None = None
-        if path.exists() and not overwrite:
+        if store.exists(name) and not overwrite:
             if create:
                 raise RecordingExists(
                     f"recording {name!r} already exists in {store.where} (saved by another "

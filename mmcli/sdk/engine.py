@@ -249,7 +249,7 @@ class Engine:
             doc = docs.load()
         candidates = [t for t in doc.trajectories if t.tags == bucket] if doc else []
         walk = Walk(
-            self.registry, self.codec, self.metrics, values, self.method_instance, str(docs.path)
+            self.registry, self.codec, self.metrics, values, self.method_instance, docs.where
         )
         result = walk.run(candidates)
         if result.hit is not None:

@@ -9,7 +9,6 @@ document.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from mmcli.errors import MMError, RecordingCorrupt, RecordingNotFound, StoreError, UsageError
@@ -25,8 +24,9 @@ class DocumentStore:
         self._cached: tuple[str, SDKDocument] | None = None
 
     @property
-    def path(self) -> Path:
-        return self.store.path(self.name)
+    def where(self) -> str:
+        """Where the document is, for messages: its file, or its URL."""
+        return self.store.locate(self.name)
 
     def load(self) -> SDKDocument | None:
         """The document as it is in the store now (None if there is none yet)."""
