@@ -3,7 +3,9 @@
 - `validate`: what a recording may ask for, checked in full when it is loaded; the
   reading of every kind of document's TOML and its version check.
 - `codec`: text <-> recording (versioned TOML); `skim`: what `mm ls` reads of one fast.
-- `storefs`: files in the store, never through a link, written atomically; `locking`.
+- `objects`: where a store's bytes live, one small interface: a local `Folder` (through
+  `storefs`: never through a link, written atomically) or an S3 bucket (`s3`);
+  `conditions`: whether a server honours conditional writes; `locking`.
 - `recordings`: the store (`Store`): recordings, thumbnails and history on disk.
 - `index`: the listing index; `inuse`: a recording marked in use by a replay.
 - `thumbnails`: a step's thumbnail read back as its recorded screen.

@@ -13,6 +13,7 @@ ignore them.
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -176,8 +177,25 @@ def _missing(e: Exception) -> bool:
     return type(e).__name__ == "NotFoundError"
 
 
+STATUS = re.compile(r"status code: (\d{3})")
+
+
 def _reason(e: Exception) -> str:
-    """The first line of an obstore error, which can run to a page of debug output."""
-    text = str(e).strip().splitlines()
-    first = text[0] if text else type(e).__name__
-    return first[:300]
+    """What went wrong, in a few words a user can act on; obstore's errors run to a page
+    of debug output."""
+    text = str(e)
+    status = STATUS.search(text)
+    if status is not None:
+        code = status.group(1)
+        hint = {
+            "403": "access denied: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+            "404": "no such bucket",
+            "400": "the server refused the request (a bucket name it does not accept?)",
+        }.get(code, "the server answered an error")
+        return f"{hint}; HTTP {code}"
+    if "error sending request" in text or "Connection refused" in text or "timed out" in text:
+        endpoint = _endpoint() or "AWS"
+        return f"cannot reach the server at {endpoint} (after {RETRIES} retries)"
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else type(e).__name__
+    return first.removeprefix("Generic S3 error: ")[:300]

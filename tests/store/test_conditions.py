@@ -74,3 +74,25 @@ def test_a_store_url_that_is_not_one_is_a_one_line_error() -> None:
     assert result.returncode == 1
     assert result.stderr.strip().count("\n") == 0
     assert "s3://BUCKET" in result.stderr
+
+
+def _ls(url: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mmcli", "ls", "--store", url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
+
+
+def test_what_goes_wrong_with_a_bucket_is_one_line_a_user_can_act_on(s3_env: S3Server) -> None:
+    unreachable = _ls("s3://mm-store/x", AWS_ENDPOINT_URL="http://127.0.0.1:1")
+    denied = _ls("s3://mm-store/x", AWS_SECRET_ACCESS_KEY="wrong")
+    missing = _ls("s3://no-such-bucket/x")
+    for result in (unreachable, denied, missing):
+        assert result.returncode == 1
+        assert result.stderr.count("\n") == 1, result.stderr
+    assert "cannot reach the server at http://127.0.0.1:1" in unreachable.stderr
+    assert "access denied" in denied.stderr and "AWS_SECRET_ACCESS_KEY" in denied.stderr
+    assert "no such bucket" in missing.stderr
