@@ -24,10 +24,23 @@ class MMCommand(TyperCommand):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except (click_errors.ClickException, typer.Exit, typer.Abort):
+            raise
         except MMError as e:
-            name = ctx.params.get("name")
-            json_out = bool(ctx.params.get("json_out"))
-            raise typer.Exit(fail(e, json_out, name if isinstance(name, str) else None)) from None
+            raise typer.Exit(_failed(ctx, e)) from None
+        except Exception as e:  # a bug: still one line, an exit code and the JSON object
+            error = MMError(
+                f"internal error: {type(e).__name__}: {e} (a bug in mm; MM_DEBUG=1 shows "
+                "the traceback: please report it)"
+            )
+            error.__cause__ = e
+            raise typer.Exit(_failed(ctx, error)) from None
+
+
+def _failed(ctx: Any, error: MMError) -> int:
+    name = ctx.params.get("name")
+    json_out = bool(ctx.params.get("json_out"))
+    return fail(error, json_out, name if isinstance(name, str) else None)
 
 
 GLOBAL_OPTIONS = ("--store", "--lock-wait")
