@@ -266,6 +266,7 @@ def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str
         found.append(
             {
                 "at": entry.get("at"),
+                "worker": entry.get("worker"),
                 "outcome": entry.get("outcome"),
                 "step": _step_number(d),
                 "reason": d.get("reason"),

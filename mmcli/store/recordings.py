@@ -492,6 +492,7 @@ class Store:
     def append_history(self, name: str, entry: Mapping[str, Any]) -> None:
         """One line of NAME's history: appended to a local store's `.jsonl`; on a shared
         store, a new object of its own (no two workers ever write the same object)."""
+        entry = {"worker": worker_id(), **entry}
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
         if self._root is None:
             now = time.time_ns()
@@ -539,6 +540,12 @@ class Store:
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
         return _parse_history(data.decode("utf-8", "replace").splitlines())
+
+
+def worker_id() -> str:
+    """Which machine (or worker) a history entry comes from: `$MM_WORKER`, else the
+    host's name (a fleet's history says which worker ran what)."""
+    return os.environ.get("MM_WORKER") or socket.gethostname()
 
 
 def _parse_history(lines: list[str]) -> list[dict[str, Any]]:

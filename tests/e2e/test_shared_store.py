@@ -27,6 +27,7 @@ def test_record_replay_and_heal_on_a_store_in_a_bucket(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("MM_HOME", s3_url)
+    monkeypatch.setenv("MM_WORKER", "worker-a")
     counter = tmp_path / "agent-starts"
     loan_app.start()
     result = mm("record", "loan", "--observe", "0.5", "--", *agent_command(loan_app, counter))
@@ -58,6 +59,7 @@ def test_record_replay_and_heal_on_a_store_in_a_bucket(
     assert listed["replays"] == 3 and listed["healed"] == 1
     shown = json.loads(mm("show", "loan", "--json").stdout)
     assert shown["divergences"][0]["live"].startswith(s3_url)
+    assert shown["divergences"][0]["worker"] == "worker-a"  # which worker ran what
     page = tmp_path / "loan.html"
     assert mm("show", "loan", "--html", str(page)).returncode == 0
     assert page.read_text().count("data:image/png;base64,") >= 5
