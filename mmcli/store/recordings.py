@@ -400,14 +400,17 @@ class Store:
         where = self.locate(name)
         self.check_thumbs_dir(name)  # a link there is refused, untouched
         before = set(self.thumbnails(name)) if thumbnails else set()
-        fresh = [n for n in thumbnails or {} if n not in before]
+        created: list[str] = []
         try:
             for file_name, data in (thumbnails or {}).items():
-                self.objects.put(f"{name}/{file_name}", data)
+                if file_name in before:  # the document is being replaced: its own files
+                    self.objects.put(f"{name}/{file_name}", data)
+                elif self._create_thumbnail(name, file_name, data):
+                    created.append(file_name)
             self._put_document(name, self.key(name), text.encode("utf-8"), create)
         except (OSError, StoreError) as e:
-            # The previous document is in place: take back the new files it does not know.
-            for file_name in fresh:
+            # The previous document is in place: take back the files this write created.
+            for file_name in created:
                 with contextlib.suppress(OSError, StoreError):
                     self.objects.delete(f"{name}/{file_name}")
             if self._root is not None and not before:
@@ -419,6 +422,21 @@ class Store:
             raise StoreError(
                 f"{where}: cannot save ({reason}); the previous version is intact"
             ) from None
+
+    def _create_thumbnail(self, name: str, file_name: str, data: bytes) -> bool:
+        """A new thumbnail, create-only: a name another writer took meanwhile (with other
+        bytes) stops the save instead of replacing that writer's screen. True when this
+        write created it."""
+        key = f"{name}/{file_name}"
+        try:
+            self.objects.put(key, data, create=True)
+        except Exists:
+            if self.objects.get(key).data != data:
+                raise StoreError(
+                    f"thumbnail {key!r} was written by another writer meanwhile"
+                ) from None
+            return False
+        return True
 
     def _put_document(self, name: str, key: str, data: bytes, create: bool) -> None:
         """Write NAME's document: create-only when it must be new; else conditional on

@@ -76,3 +76,22 @@ def test_a_write_from_a_stale_read_is_refused_not_lost(location: str) -> None:
         first.save(mine)
     assert "theirs" in Store(location).load("loan").params
     assert dataclasses.replace(mine).name == "loan"
+
+
+def test_a_thumbnail_another_writer_took_meanwhile_is_never_replaced(
+    location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(location)
+    rec = sample_recording("loan")
+    with store.lock("loan"):
+        store.save(rec, {"t-0000.png": b"first"})
+    # Another writer creates t-0001.png between this writer's listing and its write.
+    monkeypatch.setattr(store, "thumbnails", lambda name: [])
+    Store(location).objects.put("loan/t-0001.png", b"theirs")
+    rec.params = [*rec.params, "mine"]
+    with pytest.raises(StoreError, match="written by another writer meanwhile"):
+        store.save(rec, {"t-0002.png": b"mine too", "t-0001.png": b"mine"})
+    fresh = Store(location)
+    assert fresh.objects.get("loan/t-0001.png").data == b"theirs"
+    assert "mine" not in fresh.load("loan").params
+    assert fresh.objects.head("loan/t-0002.png") is None  # what it created is taken back
