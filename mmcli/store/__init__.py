@@ -7,6 +7,7 @@
   `storefs`: never through a link, written atomically) or an S3 bucket (`s3`);
   `conditions`: whether a server honours conditional writes; `locking`.
 - `recordings`: the store (`Store`): recordings, thumbnails and history on disk.
+- `journal`: a shared store's history, an object per entry, compacted safely.
 - `index`: the listing index; `inuse`: a recording marked in use by a replay.
 - `thumbnails`: a step's thumbnail read back as its recorded screen.
 

@@ -38,7 +38,7 @@ from mmcli.errors import (
     did_you_mean,
 )
 from mmcli.model import Recording
-from mmcli.store import codec, storefs, validate
+from mmcli.store import codec, journal, storefs, validate
 from mmcli.store.index import note_saved
 from mmcli.store.locking import acquire
 from mmcli.store.objects import Exists, Folder, Objects, Stale
@@ -513,11 +513,7 @@ class Store:
         entry = {"worker": worker_id(), **entry}
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
         if self._root is None:
-            now = time.time_ns()
-            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now / 1e9))
-            unique = f"{stamp}.{now % 10**9:09d}-{storefs.new_token()}"
-            key = f".mm/history/{validate_name(name)}/{unique}.json"
-            self.objects.put(key, line.encode("utf-8"), create=True)
+            journal.append(self.objects, validate_name(name), line)
             return
         path = self.history_path(name)
         try:
@@ -529,12 +525,7 @@ class Store:
     def move_history(self, old: str, new: str) -> None:
         """OLD's history becomes NEW's (a rename); the caller holds both locks."""
         if self._root is None:
-            for info in self.objects.listing(f".mm/history/{validate_name(old)}/"):
-                entry = info.key.rsplit("/", 1)[1]
-                data = self.objects.get(info.key).data
-                with contextlib.suppress(Exists):
-                    self.objects.put(f".mm/history/{validate_name(new)}/{entry}", data, create=True)
-                self.objects.delete(info.key)
+            journal.move(self.objects, validate_name(old), validate_name(new))
             return
         with (
             contextlib.suppress(OSError, UnsafePath),
@@ -544,12 +535,7 @@ class Store:
 
     def history(self, name: str) -> list[dict[str, Any]]:
         if self._root is None:
-            prefix = f".mm/history/{validate_name(name)}/"
-            lines = []
-            for info in self.objects.listing(prefix):
-                with contextlib.suppress(FileNotFoundError):
-                    lines.append(self.objects.get(info.key).data.decode("utf-8", "replace"))
-            return _parse_history("".join(lines).splitlines())
+            return journal.parse(journal.lines(self.objects, validate_name(name)))
         path = self.history_path(name)
         try:
             data = storefs.read_bytes(self.root, [".mm", "history"], path.name)
@@ -557,24 +543,13 @@ class Store:
             return []
         except OSError as e:
             raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-        return _parse_history(data.decode("utf-8", "replace").splitlines())
+        return journal.parse(data.decode("utf-8", "replace").splitlines())
 
 
 def worker_id() -> str:
     """Which machine (or worker) a history entry comes from: `$MM_WORKER`, else the
     host's name (a fleet's history says which worker ran what)."""
     return os.environ.get("MM_WORKER") or socket.gethostname()
-
-
-def _parse_history(lines: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for line in lines:
-        # A torn last line (crash mid-append) is skipped, not fatal.
-        with contextlib.suppress(json.JSONDecodeError):
-            item = json.loads(line)
-            if isinstance(item, dict):
-                out.append(item)
-    return out
 
 
 @contextlib.contextmanager
