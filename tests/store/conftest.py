@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from mmcli.store.objects import Folder, Objects
+from mmcli.store.s3 import S3Objects
 from tests.servers import S3Server, seaweedfs
 
 _prefixes = itertools.count()
@@ -32,6 +34,9 @@ def s3_url(s3_env: S3Server, request: pytest.FixtureRequest) -> str:
     )
 
 
-@pytest.fixture
-def folder_root(tmp_path: Path) -> Path:
-    return tmp_path / "objects"
+@pytest.fixture(params=["folder", "s3"])
+def objects(request: pytest.FixtureRequest, tmp_path: Path) -> Objects:
+    """The same test against a local folder and against a real S3 server."""
+    if request.param == "folder":
+        return Folder(tmp_path / "objects")
+    return S3Objects(request.getfixturevalue("s3_url"))

@@ -6,21 +6,10 @@ from __future__ import annotations
 
 import json
 import threading
-from pathlib import Path
-
-import pytest
 
 from mmcli.store import journal
-from mmcli.store.objects import Folder, Objects
+from mmcli.store.objects import Objects
 from mmcli.store.recordings import Store
-from mmcli.store.s3 import S3Objects
-
-
-@pytest.fixture(params=["folder", "s3"])
-def objects(request: pytest.FixtureRequest, tmp_path: Path) -> Objects:
-    if request.param == "folder":
-        return Folder(tmp_path / "objects")
-    return S3Objects(request.getfixturevalue("s3_url"))
 
 
 def entry(i: int) -> str:

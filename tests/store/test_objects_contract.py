@@ -10,14 +10,6 @@ import pytest
 
 from mmcli.errors import StoreError
 from mmcli.store.objects import Exists, Folder, Objects, Stale
-from mmcli.store.s3 import S3Objects
-
-
-@pytest.fixture(params=["folder", "s3"])
-def objects(request: pytest.FixtureRequest, tmp_path: Path) -> Objects:
-    if request.param == "folder":
-        return Folder(tmp_path / "objects")
-    return S3Objects(request.getfixturevalue("s3_url"))
 
 
 def test_what_is_put_is_got_back_with_a_tag(objects: Objects) -> None:
