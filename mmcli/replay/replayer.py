@@ -40,8 +40,9 @@ from mmcli.errors import (
 from mmcli.model import POINTED, Action, ActionKind, Recording, Step, render_text
 from mmcli.params import Values
 from mmcli.replay.outcome import await_outcome, pending_reason
+from mmcli.screen.analysis import blank
 from mmcli.screen.explain import bare, headline
-from mmcli.screen.fingerprint import SCALE, Frame, Rect, blank
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
 from mmcli.screen.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, moved, moved_point, shifted

@@ -22,7 +22,8 @@ from mmcli.errors import RecordingExists, SecretLeak
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.replayer import Replayer, ReplayOptions
-from mmcli.screen.fingerprint import SCALE, Frame, Rect, patch_of
+from mmcli.screen.analysis import patch_of
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
 from mmcli.store.recordings import Store
 from tests.helpers import fp_of
 
