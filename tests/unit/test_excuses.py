@@ -47,15 +47,18 @@ def scene(
     typed: tuple[Rect, ...] = (),
     unmoved: np.ndarray | None = None,
     offset: tuple[int, int] = (0, 0),
+    area: Rect = AREA,
+    workarea: Rect | None = None,
 ) -> Scene:
     refs = References(recorded.small, [p.small for p in path], [typed] * len(path))
     ctx = Context(
         policy.tolerance,
-        area=AREA,
+        area=area,
         references=refs,
         pointer_step=pointer_step,
         unmoved=unmoved,
         offset=offset,
+        workarea=workarea,
     )
     fp = fingerprint_of(recorded, target)
     core = None if target is None else Rect(target[0] - 16, target[1] - 16, 32, 32)
@@ -86,6 +89,14 @@ def test_outside_the_task_area() -> None:
     assert not OUTSIDE_AREA.applies(near, s)  # within the 48 px margin
     assert not OUTSIDE_AREA.applies(far, scene(screen(), screen(), target=(344, 244)))
     assert not OUTSIDE_AREA.applies(far, scene(screen(), screen(), policy=Policy.STRICT))
+
+
+def test_a_row_of_cells_straddling_a_panel_s_edge_is_the_panel_s() -> None:
+    """The work area ends at y 262 (a panel below), inside the downscaled row 260-263:
+    that row is the panel's, so a change there is outside the task area, however near."""
+    s = scene(screen(), screen(), area=Rect(100, 200, 100, 40), workarea=Rect(0, 0, 400, 262))
+    assert OUTSIDE_AREA.applies(Rect(120, 260, 8, 4), s)
+    assert not OUTSIDE_AREA.applies(Rect(120, 256, 8, 4), s)
 
 
 def test_desktop_left_behind_by_a_moved_window() -> None:
