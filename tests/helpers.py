@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from PIL import Image, ImageDraw
 
 from mmcli.model import Action, ActionKind, EndScreen, Recording, Step
-from mmcli.screen.fingerprint import Fingerprint, Frame, Grid, Patch, Rect, fingerprint_of
+from mmcli.screen.analysis import fingerprint_of
+from mmcli.screen.fingerprint import Fingerprint, Frame, Grid, Patch, Rect
 
 CREATED = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -53,34 +53,34 @@ def _tests(*names: str) -> tuple[str, ...]:
     return tuple(f"{U}test_{name}.py" for name in names)
 
 
+SCREEN_VALUE_TESTS = _tests(
+    "fingerprint",
+    "fingerprint_values",
+    "matcher",
+    "matcher_bounds",
+    "matcher_rules",
+    "build_steps",
+    "integrate",
+    "relocate",
+)
+MATCHER_TESTS = _tests(
+    "matcher",
+    "matcher_bounds",
+    "matcher_rules",
+    "matcher_ink",
+    "excuses",
+    "relocate",
+    "build_steps",
+    "recorder_channels",
+    "integrate",
+    "explain",
+)
 TARGETS = {
-    "fingerprint": Target(
-        "mmcli/screen/fingerprint.py",
-        _tests(
-            "fingerprint",
-            "fingerprint_values",
-            "matcher",
-            "matcher_bounds",
-            "matcher_rules",
-            "build_steps",
-            "integrate",
-            "relocate",
-        ),
-    ),
-    "matcher": Target(
-        "mmcli/screen/matcher.py",
-        _tests(
-            "matcher",
-            "matcher_bounds",
-            "matcher_rules",
-            "matcher_ink",
-            "relocate",
-            "build_steps",
-            "recorder_channels",
-            "integrate",
-            "explain",
-        ),
-    ),
+    "fingerprint": Target("mmcli/screen/fingerprint.py", SCREEN_VALUE_TESTS),
+    "analysis": Target("mmcli/screen/analysis.py", SCREEN_VALUE_TESTS),
+    "matcher": Target("mmcli/screen/matcher.py", MATCHER_TESTS),
+    "excuses": Target("mmcli/screen/excuses.py", MATCHER_TESTS),
+    "carets": Target("mmcli/screen/carets.py", MATCHER_TESTS),
     "steps": Target(
         "mmcli/capture/steps.py",
         _tests("build_steps", "integrate", "matcher_rules", "recorder_channels"),

@@ -149,7 +149,7 @@ def _timed(times: StepTimes, key: str, fn: Callable[..., Any]) -> Callable[..., 
 
 
 class _Clock:
-    """Stands in for the `time` module inside mmcli.replay.replayer to add up its sleeps."""
+    """Stands in for the `time` module inside mmcli.replay.look to add up its sleeps."""
 
     def __init__(self, times: StepTimes) -> None:
         self.times = times
@@ -165,8 +165,9 @@ def breakdown(app: LoanApp, store_dir: Path) -> dict[str, Any]:
     (grab + compare + poll sleeps) and acting; in total, grabs, compares and sleeps."""
     from mmcli.backends.x11 import X11Backend
     from mmcli.params import Values
-    from mmcli.replay import replayer as replayer_module
-    from mmcli.replay.replayer import Replayer, ReplayOptions
+    from mmcli.replay import look as look_module
+    from mmcli.replay.replayer import Replayer
+    from mmcli.replay.report import ReplayOptions
 
     times = StepTimes()
     fresh_start(app)
@@ -188,10 +189,10 @@ def breakdown(app: LoanApp, store_dir: Path) -> dict[str, Any]:
 
     backend.grab = counted_grab  # type: ignore[method-assign]
     backend.move = _timed(times, "pointer move", backend.move)  # type: ignore[method-assign]
-    replayer._first_match = _timed(  # type: ignore[method-assign]
-        times, "compare (fingerprint + matcher)", replayer._first_match
+    replayer.judge.first_match = _timed(  # type: ignore[method-assign]
+        times, "compare (fingerprint + matcher)", replayer.judge.first_match
     )
-    wait = replayer.wait_for_match
+    wait = replayer.look.wait_for_match
 
     def timed_wait(children: Any, depth: int) -> Any:
         nonlocal grabs
@@ -208,16 +209,16 @@ def breakdown(app: LoanApp, store_dir: Path) -> dict[str, Any]:
         perform(action)
         times.acting.append(time.perf_counter() - started)
 
-    replayer.wait_for_match = timed_wait  # type: ignore[method-assign]
+    replayer.look.wait_for_match = timed_wait  # type: ignore[method-assign]
     backend.perform = timed_perform  # type: ignore[method-assign]
-    saved_time = replayer_module.time
-    replayer_module.time = _Clock(times)  # type: ignore[assignment]
+    saved_time = look_module.time
+    look_module.time = _Clock(times)  # type: ignore[assignment]
     try:
         t3 = time.perf_counter()
         report = replayer.run()
         t4 = time.perf_counter()
     finally:
-        replayer_module.time = saved_time
+        look_module.time = saved_time
         backend.close()
     why = problem(app)
     steps = [

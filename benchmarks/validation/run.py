@@ -32,7 +32,8 @@ from mmcli.capture.recorder import settle
 from mmcli.desktop.display import VirtualDisplay
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replay.replayer import Replayer, ReplayOptions
+from mmcli.replay.replayer import Replayer
+from mmcli.replay.report import ReplayOptions
 from mmcli.screen.matcher import Policy, Verdict, compare
 from mmcli.store.recordings import Store
 
@@ -101,7 +102,7 @@ def judge(
             time.sleep(0.05)
             frames.append(backend.grab())
     replayer = Replayer(store, backend, recording, Values(), ReplayOptions())
-    references = replayer.references(step)
+    references = replayer.screens.references(step)
     verdicts: list[Verdict] = [
         compare(
             step.fingerprint,

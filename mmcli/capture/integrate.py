@@ -24,7 +24,8 @@ from mmcli.capture.secrets import find_leak, leaked_in
 from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
 from mmcli.model import PLACEHOLDER, Recording, Step, plural
 from mmcli.params import Values, template_command, value_digest
-from mmcli.screen.fingerprint import Frame, Rect, covered_share
+from mmcli.screen.analysis import covered_share
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.store.recordings import Store
 from mmcli.store.validate import MAX_DIGESTS
 

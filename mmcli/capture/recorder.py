@@ -35,20 +35,9 @@ from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import BUTTONS, MAX_KEY_MS, Action, ActionKind
-from mmcli.screen.fingerprint import (
-    Frame,
-    Rect,
-    changed_regions_fine,
-    grow_to_text_run,
-    patch_of,
-)
-from mmcli.screen.matcher import (
-    CARET_INK,
-    CARET_MAX,
-    CARET_MIN_HEIGHT,
-    CARET_WIDTH,
-    ink_columns,
-)
+from mmcli.screen.analysis import changed_regions_fine, grow_to_text_run, patch_of
+from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
+from mmcli.screen.fingerprint import Frame, Rect
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = shim.HOOK_DIR

@@ -22,12 +22,7 @@ import numpy as np
 from mmcli.capture.secrets import join_keystrokes, joined
 from mmcli.model import POINTED, Action, ActionKind, EndScreen, Step
 from mmcli.params import parametrize
-from mmcli.screen.fingerprint import (
-    PATCH_SIZE,
-    SCALE,
-    Fingerprint,
-    Patch,
-    Rect,
+from mmcli.screen.analysis import (
     changed_regions,
     find_template,
     grid_of,
@@ -35,9 +30,8 @@ from mmcli.screen.fingerprint import (
     merge_rects,
     small_slice,
 )
-from mmcli.screen.matcher import (
-    on_focus_line,
-)
+from mmcli.screen.carets import on_focus_line
+from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Patch, Rect
 from mmcli.screen.windows import WindowRef
 
 

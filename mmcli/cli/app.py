@@ -317,8 +317,9 @@ def replay(
     """
     from mmcli.backends import open_backend
     from mmcli.desktop.display import display_lock
-    from mmcli.replay.replayer import ReplayOptions, preflight
+    from mmcli.replay.replayer import preflight
     from mmcli.replay.replayer import replay as replay_task
+    from mmcli.replay.report import ReplayOptions
     from mmcli.store.recordings import validate_name
 
     validate_name(name)

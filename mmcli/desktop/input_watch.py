@@ -23,7 +23,8 @@ from typing import Any, Protocol
 
 from mmcli.desktop.input_events import ActionBuilder, EventKind, InputEvent, Ledger
 from mmcli.model import POINTED, Action, ActionKind
-from mmcli.screen.fingerprint import Frame, patch_of, same_picture
+from mmcli.screen.analysis import patch_of
+from mmcli.screen.fingerprint import Frame, same_picture
 
 KEEP_EVERY = 0.08
 """How often (s) the screen keeper grabs the screen while recording from input."""

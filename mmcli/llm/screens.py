@@ -16,7 +16,8 @@ import numpy as np
 from PIL import Image
 
 from mmcli.llm.conversation import LiveImage
-from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame, fingerprint_of
+from mmcli.screen.analysis import fingerprint_of
+from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame
 from mmcli.screen.matcher import Policy, References, Verdict, compare
 
 MAX_PIXELS = 8192 * 8192

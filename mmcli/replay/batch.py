@@ -19,7 +19,8 @@ from mmcli.backends.base import Backend
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError, closest
 from mmcli.model import Recording
 from mmcli.params import KEY, Values
-from mmcli.replay.replayer import ReplayOptions, ReplayReport, check_values, replay
+from mmcli.replay.replayer import check_values, replay
+from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.store.recordings import Store
 
 Progress = Callable[[str], None]

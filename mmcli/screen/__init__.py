@@ -1,7 +1,11 @@
 """The screen: what is kept of it and how a live one is compared with a recorded step.
 
-- `fingerprint`: frames, fingerprints, rectangles and changed regions.
+- `fingerprint`: the values: frames, fingerprints (grid, patch) and rectangles.
+- `analysis`: image analysis: a fingerprint computed from a frame, changed regions, text
+  runs, templates.
 - `matcher`: the named matchers and policies that judge a live screen against a step.
+- `excuses`: the `regions` matcher's named rules for a harmless change, run in order.
+- `carets`: telling a blinking caret from a glyph by its ink.
 - `explain`: the one-sentence reason for a divergence.
 - `relocate`: finding a window that moved since it was recorded, by its pixels.
 - `windows`: the desktop's window structure as the window system tells it (the window a

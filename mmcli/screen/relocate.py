@@ -16,7 +16,8 @@ import numpy as np
 from PIL import Image
 
 from mmcli.model import Action
-from mmcli.screen.fingerprint import SCALE, Frame, Rect, find_template, small_slice
+from mmcli.screen.analysis import find_template, small_slice
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
 
 Offset = tuple[int, int]
 

@@ -31,7 +31,8 @@ import numpy as np
 from PIL import Image
 
 from mmcli.backends.base import Backend
-from mmcli.screen.fingerprint import Fingerprint, Frame, Rect, fingerprint_of
+from mmcli.screen.analysis import fingerprint_of
+from mmcli.screen.fingerprint import Fingerprint, Frame, Rect
 from mmcli.screen.matcher import Policy, References, Verdict, compare
 from mmcli.sdk.check import Check
 from mmcli.store.codec import fingerprint_doc, fingerprint_from_doc

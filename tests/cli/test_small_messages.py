@@ -126,7 +126,8 @@ def test_one_step_one_branch_in_the_singular(isolated_store: Path) -> None:
 
 def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) -> None:
     from mmcli.cli.app import _render_report
-    from mmcli.replay.replayer import Divergence, Outcome, ReplayReport
+    from mmcli.errors import Outcome
+    from mmcli.replay.report import Divergence, ReplayReport
 
     reason = "A window or dialog covers the click target. target: patch cells 40 > 6"
     report = ReplayReport("loan", Outcome.DIVERGED, divergence=Divergence(2, "click", reason))
@@ -141,7 +142,8 @@ def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) 
 
 def test_a_dry_run_divergence_suggests_only_looking(capsys: pytest.CaptureFixture[str]) -> None:
     from mmcli.cli.app import _render_report
-    from mmcli.replay.replayer import Divergence, Outcome, ReplayReport
+    from mmcli.errors import Outcome
+    from mmcli.replay.report import Divergence, ReplayReport
 
     report = ReplayReport("loan", Outcome.DIVERGED, divergence=Divergence(0, "click", "x"))
     _render_report(report, dry_run=True)

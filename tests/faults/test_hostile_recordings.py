@@ -24,7 +24,8 @@ from mmcli.cli.app import app
 from mmcli.errors import Aborted, RecordingCorrupt
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replay.replayer import Replayer, ReplayOptions, replay
+from mmcli.replay.replayer import Replayer, replay
+from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Fingerprint, Grid
 from mmcli.store import codec
 from mmcli.store.recordings import Store
@@ -210,7 +211,7 @@ def test_ctrl_c_stops_a_long_action_between_two_pieces(action: Action) -> None:
     screen = Image.new("RGB", (1920, 1080), "black")
     backend = FakeBackend(screen)
     replayer = Replayer(Store(), backend, rec, Values(), ReplayOptions(timeout=0.5))
-    replayer._first_match = lambda children, frame: _match(children[0], frame)  # type: ignore[method-assign]
+    replayer.judge.first_match = lambda children, frame, offset: _match(children[0], frame)  # type: ignore[method-assign]
 
     def interrupted(fake: FakeBackend, done: Action) -> None:
         replayer.interrupt.signum = signal.SIGINT  # Ctrl-C while the first piece runs
@@ -223,6 +224,6 @@ def test_ctrl_c_stops_a_long_action_between_two_pieces(action: Action) -> None:
 
 
 def _match(step: Step, frame: Any) -> Any:
-    from mmcli.replay.replayer import Match
+    from mmcli.replay.judge import Match
 
     return Match(step, None, frame)

@@ -328,3 +328,23 @@ def test_every_folder_is_a_package_so_that_the_wheel_ships_it() -> None:
     be missing from an installed mm while every test in the checkout passes)."""
     folders = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
     assert [f for f in folders if not (f / "__init__.py").is_file()] == []
+
+
+REPLAY_CLASS_LINES = 300
+REPLAY_MODULE_LINES = 400
+
+
+def test_the_replay_core_is_in_parts() -> None:
+    """No class of `replay/` over 300 lines and no module over 400: the replayer is its
+    parts (tree, screens, judge, look, act, divergence, handover, journal) and a walk."""
+    too_big = []
+    for path in sorted((PACKAGE / "replay").glob("*.py")):
+        text = path.read_text()
+        if len(text.splitlines()) > REPLAY_MODULE_LINES:
+            too_big.append(f"{path.name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                size = node.end_lineno - node.lineno + 1
+                if size > REPLAY_CLASS_LINES:
+                    too_big.append(f"{path.name}: class {node.name} of {size} lines")
+    assert not too_big

@@ -10,7 +10,8 @@ from PIL import Image, ImageDraw
 
 from mmcli.capture.steps import Capture, build_steps, effect_of
 from mmcli.model import Action, ActionKind
-from mmcli.screen.fingerprint import Frame, Rect, patch_of
+from mmcli.screen.analysis import patch_of
+from mmcli.screen.fingerprint import Frame, Rect
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -76,7 +77,7 @@ def test_thumbnail_paint_covers_exactly_the_blanked_cells() -> None:
     import numpy as np
 
     from mmcli.capture.steps import blank_png
-    from mmcli.screen.fingerprint import blank
+    from mmcli.screen.analysis import blank
 
     white = Image.new("RGB", (40, 30), "white")
     buf = io.BytesIO()
@@ -178,7 +179,7 @@ def test_thumbnail_paint_is_the_blanked_cells_wherever_the_region_lies() -> None
     import numpy as np
 
     from mmcli.capture.steps import PAINT, blank_png
-    from mmcli.screen.fingerprint import blank
+    from mmcli.screen.analysis import blank
 
     white = Image.new("RGB", (40, 30), "white")
     buf = io.BytesIO()

@@ -11,10 +11,11 @@ import pytest
 
 from mmcli.backends import FakeBackend
 from mmcli.capture.stale import stale_value
-from mmcli.errors import MMError
+from mmcli.errors import MMError, Outcome
 from mmcli.model import Action, ActionKind
 from mmcli.params import Values, find_digest, template_command, value_digest
-from mmcli.replay.replayer import Outcome, ReplayOptions, ReplayReport, replay
+from mmcli.replay.replayer import replay
+from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.store import codec
 from mmcli.store.recordings import Store
 from tests.helpers import form_screen

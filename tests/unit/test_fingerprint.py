@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mmcli.screen.fingerprint import SCALE, Rect, changed_regions, grow_to_text_run
+from mmcli.screen.analysis import changed_regions, grow_to_text_run
+from mmcli.screen.fingerprint import SCALE, Rect
 
 
 def _screen() -> np.ndarray:
@@ -88,7 +89,8 @@ def test_a_clock_at_a_window_edge_grows_to_the_whole_clock() -> None:
 def test_a_change_too_faint_when_downscaled_is_still_seen_at_full_resolution() -> None:
     """One stroke of a small glyph (a clock digit 7 -> 8) may move a downscaled pixel by
     less than the threshold: learning what changes alone must still see it."""
-    from mmcli.screen.fingerprint import Frame, changed_regions_fine
+    from mmcli.screen.analysis import changed_regions_fine
+    from mmcli.screen.fingerprint import Frame
 
     pixels = np.full((64, 96, 4), 200, np.uint8)
     before = Frame(pixels.tobytes(), 96, 64)
@@ -105,7 +107,7 @@ def test_a_mask_wholly_off_the_screen_blanks_nothing() -> None:
     end and blank almost the whole screen."""
     import numpy as np
 
-    from mmcli.screen.fingerprint import blank, small_slice
+    from mmcli.screen.analysis import blank, small_slice
 
     small = np.full((270, 480), 200, np.uint8)
     for off in (Rect(-100, -100, 50, 50), Rect(100, -60, 50, 50), Rect(-60, 100, 50, 50),

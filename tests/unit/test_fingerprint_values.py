@@ -8,21 +8,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mmcli.screen.fingerprint import (
-    SCALE,
-    Frame,
-    Grid,
-    Patch,
-    Rect,
+from mmcli.screen.analysis import (
     changed_region,
     covered_share,
     find_template,
     grid_of,
     merge_rects,
     patch_of,
-    same_picture,
-    tile_rect,
 )
+from mmcli.screen.fingerprint import SCALE, Frame, Grid, Patch, Rect, same_picture, tile_rect
 
 
 def test_rectangles_that_only_touch_do_not_intersect() -> None:
@@ -168,7 +162,7 @@ def test_the_fingerprint_of_a_fixed_screen_never_changes() -> None:
     recording diverge. Such a change must be deliberate (and bump `format_version`)."""
     import hashlib
 
-    from mmcli.screen.fingerprint import fingerprint_of
+    from mmcli.screen.analysis import fingerprint_of
 
     rng = np.random.default_rng(2026)
     blocks = rng.integers(0, 256, (45, 80, 3), dtype=np.uint8)
@@ -205,7 +199,7 @@ def _changes(*points: tuple[int, int], shape: tuple[int, int] = (60, 70)) -> np.
 def test_changed_regions_are_touching_blocks_tightened(
     points: tuple[tuple[int, int], ...], regions: list[tuple[int, int, int, int]]
 ) -> None:
-    from mmcli.screen.fingerprint import changed_regions
+    from mmcli.screen.analysis import changed_regions
 
     found = changed_regions(np.full((60, 70), 100, np.uint8), _changes(*points))
     expected = [Rect(x * SCALE, y * SCALE, w * SCALE, h * SCALE) for x, y, w, h in regions]
@@ -213,7 +207,7 @@ def test_changed_regions_are_touching_blocks_tightened(
 
 
 def test_a_change_counts_past_twelve_levels() -> None:
-    from mmcli.screen.fingerprint import changed_regions
+    from mmcli.screen.analysis import changed_regions
 
     before = np.full((20, 20), 100, np.uint8)
     after = before.copy()
@@ -227,7 +221,7 @@ def test_a_change_counts_past_twelve_levels() -> None:
 def test_one_full_resolution_pixel_counts_past_32_levels() -> None:
     """Too faint to move its downscaled pixel past the threshold, one pixel changed by
     more than 32 levels is a change; by 32, it is not."""
-    from mmcli.screen.fingerprint import changed_regions_fine
+    from mmcli.screen.analysis import changed_regions_fine
 
     base = Image.new("RGB", (80, 60), (100, 100, 100))
     for level, seen in ((132, False), (133, True), (67, True), (68, False)):
@@ -247,7 +241,7 @@ def test_one_full_resolution_pixel_counts_past_32_levels() -> None:
 def test_growth_crosses_two_empty_columns_to_ink_past_24_levels(
     gap: int, luma: int, right: int
 ) -> None:
-    from mmcli.screen.fingerprint import grow_to_text_run
+    from mmcli.screen.analysis import grow_to_text_run
 
     small = np.full((60, 100), 200, np.uint8)
     small[20:26, 30:40] = 0

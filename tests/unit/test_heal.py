@@ -8,9 +8,11 @@ import sys
 from dataclasses import replace
 
 from mmcli.backends import FakeBackend
+from mmcli.errors import Outcome
 from mmcli.model import Action, ActionKind
 from mmcli.params import Values
-from mmcli.replay.replayer import AGENT_TIMEOUT, Outcome, ReplayOptions, ReplayReport, replay
+from mmcli.replay.replayer import replay
+from mmcli.replay.report import AGENT_TIMEOUT, ReplayOptions, ReplayReport
 from mmcli.store.recordings import Store
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording

@@ -21,8 +21,10 @@ from mmcli.capture.steps import PAINT, Capture
 from mmcli.errors import RecordingExists, SecretLeak
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replay.replayer import Replayer, ReplayOptions
-from mmcli.screen.fingerprint import SCALE, Frame, Rect, patch_of
+from mmcli.replay.replayer import Replayer
+from mmcli.replay.report import ReplayOptions
+from mmcli.screen.analysis import patch_of
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
 from mmcli.store.recordings import Store
 from tests.helpers import fp_of
 
@@ -172,7 +174,7 @@ def test_a_recording_with_a_secret_matches_its_own_screens_on_replay(
     values = Values({}, {"pin": SECRET})
     replayer = Replayer(Store(), FakeBackend(screens[0]), rec, values, ReplayOptions())
     for step, live in zip(rec.steps, screens, strict=True):
-        verdict = replayer._verdict(step, Frame.from_image(live))
+        verdict = replayer.judge.verdict(step, Frame.from_image(live))
         assert verdict.ok, (step.id, verdict.summary())
 
 

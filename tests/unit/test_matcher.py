@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmcli.screen.fingerprint import Frame, Rect, fingerprint_of, grid_of
+from mmcli.screen.analysis import fingerprint_of, grid_of
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy, compare
 from tests.helpers import form_screen, fp_of
 
@@ -97,8 +98,9 @@ def test_a_caret_counts_only_in_the_focused_field(
     """Coordinates in downscaled pixels; the caret is 1 x 6 of them."""
     recorded, live = _fields(), _fields()
     live[caret[1] : caret[1] + 6, caret[0]] = 0
-    from mmcli.screen.fingerprint import SCALE, changed_regions
-    from mmcli.screen.matcher import in_focused_field
+    from mmcli.screen.analysis import changed_regions
+    from mmcli.screen.carets import in_focused_field
+    from mmcli.screen.fingerprint import SCALE
 
     (region,) = changed_regions(recorded, live)
     point = (focus[0] * SCALE, focus[1] * SCALE)

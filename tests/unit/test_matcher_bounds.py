@@ -8,17 +8,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from mmcli.screen.fingerprint import Fingerprint, Frame, Rect, fingerprint_of, patch_of
-from mmcli.screen.matcher import (
-    Difference,
-    References,
-    Verdict,
-    compare,
-    in_focused_field,
-    ink_columns,
-    on_focus_line,
-    target_rect,
-)
+from mmcli.screen.analysis import fingerprint_of, patch_of
+from mmcli.screen.carets import in_focused_field, ink_columns, on_focus_line
+from mmcli.screen.fingerprint import Fingerprint, Frame, Rect
+from mmcli.screen.matcher import Difference, References, Verdict, compare, target_rect
 
 GREY = (100, 100, 100)
 TARGET = (560, 420)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from mmcli.screen.fingerprint import Frame, Rect, changed_regions
-from mmcli.screen.matcher import PIXEL_THRESHOLD, _luma_around, caret_blink, ink_columns
+from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
+from mmcli.screen.carets import _luma_around, caret_blink, ink_columns
+from mmcli.screen.fingerprint import Frame, Rect
 
 SIZE = (400, 300)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from mmcli.screen.fingerprint import Frame, Rect, fingerprint_of
+from mmcli.screen.analysis import fingerprint_of
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy, References, compare
 from tests.helpers import form_screen
 

@@ -69,7 +69,7 @@ def desk(window_at: tuple[int, int], *extra: tuple[int, int, int, int, int]) -> 
 
 
 def relocated_check(live: Frame, offset: tuple[int, int]):  # type: ignore[no-untyped-def]
-    from mmcli.screen.fingerprint import fingerprint_of
+    from mmcli.screen.analysis import fingerprint_of
     from mmcli.screen.matcher import References, compare
 
     recorded = desk((AREA.x, AREA.y))
@@ -98,7 +98,7 @@ def test_a_dialog_beside_the_moved_window_is_still_a_difference() -> None:
 
 def test_the_desktop_rule_needs_the_window_moved() -> None:
     """Not relocating, the same difference (an object moved on the desktop) counts."""
-    from mmcli.screen.fingerprint import fingerprint_of
+    from mmcli.screen.analysis import fingerprint_of
     from mmcli.screen.matcher import References, compare
 
     recorded = desk((AREA.x, AREA.y))
@@ -113,7 +113,7 @@ def test_a_dialog_the_shift_pushes_off_the_screen_is_still_a_difference() -> Non
     the screen unshifted still shows it where the region is: not excused."""
     recorded = desk((AREA.x, AREA.y), (70, 20, 60, 40, 200))
     live = desk((AREA.x + 60, AREA.y), (70, 20, 60, 40, 200), (0, 24, 50, 30, 20))
-    from mmcli.screen.fingerprint import fingerprint_of
+    from mmcli.screen.analysis import fingerprint_of
     from mmcli.screen.matcher import References, compare
 
     fp = fingerprint_of(recorded, (AREA.x + 40, AREA.y + 40))
@@ -141,14 +141,15 @@ def left_behind(
 ) -> bool:
     """Whether `region` is excused when the unshifted live screen differs from the
     recording by `level` in the downscaled cells `changed` (column, row) only."""
-    from mmcli.screen.matcher import Context, Policy, _left_behind
+    from mmcli.screen import excuses
+    from mmcli.screen.matcher import Context, Policy
 
     reference = np.zeros((75, 100), np.uint8)
     unmoved = reference.copy()
     for column, row in changed:
         unmoved[row, column] = level
     ctx = Context(Policy.DEFAULT.tolerance, area=PLAIN_AREA, unmoved=unmoved, offset=offset)
-    return _left_behind(region, reference, ctx)
+    return excuses.left_behind(region, reference, ctx)
 
 
 def test_the_desktop_rule_excuses_an_unchanged_place_beside_the_area() -> None:
@@ -160,14 +161,15 @@ def test_the_desktop_rule_excuses_an_unchanged_place_beside_the_area() -> None:
 
 
 def test_the_desktop_rule_never_excuses_inside_the_area_or_without_its_screen() -> None:
-    from mmcli.screen.matcher import Context, Policy, _left_behind
+    from mmcli.screen import excuses
+    from mmcli.screen.matcher import Context, Policy
 
     assert not left_behind(Rect(120, 120, 8, 8))
     reference = np.zeros((75, 100), np.uint8)
     other_size = Context(
         Policy.DEFAULT.tolerance, area=PLAIN_AREA, unmoved=np.zeros((10, 10), np.uint8)
     )
-    assert not _left_behind(Rect(20, 20, 8, 8), reference, other_size)
+    assert not excuses.left_behind(Rect(20, 20, 8, 8), reference, other_size)
 
 
 @pytest.mark.parametrize(

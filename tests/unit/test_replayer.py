@@ -9,10 +9,11 @@ from datetime import UTC, datetime
 import pytest
 
 from mmcli.backends import FakeBackend
-from mmcli.errors import Aborted, DisplayError, RecordingNotFound, UsageError
+from mmcli.errors import Aborted, DisplayError, Outcome, RecordingNotFound, UsageError
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replay.replayer import Outcome, ReplayOptions, replay
+from mmcli.replay.replayer import replay
+from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import WindowRef
 from mmcli.store.recordings import Store
@@ -64,6 +65,43 @@ def test_replays_every_action_in_order_with_params_substituted() -> None:
     assert report.outcome is Outcome.FROM_MEMORY
     assert [a.kind for a in backend.performed] == ["click", "type", "click"]
     assert backend.performed[1].text == "John"
+
+
+@pytest.mark.parametrize(
+    ("screen", "dry_run", "outcome"),
+    [
+        ({}, False, Outcome.FROM_MEMORY),
+        ({"popup": True}, False, Outcome.DIVERGED),
+        ({}, True, Outcome.WOULD_REPLAY),
+    ],
+    ids=["replayed", "diverged", "dry-run"],
+)
+def test_a_replay_loads_its_recording_from_the_store_once(
+    monkeypatch: pytest.MonkeyPatch, screen: dict[str, bool], dry_run: bool, outcome: Outcome
+) -> None:
+    """However many steps it walks and whichever part asks about the tree, one `replay`
+    reads the recording's file once and parses it once."""
+    store = Store()
+    store.save(form_recording())
+    loads: list[str] = []
+    reads: list[str] = []
+    load, read_text = Store.load, Store.read_text
+
+    def counted_load(self: Store, name: str) -> Recording:
+        loads.append(name)
+        return load(self, name)
+
+    def counted_read(self: Store, name: str) -> str:
+        reads.append(name)
+        return read_text(self, name)
+
+    monkeypatch.setattr(Store, "load", counted_load)
+    monkeypatch.setattr(Store, "read_text", counted_read)
+    backend = FakeBackend(form_screen(**screen), on_action=typing_app)
+    options = ReplayOptions(timeout=0.3, dry_run=dry_run)
+    report = replay(store, backend, "form", Values({"name": "John"}), options)
+    assert report.outcome is outcome
+    assert (loads, reads) == (["form"], ["form"])
 
 
 def test_divergence_without_agent_acts_on_nothing() -> None:
@@ -164,7 +202,7 @@ def test_each_path_screen_knows_the_typing_between_it_and_the_step() -> None:
     step = recording.step
 
     def typed(at: int) -> dict[int, list[Rect]]:
-        return {s.id: t for s, t in replayer._path_through(step(at))}
+        return {s.id: t for s, t in replayer.tree.path_through(step(at))}
 
     assert typed(0) == {1: [], 2: [field]}  # typing at step 1 lies between 0 and 2
     assert typed(1) == {0: [], 2: [field]}
@@ -223,7 +261,7 @@ def test_giving_the_focus_back_does_not_excuse_another_window_at_the_target() ->
 
 
 def test_the_task_area_leaves_out_the_desktop_panels() -> None:
-    from mmcli.replay.replayer import task_area
+    from mmcli.replay.judge import task_area
     from mmcli.screen.fingerprint import Rect
 
     stretched = Rect(100, 100, 1700, 980)  # recorded while the panel clock ticked

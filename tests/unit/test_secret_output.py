@@ -10,7 +10,7 @@ import sys
 from mmcli.backends import FakeBackend
 from mmcli.params import Values
 from mmcli.replay.batch import run_batch
-from mmcli.replay.replayer import ReplayOptions
+from mmcli.replay.report import ReplayOptions
 from mmcli.store.recordings import Store
 from tests.helpers import form_screen
 from tests.unit.test_heal import SECRET, secret_form

@@ -9,9 +9,10 @@ from dataclasses import replace
 from PIL import Image
 
 from mmcli.backends import FakeBackend
-from mmcli.errors import ExitCode
+from mmcli.errors import ExitCode, Outcome
 from mmcli.params import Values
-from mmcli.replay.replayer import Outcome, ReplayOptions, replay
+from mmcli.replay.replayer import replay
+from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Frame
 from mmcli.screen.matcher import Policy
 from mmcli.store.recordings import Store

@@ -1,0 +1,90 @@
+"""Saying where and why a replay stopped: the divergence in one sentence and the checks
+that failed, with the live screen kept beside the recorded one (masked as the step is)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from mmcli.capture.steps import blank_png
+from mmcli.errors import StoreError
+from mmcli.model import Recording, Step
+from mmcli.replay.judge import Judge, Match
+from mmcli.replay.look import signed
+from mmcli.replay.report import Divergence
+from mmcli.screen.explain import bare, headline
+from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.store.recordings import Store
+from mmcli.store.storefs import new_token
+
+
+class Diagnosis:
+    def __init__(
+        self,
+        store: Store,
+        recording: Recording,
+        judge: Judge,
+        relocate: bool,
+        progress: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.recording = recording
+        self.judge = judge
+        self.relocate = relocate
+        self.progress = progress
+
+    def diverged(
+        self, children: list[Step], match: Match, depth: int, reason: str | None = None
+    ) -> Divergence:
+        """No child matched at `depth` (`match` is the closest look), or `reason` says why
+        none could be checked or acted on."""
+        said = "screen differs" if reason is None else "not acted on"
+        if reason is None:
+            reason = self._why(children, match)
+        thumb = self.keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
+        self.progress(f"step {depth + 1}: {said}: {reason}")
+        return Divergence(
+            depth, children[0].action.describe(), reason, thumb, children[0].thumbnail
+        )
+
+    def _why(self, children: list[Step], match: Match) -> str:
+        """A divergence as one sentence, then the checks that failed."""
+        reason = match.verdict.summary() if match.verdict else "no step to compare"
+        if match.offset != (0, 0) and match.verdict is not None:
+            reason = (
+                f"the task is found moved by {signed(match.offset)}, but differs there "
+                f"(regions as recorded): {reason}"
+            )
+        found_at = None if self.relocate else self.judge.found_at(children[0], match.frame)
+        sentence = headline(
+            match.verdict,
+            children[0].action.kind,
+            match.offset,
+            found_at,
+            no_window=self._no_window(children, match.frame),
+            window=self.recording.window_title,
+        )
+        return f"{sentence}. {reason}"
+
+    def _no_window(self, children: list[Step], frame: Frame) -> bool:
+        """The live task area is bare background where the recorded one was not: the app
+        is not running, or its window is closed or minimized."""
+        area = self.judge.area
+        if not bare(frame.small, area):
+            return False
+        reference = self.judge.screens.reference(children[0])
+        return reference is None or not bare(reference, area)
+
+    def keep_live_thumbnail(self, frame: Frame, depth: int, masks: Sequence[Rect]) -> str | None:
+        """Save the live screen for diagnostics, with the step's masked regions (typed
+        params and secrets among them) painted over."""
+        buf = io.BytesIO()
+        frame.thumbnail().save(buf, format="PNG")
+        data = blank_png(buf.getvalue(), list(masks))
+        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth + 1}.png"
+        try:
+            self.store.write_thumbnail(self.recording.name, name, data)
+        except (OSError, StoreError):  # a full disk, or a link where the folder should be
+            return None
+        return name

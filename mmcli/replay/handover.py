@@ -1,0 +1,119 @@
+"""Handing over to the agent at a divergence: it runs under the recorder from that step,
+and what it did becomes a new branch of the recording, saved only if it exited 0, did
+something, and typed no param's recorded value instead of this run's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mmcli.backends.base import Backend
+from mmcli.capture.integrate import FinishedRun, Into, integrate
+from mmcli.capture.record import check_recordable, run_recorded
+from mmcli.capture.stale import stale_value
+from mmcli.errors import MMError, Outcome
+from mmcli.model import Recording, render_text
+from mmcli.params import Values
+from mmcli.replay.report import ReplayOptions
+from mmcli.store.recordings import Store
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """What came of a hand-over."""
+
+    outcome: Outcome
+    returncode: int
+    steps: int
+    """Actions the agent performed."""
+    detail: str = ""
+    pending_branch: int | None = None
+
+
+class HandOver:
+    def __init__(
+        self,
+        store: Store,
+        backend: Backend,
+        recording: Recording,
+        values: Values,
+        options: ReplayOptions,
+        progress: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.backend = backend
+        self.recording = recording
+        self.values = values
+        self.options = options
+        self.progress = progress
+
+    def run(
+        self,
+        agent: Sequence[str],
+        depth: int,
+        node: int | None,
+        focus: tuple[int, int] | None,
+        secret_typed: bool,
+    ) -> AgentRun:
+        """The agent takes over at `depth` (below `node`; `focus`: the field the keys go
+        to); `secret_typed`: a step on the path typed a secret."""
+        self.progress(f"step {depth + 1}: handing over to the agent")
+        env = {
+            "MM_RECORDING": self.recording.name,
+            "MM_RESUME_STEP": str(depth),
+            "MM_REPLAY": "1",
+            **self.values.env(),
+        }
+        command = [render_text(arg, self.values.all) for arg in agent]
+        run, recorder = run_recorded(
+            self.backend,
+            command,
+            env,
+            start_focus=focus,
+            timeout=self.options.agent_timeout,
+            values=self.values,
+            progress=self.progress,
+            record_input=self.options.record_input,
+            cwd=self.options.agent_cwd,
+        )
+
+        def ended(outcome: Outcome, detail: str = "", pending: int | None = None) -> AgentRun:
+            return AgentRun(outcome, run.returncode, len(recorder.captures), detail, pending)
+
+        if run.timed_out:
+            return ended(
+                Outcome.AGENT_FAILED, f"the agent timed out after {self.options.agent_timeout:g}s"
+            )
+        if not run.ok:
+            return ended(Outcome.AGENT_FAILED)
+        try:
+            check_recordable(recorder)
+        except MMError as e:  # the agent did the task in a way that cannot be replayed
+            return ended(Outcome.NOT_SAVED, str(e))
+        if not recorder.captures:
+            # Nothing done, nothing learned: whether the task is done is unknown.
+            return ended(Outcome.AGENT_FAILED, "the agent exited 0 without performing any action")
+        stale = stale_value([c.action for c in recorder.captures], self.recording, self.values)
+        if stale is not None:  # done with the recorded value: wrong data, never learned
+            return ended(Outcome.AGENT_FAILED, stale.message())
+        finished = FinishedRun.of(recorder, self.values, command)
+        try:
+            done = integrate(
+                self.store,
+                self.recording.name,
+                finished,
+                Into.BRANCH,
+                at=node,
+                secret_typed=secret_typed,
+                progress=self.progress,
+            )
+        except (MMError, OSError) as e:
+            return ended(Outcome.NOT_SAVED, f"the branch could not be saved: {e}")
+        if done.pending is None:
+            return ended(Outcome.HEALED)
+        return ended(
+            Outcome.HEALED_PENDING,
+            "the agent's run ended on an outcome the recording has not seen; its branch is "
+            f"pending: check the task, then `mm approve {self.recording.name} {done.pending}`",
+            done.pending,
+        )

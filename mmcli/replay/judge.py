@@ -1,0 +1,151 @@
+"""Judging a live screen against a node's children: the matcher's verdict for a step,
+at the task's current offset, and with `--relocate` at the offset where a moved task is
+found; the verdict on a path's outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mmcli.backends.base import Backend
+from mmcli.model import POINTED, Recording, Step
+from mmcli.replay.screens import RecordedScreens
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
+from mmcli.screen.matcher import Policy, Verdict, compare
+from mmcli.screen.outcome import judge_outcome
+from mmcli.screen.relocate import Offset, find_offset, shifted
+from mmcli.screen.windows import relocation
+
+
+@dataclass
+class Match:
+    step: Step | None
+    verdict: Verdict | None
+    frame: Frame
+    offset: Offset = (0, 0)
+    """Where the task stands relative to where it was recorded (`--relocate`)."""
+    found_by: str = ""
+    """How a moved task was found: "its window" (the window system) or "its pixels"."""
+
+
+def fewer(a: Match, b: Match) -> bool:
+    """`a` is closer to matching than `b` (fewer differences)."""
+    na = len(a.verdict.differences) if a.verdict else 1 << 30
+    nb = len(b.verdict.differences) if b.verdict else 1 << 30
+    return na < nb
+
+
+def task_area(area: Rect | None, workarea: Rect | None) -> Rect | None:
+    """The recorded task area within the desktop's work area: a panel or taskbar that
+    changed while the task was recorded (a clock, a new window's button) is never part
+    of the task, of the check's "inside the task" nor of `--relocate`'s search."""
+    if area is None or workarea is None:
+        return area
+    return area.intersection(workarea.within_grid(SCALE) or workarea) or area
+
+
+class Judge:
+    def __init__(
+        self,
+        backend: Backend,
+        recording: Recording,
+        screens: RecordedScreens,
+        policy: Policy,
+        ignore: Sequence[Rect],
+        relocate: bool,
+    ) -> None:
+        self.backend = backend
+        self.screens = screens
+        self.policy = policy
+        self.ignore = [*recording.ignore, *ignore]
+        """The recording's ignored regions and the run's."""
+        self.relocate = relocate
+        self.workarea = backend.workarea()
+        self.area = task_area(recording.area, self.workarea)
+        """Where the task acts: the recorded area, less the desktop's panels."""
+
+    def verdict(
+        self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
+    ) -> Verdict:
+        """The check of `frame` (the live screen) against `step`, shifted back by `offset`
+        where the task moved (`view`: that shifted screen, when the caller has it)."""
+        if view is None:
+            view = shifted(frame, offset) if offset != (0, 0) else frame
+        return compare(
+            step.fingerprint,
+            view,
+            self.policy,
+            self.ignore,
+            area=self.area,
+            workarea=self.workarea,
+            references=self.screens.references(step),
+            pointer_step=step.action.kind in POINTED,
+            unmoved=frame if offset != (0, 0) else None,
+            offset=offset,
+        )
+
+    def first_match(self, children: list[Step], frame: Frame, offset: Offset) -> Match:
+        """The first child that matches `frame` with the task at `offset`, or (moved with
+        `--relocate`) where it is found; else the closest look."""
+        closest: Verdict | None = None
+        view = shifted(frame, offset) if offset != (0, 0) else frame
+        for child in children:
+            verdict = self.verdict(child, frame, offset, view)
+            if verdict.ok:
+                return Match(child, verdict, frame, offset)
+            if closest is None or len(verdict.differences) < len(closest.differences):
+                closest = verdict
+        best = Match(None, closest, frame, offset)
+        if self.relocate:
+            found = self._relocated(children, frame, offset)
+            if found is not None and (found.step is not None or fewer(found, best)):
+                return found
+        return best
+
+    def _relocated(self, children: list[Step], frame: Frame, current: Offset) -> Match | None:
+        """A child that matches in full once the live screen is shifted back by the offset
+        at which its recorded task area is found (the window moved). Failing that, the
+        closest check made at an offset where the task was found: the task moved *and*
+        differs, and what differs there is the reason to report."""
+        area = self.area
+        closest: Match | None = None
+        live = self.backend.windows()
+        for child in children:
+            if child.window is not None and live is not None:
+                # The window system knows the task's window: where it is now, exactly.
+                offset, found_by = relocation(child.window, live), "its window"
+            else:
+                reference = self.screens.reference(child)
+                if area is None or reference is None:
+                    continue
+                offset, found_by = find_offset(reference, area, frame), "its pixels"
+            if offset is None or offset == current:
+                continue
+            verdict = self.verdict(child, frame, offset)
+            match = Match(child if verdict.ok else None, verdict, frame, offset, found_by)
+            if verdict.ok:
+                return match
+            if closest is None or fewer(match, closest):
+                closest = match
+        return closest
+
+    def found_at(self, step: Step, frame: Frame) -> Offset | None:
+        """Where `step`'s task area stands on the live screen when it has moved (to suggest
+        --relocate); None when it has not, or cannot be told."""
+        reference = self.screens.reference(step)
+        if self.area is None or reference is None:
+            return None
+        return find_offset(reference, self.area, frame)
+
+    def outcome_verdict(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
+        assert end.outcome is not None
+        return judge_outcome(
+            end.outcome.fingerprint,
+            self.screens.outcome(end),
+            frame,
+            policy=self.policy,
+            ignore=self.ignore,
+            area=self.area,
+            workarea=self.workarea,
+            offset=offset,
+        )

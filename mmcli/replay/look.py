@@ -1,0 +1,141 @@
+"""Looking at the screen until a step's screen is there: the pointer put where the step
+had it, a still screen grabbed and judged, again each time it changes, until a child
+matches or the timeout; Ctrl-C and the fail-safe corner looked at between two looks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from mmcli.backends.base import Backend, in_failsafe_corner
+from mmcli.desktop.agent import Interrupt
+from mmcli.errors import Aborted
+from mmcli.model import Action, ActionKind, Step
+from mmcli.replay.judge import Judge, Match, fewer
+from mmcli.screen.relocate import Offset, moved_point
+
+POLL = 0.03
+"""Before the pointer moves on, the screen must have been still this long since the last
+action and the last change (the app has reacted to the action)."""
+CHECK_QUIET = 0.015
+"""A screen is checked once still this long: after the pointer moved, hover effects have
+drawn. Checking too early only costs another look; acting needs a match on a still screen."""
+CHECK_LIMIT = 0.25
+"""At most this long each look waits for a still screen (then the interrupt, the fail-safe
+and the timeout are looked at)."""
+APPROACH_SETTLE_LIMIT = 1.0
+"""At most this long, replay waits for the screen to be still before moving the pointer."""
+WAIT_NOTICE = 1.0
+"""After this many seconds of waiting for a step's screen, say so."""
+
+
+def signed(offset: Offset) -> str:
+    return f"({offset[0]:+d}, {offset[1]:+d})"
+
+
+class Looker:
+    def __init__(
+        self,
+        backend: Backend,
+        judge: Judge,
+        interrupt: Interrupt,
+        timeout: float,
+        dry_run: bool,
+        progress: Callable[[str], None],
+        shown: Callable[[Action, Offset], str],
+    ) -> None:
+        self.backend = backend
+        self.judge = judge
+        self.interrupt = interrupt
+        self.timeout = timeout
+        self.dry_run = dry_run
+        self.progress = progress
+        self.shown = shown
+        """An action as progress tells it, with the task at an offset."""
+        self.offset: Offset = (0, 0)
+        """How far the task has moved from where it was recorded (`--relocate`)."""
+
+    def check_abort(self) -> None:
+        if self.interrupt.signum is not None:
+            raise Aborted("interrupted; stopped between two actions")
+        if in_failsafe_corner(self.backend.pointer(), self.backend.size()):
+            raise Aborted("fail-safe: pointer in a screen corner; stopped between two actions")
+
+    def wait_for_match(self, children: list[Step], depth: int) -> Match:
+        """Look until one child matches a still screen (`Backend.settle`).
+
+        Children recorded with the pointer in different places (branches that start with
+        clicks on different targets) are each checked with the pointer where they had it,
+        so that hover effects compare like with like.
+        """
+        started = time.monotonic()
+        deadline = started + self.timeout
+        groups: dict[tuple[int, int] | None, list[Step]] = {}
+        for child in children:
+            groups.setdefault(child.fingerprint.pointer, []).append(child)
+        best: Match | None = None
+        told = False
+        refocused = False
+        looked = 0.0
+        while True:
+            if not told and time.monotonic() - started > WAIT_NOTICE:
+                told = True
+                self.progress(
+                    f"step {depth + 1}: waiting for the screen of "
+                    f"{self.shown(children[0].action, self.offset)} (up to {self.timeout:g}s)"
+                )
+            for pointer, group in groups.items():
+                self.check_abort()
+                self.approach(moved_point(pointer, self.offset))
+                settled = self.backend.settle(CHECK_QUIET, CHECK_LIMIT)
+                looked = settled.at
+                match = self.judge.first_match(group, settled.frame, self.offset)
+                if match.step is not None and match.offset != self.offset:
+                    # Found moved: check again with the pointer where it belongs there.
+                    self.offset = match.offset
+                    self.progress(
+                        f"step {depth + 1}: the task is found moved by {signed(self.offset)} "
+                        f"(by {match.found_by}); checking it there"
+                    )
+                    match = Match(None, match.verdict, match.frame, match.offset)
+                    continue
+                if match.step is not None and (settled.still or self.dry_run):
+                    return match
+                if match.step is None and (best is None or fewer(match, best)):
+                    best = match
+                if match.step is None and not refocused and self._refocus(group, depth):
+                    refocused = True
+            if time.monotonic() >= deadline:
+                return best or match
+            # Nothing matched: look again once the screen changes.
+            self.backend.wait_change(looked, POLL)
+
+    def _refocus(self, group: list[Step], depth: int) -> bool:
+        """Before a click, a window that lost the focus to another window is given it back,
+        as the click itself would (click-to-focus), so that the screen is compared as the
+        recording saw it: active title bar, focus rings. Only the window at the click's
+        target is ever activated, and the check that follows is the full one: a different
+        window at the target still diverges."""
+        if self.dry_run or not all(c.action.kind is ActionKind.CLICK for c in group):
+            return False
+        point = moved_point(group[0].action.point, self.offset)
+        if point is None or not self.backend.focus_window_at(*point):
+            return False
+        self.progress(
+            f"step {depth + 1}: the window at the click had lost the focus to another "
+            "window; gave it back, as the click would"
+        )
+        return True
+
+    def approach(self, point: tuple[int, int] | None) -> bool:
+        """Put the pointer back where it was when the step was recorded (on the target of
+        a click), so hover effects match, and so keys go where they went (with
+        focus-follows-mouse, the window under the pointer gets them). True if it moved."""
+        if self.dry_run or point is None or point == self.backend.pointer():
+            return False
+        # The agent moved on once the app had reacted to its last action; moving the
+        # pointer while a dialog is still being mapped under it was seen to lose the
+        # dialog (Tk, no window manager). So the screen must be still first.
+        self.backend.wait_still(POLL, APPROACH_SETTLE_LIMIT)
+        self.backend.move(*point)
+        return True

@@ -1,0 +1,155 @@
+"""Telling a caret from a glyph: a thin bar a text line tall, blinking in a field.
+
+A caret blinks: replay may see it in the other phase than the recording did, and the
+recorder sees it come and go between two actions. These read the full-resolution ink of a
+small changed region (`ink_columns`, `caret_blink`) and where it stands against the focus
+point (`in_focused_field`, `on_focus_line`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mmcli.screen.analysis import PIXEL_THRESHOLD, small_slice
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
+
+CARET_MAX = (8, 32)
+"""A caret-like mark: at most this wide and tall (px)."""
+FIELD_REACH = 480
+"""At a keyboard step, a caret-like mark at most this far (px) left or right of the focus
+point, on its line, may be the focused field's caret."""
+CARET_WIDTH = 3
+"""A caret is at most this many full-resolution pixels wide; a glyph of even a small font
+is wider, though once downscaled both fit in a caret-like mark."""
+CARET_MIN_HEIGHT = 8
+"""A caret is at least this many px tall (the height of a line of small text)."""
+CARET_INK = 48
+"""Luma levels by which a full-resolution pixel must differ from its surroundings to be ink."""
+
+
+def in_focused_field(region: Rect, focus: tuple[int, int], *screens: np.ndarray) -> bool:
+    """Whether `region` lies in the same field as the focus point (the last clicked one):
+    on its line, and with no widget edge between them on any of `screens`.
+
+    A caret blinks: replay may see it in the other phase than the recording did. A caret
+    in *another* field means the keystrokes would land there, so the mark must be where
+    the focused field's caret can be. An edge is a column that differs from the line's
+    background in every row of the mark's height; text glyphs leave some rows blank (and
+    where they do not, they block the excuse, which only costs waiting for the caret's
+    phase).
+    """
+    fx, fy = focus
+    if not region.y - SCALE <= fy <= region.bottom + SCALE:
+        return False
+    if region.x <= fx < region.right:
+        return True
+    if fx < region.x:
+        start, stop = fx // SCALE, region.x // SCALE
+    else:
+        start, stop = -(-region.right // SCALE), fx // SCALE + 1
+    if (stop - start) * SCALE > FIELD_REACH:
+        return False
+    for screen in screens:
+        ys, _ = small_slice(region, screen.shape)
+        band = screen[ys, start:stop].astype(np.int16)
+        if band.size == 0:
+            return False
+        edges = (np.abs(band - int(np.median(band))) > PIXEL_THRESHOLD).all(axis=0)
+        if edges.any():
+            return False
+    return True
+
+
+def _ink_columns(luma: np.ndarray, region: Rect, origin: tuple[int, int], ink: int) -> np.ndarray:
+    """Per column of `region`: whether it holds ink, against each row's background (the
+    row's median over `luma`, which covers the region widened by a margin, so that a
+    horizontal border crossing the region is background, not ink). `origin` is the
+    top-left of `luma` in the same units as `region`."""
+    x0 = max(region.x - origin[0], 0)
+    y0 = max(region.y - origin[1], 0)
+    rows = luma[y0 : y0 + region.h].astype(np.int16)
+    background = np.median(rows, axis=1, keepdims=True).astype(np.int16)
+    inside = rows[:, x0 : x0 + region.w]
+    return np.asarray((np.abs(inside - background) > ink).any(axis=0))
+
+
+def _luma_around(frame: Frame, region: Rect, margin: int) -> tuple[np.ndarray, int, int] | None:
+    """The full-resolution luma of `region` grown by `margin`, clipped to the screen, with
+    its top-left corner (None: the region is off the screen)."""
+    x0, y0 = max(region.x - margin, 0), max(region.y - margin, 0)
+    x1 = min(region.right + margin, frame.width)
+    y1 = min(region.bottom + margin, frame.height)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    bgr = frame.pixels[y0:y1, x0:x1, :3].astype(np.int16)
+    return (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4, x0, y0
+
+
+def ink_columns(frame: Frame, region: Rect) -> np.ndarray | None:
+    """Per column of `region` on the full-resolution frame: whether it holds ink against
+    its row's background (None: the region is off the screen)."""
+    around = _luma_around(frame, region, 6)
+    if around is None:
+        return None
+    luma, x0, y0 = around
+    return _ink_columns(luma, region, (x0, y0), CARET_INK)
+
+
+def caret_blink(frame: Frame, now: np.ndarray, region: Rect, reference: np.ndarray) -> bool:
+    """Whether what changed in `region` is one caret-thin bar, a text line tall, drawn on
+    one of the two screens only: a caret in its other blink phase, also right beside the
+    last glyph typed, where the live screen's ink is not caret-thin (the glyph is there
+    on both screens; only the bar comes and goes).
+
+    Told from the downscaled difference: every changed pixel changed the same way (ink
+    added, or ink taken away: a glyph replaced by another does both), within two adjacent
+    downscaled columns, and the ink it amounts to, row by row, is at most `CARET_WIDTH`
+    px wide (the contrast of ink on its background measured on the live screen) and at
+    least `CARET_MIN_HEIGHT` px tall. A glyph added beside the text is wider than a caret
+    somewhere (a bowl, an arch, a serif, a crossbar); a narrow one (l, I, |) is no wider,
+    the limit of any rule that tells a caret by its shape."""
+    # One downscaled pixel around the region too: a glyph's faint part beside it counts.
+    ys, xs = small_slice(region.grow(SCALE), reference.shape)
+    was, live = reference[ys, xs].astype(np.int16), now[ys, xs].astype(np.int16)
+    if was.size == 0 or was.shape != live.shape:
+        return False
+    delta = was - live
+    moved = np.abs(delta) > PIXEL_THRESHOLD // 2
+    if not (np.abs(delta) > PIXEL_THRESHOLD).any():
+        return False
+    signs = np.sign(delta[moved])
+    if not (signs == signs[0]).all():
+        return False
+    columns = np.flatnonzero(moved.any(axis=0))
+    if columns[-1] - columns[0] > 1:
+        return False
+    contrast = _ink_contrast(frame, region)
+    if contrast is None:
+        return False
+    width = np.abs(np.where(moved, delta, 0)).sum(axis=1) * SCALE / contrast
+    if width.max() > CARET_WIDTH + 0.5:
+        return False
+    # The bar's height: its ink over its width (a full downscaled row holds its width).
+    return float(width.sum()) * SCALE / float(width.max()) >= CARET_MIN_HEIGHT
+
+
+def _ink_contrast(frame: Frame, region: Rect) -> float | None:
+    """How far ink stands from its background around `region` on the live screen (luma
+    levels): the median is the background, the farthest pixel from it the ink. Never less
+    than `CARET_INK` * 2, so a caret with no text beside it (nothing to measure) reads as
+    wider than it is, not narrower."""
+    around = _luma_around(frame, region, 8)
+    if around is None:
+        return None
+    luma = around[0]
+    background = float(np.median(luma))
+    ink = float(np.abs(luma - background).max())
+    return max(ink, 2.0 * CARET_INK)
+
+
+def on_focus_line(region: Rect, focus: tuple[int, int]) -> bool:
+    """Whether `region` stands on the focus point's line, within a field's reach of it."""
+    fx, fy = focus
+    if not region.y - SCALE <= fy <= region.bottom + SCALE:
+        return False
+    return region.x - FIELD_REACH <= fx <= region.right + FIELD_REACH

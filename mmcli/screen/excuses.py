@@ -1,0 +1,205 @@
+"""The `regions` matcher's excuses: named rules, run in order, each saying why a changed
+region of the live screen is harmless.
+
+`judge_regions` (in `matcher`) asks each rule of `EXCUSES` in turn about every region the
+screen changed in; the first that applies excuses it, under its name (`Verdict.excused`
+reads "outside the task area: 8x8 at (348, 200)"); a region no rule excuses is a
+difference. The rules, in order:
+
+- `outside the task area`: a change wholly away from where the task acts (a notification
+  in a corner), never one on the action's target;
+- `desktop that stayed where it was as the window moved` (`--relocate`): the desktop
+  around a moved window, unchanged where it stands;
+- `caret-like mark`: at a pointer step, a caret in its other blink phase;
+- `caret in the focused field`: at a keyboard step, the same in the field the keys go to;
+- `a state the task shows at another step`: a small part of the screen (a focus ring, a
+  hovered button) in a state the recorded task itself shows, at most `SEEN_LIMIT` a check.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from mmcli.screen.analysis import PIXEL_THRESHOLD, small_slice
+from mmcli.screen.carets import CARET_MAX, caret_blink, in_focused_field
+from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame, Rect
+
+if TYPE_CHECKING:
+    from mmcli.screen.matcher import Context, References
+
+AREA_MARGIN = 48
+"""Changes this close to the task area still count as inside it."""
+SEEN_MAX = (400, 80)
+"""Largest region (px) that may be excused as a state seen elsewhere in the task: a
+widget, not a dialog."""
+SEEN_LIMIT = 3
+"""At most this many regions per check may be excused as seen states."""
+TYPED_MARGIN = 4
+"""A changed region this close (px) to where the task types counts as in that field."""
+
+
+@dataclass
+class Scene:
+    """One `regions` check as its excuses see it: the recorded step, the live screen and
+    the recorded one (downscaled, masked alike), and what was excused so far."""
+
+    recorded: Fingerprint
+    frame: Frame
+    """The live screen at full resolution."""
+    now: np.ndarray
+    """The live screen downscaled, with the step's masks and the ignored regions blanked."""
+    reference: np.ndarray
+    """The step's recorded screen, downscaled and blanked alike."""
+    ctx: Context
+    target: Rect | None = None
+    """The action's target itself (the patch's central half), where it has one."""
+    excused: Counter[str] = field(default_factory=Counter)
+    """How many regions each rule has excused in this check."""
+
+    def on_target(self, region: Rect) -> bool:
+        return self.target is not None and region.intersects(self.target)
+
+
+@dataclass(frozen=True)
+class Excuse:
+    """A named reason to let a changed region be."""
+
+    name: str
+    """What explanations call it: `Verdict.excused` lists "NAME: REGION"."""
+    applies: Callable[[Rect, Scene], bool]
+
+    def explain(self, region: Rect) -> str:
+        return f"{self.name}: {region}"
+
+
+def caret_sized(region: Rect) -> bool:
+    return region.w <= CARET_MAX[0] and region.h <= CARET_MAX[1]
+
+
+def _outside_area(region: Rect, scene: Scene) -> bool:
+    return not scene.on_target(region) and not inside_area(region, scene.ctx)
+
+
+def _desktop_left_behind(region: Rect, scene: Scene) -> bool:
+    return not scene.on_target(region) and left_behind(region, scene.reference, scene.ctx)
+
+
+def _caret_at_pointer_step(region: Rect, scene: Scene) -> bool:
+    return (
+        scene.ctx.tolerance.carets
+        and scene.ctx.pointer_step
+        and caret_sized(region)
+        and caret_blink(scene.frame, scene.now, region, scene.reference)
+    )
+
+
+def _caret_in_focused_field(region: Rect, scene: Scene) -> bool:
+    patch = scene.recorded.patch
+    return (
+        scene.ctx.tolerance.carets
+        and not scene.ctx.pointer_step
+        and patch is not None
+        and caret_sized(region)
+        and in_focused_field(region, (patch.x, patch.y), scene.reference, scene.now)
+        and caret_blink(scene.frame, scene.now, region, scene.reference)
+    )
+
+
+def _seen_state(region: Rect, scene: Scene) -> bool:
+    refs = scene.ctx.references
+    return (
+        not scene.on_target(region)
+        and scene.excused[SEEN_STATE.name] < SEEN_LIMIT
+        and region.w <= SEEN_MAX[0]
+        and region.h <= SEEN_MAX[1]
+        and scene.ctx.tolerance.seen_states
+        and bool(refs.path)
+        and seen_elsewhere(region, scene.now, refs)
+    )
+
+
+OUTSIDE_AREA = Excuse("outside the task area", _outside_area)
+LEFT_BEHIND = Excuse("desktop that stayed where it was as the window moved", _desktop_left_behind)
+CARET = Excuse("caret-like mark", _caret_at_pointer_step)
+FOCUSED_CARET = Excuse("caret in the focused field", _caret_in_focused_field)
+SEEN_STATE = Excuse("a state the task shows at another step", _seen_state)
+EXCUSES = (OUTSIDE_AREA, LEFT_BEHIND, CARET, FOCUSED_CARET, SEEN_STATE)
+"""The rules in the order they are asked: the first that applies excuses the region."""
+
+
+def excuse_for(region: Rect, scene: Scene) -> Excuse | None:
+    """The first rule that excuses `region` (counted in `scene`), or None."""
+    for excuse in EXCUSES:
+        if excuse.applies(region, scene):
+            scene.excused[excuse.name] += 1
+            return excuse
+    return None
+
+
+def inside_area(region: Rect, ctx: Context) -> bool:
+    if ctx.area is None or not ctx.tolerance.outside_area:
+        return True
+    near = ctx.area.grow(AREA_MARGIN)
+    if ctx.workarea is not None:  # the margin never reaches into the desktop's panels
+        # Regions are found on the downscaled screen: a row of cells that straddles the
+        # panel's edge (a panel 30 px tall on an 800 px screen starts at y 770) is the
+        # panel's, or a new taskbar button would be "near the task".
+        inner = ctx.workarea.within_grid(SCALE) or ctx.workarea
+        near = near.intersection(inner) or ctx.area
+    return region.intersects(near)
+
+
+def seen_elsewhere(region: Rect, live: np.ndarray, refs: References) -> bool:
+    """Whether `region` of the live screen is in the state another step of the path shows,
+    with no typing of the task into it between that step and this one: a field that
+    already shows what the task is about to type is "already done", not "safe to do"."""
+    ys, xs = small_slice(region.grow(SCALE), live.shape)
+    want = live[ys, xs].astype(np.int16)
+    for i, other in enumerate(refs.path):
+        if other.shape != live.shape:
+            continue
+        typed = refs.typed[i] if i < len(refs.typed) else ()
+        if any(region.intersects(r.grow(TYPED_MARGIN)) for r in typed):
+            continue
+        if np.abs(other[ys, xs].astype(np.int16) - want).max(initial=0) <= PIXEL_THRESHOLD:
+            return True
+    return False
+
+
+def left_behind(region: Rect, reference: np.ndarray, ctx: Context) -> bool:
+    """With the window moved (`--relocate`), whether a difference beside the task is only
+    the desktop that stayed put: shifting the live screen back by the offset brings other
+    desktop content (the wallpaper, another window) into the margin around the task. It is
+    excused only when the live screen, *unshifted*, shows exactly what the recording
+    showed both where the region is and where its content now comes from: nothing there
+    is new (a dialog beside the moved window is new at the place it stands, and stays a
+    difference). The one ring of downscaled pixels along the task area's edge, where the
+    window's frame and the desktop share a pixel, is not asked to match. Inside the task
+    area proper, nothing is excused this way."""
+    unmoved, area = ctx.unmoved, ctx.area
+    if unmoved is None or area is None or not ctx.tolerance.outside_area:
+        return False
+    if region.intersects(area) or unmoved.shape != reference.shape:
+        return False
+    edge = area.grow(SCALE)
+    for dx, dy in ((0, 0), ctx.offset):
+        place = Rect(region.x + dx, region.y + dy, region.w, region.h)
+        ys, xs = small_slice(place, reference.shape)
+        if (ys.stop - ys.start) * SCALE < place.h or (xs.stop - xs.start) * SCALE < place.w:
+            return False  # partly off the screen: what is there cannot be told
+        was = reference[ys, xs].astype(np.int16)
+        differs = np.abs(was - unmoved[ys, xs].astype(np.int16)) > PIXEL_THRESHOLD
+        # Cells on the task area's edge (in the recording's coordinates) are let be.
+        cx = np.arange(xs.start, xs.stop) * SCALE - dx
+        cy = np.arange(ys.start, ys.stop) * SCALE - dy
+        off_x = (cx + SCALE <= edge.x) | (cx >= edge.right)
+        off_y = (cy + SCALE <= edge.y) | (cy >= edge.bottom)
+        judged = off_y[:, None] | off_x[None, :]
+        if (differs & judged).any():
+            return False
+    return True
