@@ -165,6 +165,9 @@ class Folder(Objects):
                     f.write(data)
                     f.flush()
                     os.fsync(f.fileno())
+                    # Its version: the same file (inode) under its final name, whoever
+                    # changes or removes that name afterwards.
+                    tag = self._tag(os.fstat(f.fileno()))
                 if create:
                     try:
                         os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
@@ -183,7 +186,7 @@ class Folder(Objects):
                     os.unlink(tmp, dir_fd=dfd)
             with contextlib.suppress(OSError):
                 os.fsync(dfd)
-            return self._tag(os.stat(name, dir_fd=dfd, follow_symlinks=False))
+            return tag
 
     @contextlib.contextmanager
     def _compare_lock(self) -> Iterator[None]:

@@ -28,15 +28,21 @@ def test_compaction_keeps_every_entry_in_order(objects: Objects) -> None:
 
 
 def test_racing_appends_and_compactions_lose_nothing(objects: Objects) -> None:
+    failed: list[BaseException] = []
+
     def work(worker: int) -> None:
-        for i in range(20):
-            journal.append(objects, "loan", entry(worker * 100 + i), compact_every=3)
+        try:
+            for i in range(20):
+                journal.append(objects, "loan", entry(worker * 100 + i), compact_every=3)
+        except BaseException as e:  # a writer that failed is a failed test, not a warning
+            failed.append(e)
 
     threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert failed == []
     seen = [e["n"] for e in journal.parse(journal.lines(objects, "loan"))]
     assert sorted(seen) == sorted(w * 100 + i for w in range(4) for i in range(20))
     assert len(objects.listing(journal.folder("loan"))) < 80  # some compaction happened
