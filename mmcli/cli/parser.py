@@ -30,7 +30,7 @@ class MMCommand(TyperCommand):
             raise typer.Exit(fail(e, json_out, name if isinstance(name, str) else None)) from None
 
 
-GLOBAL_OPTIONS = ("--store", "--lock-wait")
+GLOBAL_OPTIONS = ("--store", "--lock-wait", "--display")
 """The root's options that take a value: accepted after the subcommand too (`mm ls --store X`)."""
 
 
