@@ -4,7 +4,9 @@ pointer and key events.
 
 The pixel format asked for is 32 bpp little-endian with red at bit 16, green at 8, blue
 at 0: the bytes arrive as B, G, R, X, the layout `Frame` takes from mss, so a grab is a
-copy of the buffer. Encodings: Raw, CopyRect and the DesktopSize pseudo-encoding. After
+copy of the buffer. Encodings: Raw, CopyRect and the DesktopSize and Cursor
+pseudo-encodings: a server that can send the pointer's shape apart (and drops it) draws
+no pointer into the screen, which then compares with a local grab (which has none). After
 each update the reader asks for the next one (incremental), so the framebuffer follows
 the remote screen at the server's pace; each non-empty update is reported to a callback
 (the backend's change log).
@@ -24,8 +26,8 @@ import numpy as np
 from mmcli.backends.vncauth import vnc_response
 from mmcli.errors import DisplayError, DisplayLost
 
-RAW, COPY_RECT, DESKTOP_SIZE = 0, 1, -223
-ENCODINGS = (RAW, COPY_RECT, DESKTOP_SIZE)
+RAW, COPY_RECT, DESKTOP_SIZE, CURSOR = 0, 1, -223, -239
+ENCODINGS = (RAW, COPY_RECT, DESKTOP_SIZE, CURSOR)
 SECURITY_NONE, SECURITY_VNC = 1, 2
 PIXEL_FORMAT = struct.pack(">BBBBHHHBBB3x", 32, 24, 0, 1, 255, 255, 255, 16, 8, 0)
 """bpp, depth, big-endian, true-colour, red/green/blue max, red/green/blue shift."""
@@ -192,6 +194,9 @@ class RFBClient:
                 with self._frame_lock:
                     self._resize(w, h)
                 drawn += 1
+                continue
+            if encoding == CURSOR:  # the pointer's shape: not part of the screen
+                self._read(w * h * 4 + (w + 7) // 8 * h)
                 continue
             if x + w > self.width or y + h > self.height:
                 raise DisplayError(f"update {w}x{h}+{x}+{y} outside the screen")
