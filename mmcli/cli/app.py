@@ -327,6 +327,8 @@ def replay(
     MM_SECRET_<K> in the environment.
 
     Example: mm replay loan --no-agent
+
+    Example: MM_VNC_PASSWORD_FILE=~/.vnc-pw mm replay loan --no-agent --display vnc://10.0.0.5
     """
     from mmcli.backends import open_backend
     from mmcli.desktop.display import display_lock
