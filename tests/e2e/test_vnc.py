@@ -3,8 +3,11 @@ over `--display vnc://...`, a recording made on the local X display."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -191,3 +194,30 @@ def test_cli_over_vnc_act_doctor_and_refusals(
     assert mm("act", "move", "100", "100").returncode == 0
     monkeypatch.delenv("MM_DISPLAY")
     assert os.environ.get("MM_DISPLAY") is None
+
+
+def test_a_server_gone_for_good_stops_the_replay_with_its_own_message(
+    xdisplay: str, loan_app: LoanApp, isolated_store: Path
+) -> None:
+    loan_app.start()
+    result = mm("record", "loan", "--observe", "0", "--", *agent_command(loan_app))
+    assert result.returncode == 0, result.stderr
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")  # replay waits at step 1 for the popup to go
+    server = VncServer(xdisplay).start()
+    try:
+        replay = subprocess.Popen(
+            [sys.executable, "-m", "mmcli", "replay", "loan", "--no-agent", "--json",
+             "--timeout", "30", "--display", server.address],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        time.sleep(4)  # connected, waiting at step 1
+        assert replay.poll() is None
+        server.stop()  # and it does not come back: 3 reconnects, then the run stops
+        out, err = replay.communicate(timeout=60)
+    finally:
+        server.stop()
+    assert replay.returncode == 1, err
+    assert "lost the VNC connection" in err and "3 reconnects" in err
+    assert json.loads(out)["exit_code"] == 1
+    assert loan_app.records() == []
