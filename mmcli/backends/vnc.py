@@ -4,9 +4,11 @@ The screen is the client's framebuffer, kept current by the server's updates on 
 thread: a grab is a copy of it, and each update is a change report for `settle`. Input is
 RFB pointer and key events; text is typed as each character's X keysym (the server finds
 the key, whatever its keyboard layout), keys and hotkeys by mm's key names mapped to
-keysyms. RFB tells nothing of windows (`windows()` is None: the pixel rules apply) nor
-where the pointer is: `pointer()` is where mm last put it, so the fail-safe corner cannot
-be reached by hand over VNC (Ctrl-C stops a replay).
+keysyms. RFB tells nothing of windows (`windows()` is None: the pixel rules apply). Where
+the pointer is, a server tells only if it has the PointerPos extension (x11vnc does), and
+then only the moves of others: `pointer()` is its last report, or mm's own last move if
+that came later, or mm's last move alone where the server says nothing (the fail-safe
+corner then cannot be reached from the remote side; Ctrl-C stops a replay).
 
 A dropped connection is reconnected at the next grab or action, at most `RECONNECTS`
 times in the backend's life; then `DisplayLost`, before any further action.
@@ -99,6 +101,7 @@ class VncBackend(Backend):
         self._client = self._connect()
         self._position = (self._client.width // 2, self._client.height // 2)
         self._clicked_at = 0.0
+        self._moved_at = 0.0
 
     def _connect(self) -> RFBClient:
         client = RFBClient(
@@ -140,13 +143,19 @@ class VncBackend(Backend):
         return Frame(raw, width, height)
 
     def pointer(self) -> tuple[int, int]:
+        """Where the server last said the pointer is (moved by another VNC client, or on
+        the remote side), unless mm moved it since (a server does not echo a client's
+        own moves); where mm last put it if the server does not say."""
+        client = self._client
+        if client.pointer_at is not None and client.pointer_reported > self._moved_at:
+            return client.pointer_at
         return self._position
 
     def move(self, x: int, y: int) -> None:
         self._let_click_land()
         self._live().pointer_event(x, y)
         self._position = (x, y)
-        self.input_at = time.monotonic()
+        self.input_at = self._moved_at = time.monotonic()
 
     def valid_key(self, key: str) -> bool:
         return keysym(key) is not None
@@ -215,6 +224,8 @@ class VncBackend(Backend):
                 raise ValueError(f"unknown action {k}")
         finally:
             self.input_at = time.monotonic()
+            if action.point is not None:
+                self._moved_at = self.input_at
             if k is ActionKind.CLICK:
                 self._clicked_at = self.input_at
 
@@ -254,7 +265,7 @@ class VncBackend(Backend):
             self._position = (x2, y2)
 
     def _at(self, x: int | None, y: int | None) -> tuple[int, int]:
-        here = self._position
+        here = self.pointer()
         return (here[0] if x is None else x, here[1] if y is None else y)
 
     def _let_click_land(self) -> None:

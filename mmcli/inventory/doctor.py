@@ -96,7 +96,8 @@ def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: st
             Finding(
                 "fail-safe",
                 Status.SKIP,
-                "off over VNC: the pointer there is mm's own; Ctrl-C stops a replay",
+                "over VNC only where the server reports the pointer (PointerPos); "
+                "Ctrl-C stops a replay",
             )
         )
     return findings

@@ -69,6 +69,23 @@ def test_client_sees_the_screen_and_its_changes(vnc: VncServer, loan_app: LoanAp
         assert backend.settle(limit=5).still
         assert (backend.grab().small != frame.small).any()
 
+        from mmcli.backends.x11 import X11Backend
+
+        with X11Backend() as local:  # the pointer moved by someone else: the server says
+            local.move(300, 400)
+            deadline = time.monotonic() + 5
+            while backend.pointer() != (300, 400) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert backend.pointer() == (300, 400)
+            backend.move(20, 30)  # mm's own move is not echoed: mm knows it
+            assert backend.pointer() == (20, 30)
+            deadline = time.monotonic() + 5
+            while local.pointer() != (20, 30) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert local.pointer() == (20, 30)  # it reached the display
+            time.sleep(0.3)
+            assert backend.pointer() == (20, 30)
+
 
 def test_password_is_asked_for_and_checked(
     vnc_locked: VncServer, monkeypatch: pytest.MonkeyPatch
