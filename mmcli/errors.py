@@ -126,6 +126,11 @@ class DisplayError(MMError):
     """No usable display, or the screen differs in geometry from the recording."""
 
 
+class DisplayLost(DisplayError):
+    """The connection to a remote display (VNC) dropped and did not come back: the run
+    stops before its next action."""
+
+
 class NotSaved(MMError):
     """The agent did the task, then saving what it did failed (the store, a secret left in
     it). `mm record` exits 1; a replay that recorded or healed reports exit 5."""

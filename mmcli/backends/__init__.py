@@ -1,13 +1,16 @@
 """OS access behind one small interface: grab the screen, read the pointer, perform input.
 
 `open_backend()` picks the implementation when it is called, from the session it finds
-(X11 where `DISPLAY` is set; a clear error for a Wayland-only session or another OS);
-tests use `FakeBackend`. No backend sets a third-party library's process-wide settings.
+(a VNC server for `vnc://HOST:PORT`; X11 where `DISPLAY` is set; a clear error for a
+Wayland-only session or another OS); tests use `FakeBackend`. No backend sets a
+third-party library's process-wide settings.
 
 - `base`: the `Backend` interface and what every backend shares (checked input, waits).
 - `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input (`xinput`, which loads
   no more than pyautogui: `mm act` outside a recorder uses it alone); `damage`: the X
   server's change reports; `xrecord`: the display's input events (RECORD).
+- `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`
+  (VNC password authentication).
 - `fake`: a scripted screen for unit tests.
 
 May import: the vocabulary, `screen`, `store` (and `desktop`, its own layer).
@@ -40,8 +43,20 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_backend() -> Backend:
-    """The backend for the display this process is given."""
+def open_backend(display: str | None = None) -> Backend:
+    """The backend for `display` (`--display`), else $MM_DISPLAY, else the X display in
+    $DISPLAY: `vnc://HOST[:PORT]` is a remote desktop over VNC, anything else an X display
+    name (which this process then uses as its DISPLAY)."""
+    display = display or os.environ.get("MM_DISPLAY") or None
+    if display is not None:
+        from mmcli.desktop.display import vnc_address
+
+        address = vnc_address(display)
+        if address is not None:
+            from mmcli.backends.vnc import VncBackend
+
+            return VncBackend(address)
+        os.environ["DISPLAY"] = display
     if not os.environ.get("DISPLAY"):
         if os.environ.get("WAYLAND_DISPLAY"):
             raise DisplayError(

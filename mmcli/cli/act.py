@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from mmcli.cli.options import is_vnc, state
 from mmcli.cli.parser import MMCommand, MMGroup
 from mmcli.errors import MMError, UsageError
 
@@ -26,7 +27,9 @@ def _act(action: Any) -> None:
     from mmcli.hook._mm_record_hook import SOCKET_ENV, RecorderLink
 
     socket_path = os.environ.get(SOCKET_ENV)
-    with open_backend() as backend:
+    if socket_path and is_vnc(state["display"]):
+        raise UsageError("mm act over VNC is not recorded yet: act on the recorded X display")
+    with open_backend(state["display"]) as backend:
         unknown = [k for k in action.keys if not backend.valid_key(k)]
         if unknown:
             raise UsageError(
@@ -90,7 +93,7 @@ def act_scroll(
     from mmcli.model import Action, ActionKind
 
     if at is None:
-        with open_backend() as backend:
+        with open_backend(state["display"]) as backend:
             at = backend.pointer()
     _act(Action(ActionKind.SCROLL, x=at[0], y=at[1], amount=amount))
 

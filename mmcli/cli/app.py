@@ -20,6 +20,7 @@ from typer._click.globals import get_current_context
 
 from mmcli.cli.act import act_app
 from mmcli.cli.options import (
+    DisplayOption,
     IgnoreOption,
     JsonOption,
     ParamOption,
@@ -27,6 +28,8 @@ from mmcli.cli.options import (
     SecretOption,
     StoreOption,
     UpstreamOption,
+    display_named,
+    is_vnc,
     not_negative,
     open_store,
     param_values,
@@ -73,6 +76,7 @@ def _root(
             help="How long record/replay wait for another mm to free the display before exiting 1.",
         ),
     ] = 60.0,
+    display: DisplayOption = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -82,6 +86,7 @@ def _root(
 ) -> None:
     state["store"] = store
     state["lock_wait"] = lock_wait
+    state["display"] = display_named(display)
 
 
 # ---- record / replay ------------------------------------------------------------------------
@@ -178,6 +183,11 @@ def record(
     from mmcli.store.recordings import validate_name
 
     validate_name(name)
+    if is_vnc(state["display"]):
+        raise UsageError(
+            "mm record does not drive a VNC display yet: record on the X display the agent "
+            "acts on, then replay with --display vnc://..."
+        )
     if command and not get_current_context().meta.get("mm.dashdash", True):
         raise UsageError(
             f"put the agent command after `--`: mm record {name} [OPTIONS] -- {shlex.join(command)}"
@@ -193,7 +203,10 @@ def record(
         raise UsageError("--record-input and --agent-timeout are for an agent, not --demo")
     ignore = regions(ignore_region)
     store = open_store()
-    with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
+    with (
+        open_backend(state["display"]) as backend,
+        display_lock(state["lock_wait"], state["display"], on_wait=progress),
+    ):
         if demo:
             result = record_demo(
                 store,
@@ -314,6 +327,8 @@ def replay(
     MM_SECRET_<K> in the environment.
 
     Example: mm replay loan --no-agent
+
+    Example: MM_VNC_PASSWORD_FILE=~/.vnc-pw mm replay loan --no-agent --display vnc://10.0.0.5
     """
     from mmcli.backends import open_backend
     from mmcli.desktop.display import display_lock
@@ -325,6 +340,11 @@ def replay(
     validate_name(name)
     if agent and no_agent:
         raise UsageError("--agent and --no-agent exclude each other")
+    if is_vnc(state["display"]) and not (no_agent or dry_run):
+        raise UsageError(
+            "over VNC, mm replay takes --no-agent or --dry-run: an agent's run over VNC "
+            "cannot be recorded yet"
+        )
     chosen = policy_named(policy)
     values = param_values(param, secret)
     store = open_store()
@@ -359,7 +379,10 @@ def replay(
     if before_each:
         raise UsageError("--before-each goes with --params-file")
     preflight(store, name, values, options)
-    with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
+    with (
+        open_backend(state["display"]) as backend,
+        display_lock(state["lock_wait"], state["display"], on_wait=progress),
+    ):
         report = replay_task(store, backend, name, values, options, progress=progress)
     if json_out:
         print(json.dumps(report.as_json()))
@@ -383,7 +406,10 @@ def _replay_batch(
     rows = read_rows(params_file)
     if store.exists(name) and store.kind(name) == "cli":
         check_columns(store.load(name), rows, values, params_file, progress)
-    with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
+    with (
+        open_backend(state["display"]) as backend,
+        display_lock(state["lock_wait"], state["display"], on_wait=progress),
+    ):
         results = run_batch(store, backend, name, rows, values, options, before_each, progress)
     if json_out:
         print(json.dumps([r.as_json() for r in results]))
@@ -873,7 +899,7 @@ def doctor(json_out: JsonOption = False) -> None:
     from mmcli.backends import open_backend
     from mmcli.inventory.doctor import Status, diagnose, exit_code
 
-    findings = diagnose(open_store(), open_backend)
+    findings = diagnose(open_store(), lambda: open_backend(state["display"]), state["display"])
     if json_out:
         print(json.dumps([f.as_json() for f in findings]))
     styles = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim"}

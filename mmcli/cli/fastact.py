@@ -129,8 +129,8 @@ def run(args: list[str]) -> ExitCode | None:
     None when the full CLI should."""
     path = os.environ.get(SOCKET_ENV)
     action = parse(args)
-    if action is None or not (path or os.environ.get("DISPLAY")):
-        return None
+    if action is None or not (path or os.environ.get("DISPLAY")) or os.environ.get("MM_DISPLAY"):
+        return None  # (another display than $DISPLAY: the full CLI's backend drives it)
     if path is None:
         from mmcli.errors import MMError
 

@@ -1,5 +1,5 @@
-"""What several commands share: the root's settings (`state`: the store, the display lock's
-wait), the store they name, and the options that mean the same everywhere (`--store`,
+"""What several commands share: the root's settings (`state`: the store, the display, the
+display lock's wait), the store they name, and the options that mean the same everywhere (`--store`,
 `--param`, `--secret`, `--ignore-region`, `--json`, `--policy`, ...), parsed once."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import typer
 from mmcli.cli.output import progress
 from mmcli.errors import UsageError
 
-state: dict[str, Any] = {"store": None, "lock_wait": 60.0}
+state: dict[str, Any] = {"store": None, "lock_wait": 60.0, "display": None}
 
 
 def open_store():  # type: ignore[no-untyped-def]
@@ -30,6 +30,37 @@ StoreOption = Annotated[
         show_default=False,
     ),
 ]
+DisplayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--display",
+        metavar="DISPLAY",
+        envvar="MM_DISPLAY",
+        help="The display to drive: vnc://HOST[:PORT] for a remote desktop over VNC "
+        "(password in $MM_VNC_PASSWORD or a file named by $MM_VNC_PASSWORD_FILE), or an X "
+        "display such as :99 (default: $MM_DISPLAY, else $DISPLAY).",
+        show_default=False,
+    ),
+]
+
+
+def display_named(value: str | None) -> str | None:
+    """The `--display` given, checked (a VNC address is parsed here: a bad one is a usage
+    error before anything runs)."""
+    if not value:
+        return None
+    from mmcli.desktop.display import vnc_address
+
+    vnc_address(value)
+    return value
+
+
+def is_vnc(display: str | None) -> bool:
+    from mmcli.desktop.display import vnc_address
+
+    return display is not None and vnc_address(display) is not None
+
+
 ParamOption = Annotated[
     list[str] | None,
     typer.Option(

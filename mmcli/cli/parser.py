@@ -43,7 +43,7 @@ def _failed(ctx: Any, error: MMError) -> int:
     return fail(error, json_out, name if isinstance(name, str) else None)
 
 
-GLOBAL_OPTIONS = ("--store", "--lock-wait")
+GLOBAL_OPTIONS = ("--store", "--lock-wait", "--display")
 """The root's options that take a value: accepted after the subcommand too (`mm ls --store X`)."""
 
 

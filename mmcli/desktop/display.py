@@ -10,9 +10,11 @@ import socket
 import stat
 import subprocess
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from mmcli.errors import DisplayError, LockBusy, MMError
+from mmcli.errors import DisplayError, LockBusy, MMError, UsageError
 from mmcli.store.locking import acquire, runtime_dir
 
 LOCK_WAIT = 60.0
@@ -61,10 +63,55 @@ to the same server that `:3` reaches through its socket)."""
 DISPLAY_PATTERN = re.compile(r"(?P<host>.*?)(?P<unix>/unix)?:(?P<number>[0-9]+)(?:\.[0-9]+)?")
 
 
+VNC_SCHEME = "vnc://"
+VNC_PORT = 5900
+
+
+@dataclass(frozen=True)
+class VncAddress:
+    """A remote desktop reached over VNC: `--display vnc://HOST[:PORT]`."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{VNC_SCHEME}{host}:{self.port}"
+
+
+def vnc_address(display: str) -> VncAddress | None:
+    """The VNC server `display` names (`vnc://HOST[:PORT]`, port 5900 by default), None
+    for an X display name; `UsageError` for a malformed one, or one with a password in it
+    (it would show in `ps`)."""
+    if not display.lower().startswith(VNC_SCHEME):
+        return None
+    parts = urlsplit(display)
+    if parts.username is not None or parts.password is not None:
+        raise UsageError(
+            "no password in the display address: it would be visible in `ps`; set "
+            "MM_VNC_PASSWORD or MM_VNC_PASSWORD_FILE"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if not parts.hostname or port == -1 or parts.path not in ("", "/") or parts.query:
+        raise UsageError(
+            f"--display {display!r}: expected vnc://HOST[:PORT], e.g. vnc://10.0.0.5:5900"
+        )
+    return VncAddress(parts.hostname, VNC_PORT if port is None else port)
+
+
 def display_key(display: str) -> str:
     """What identifies the X server `display` names, however it is spelled: `:3`, `:3.0`,
     `unix:3`, `localhost:3` and `<this host>:3` are all `local-3`; another host's display
-    is `host-N`. The screen number is dropped: one server, one pointer and keyboard."""
+    is `host-N`. The screen number is dropped: one server, one pointer and keyboard. A VNC
+    server is `vnc-HOST-PORT`, `local` for this machine's."""
+    vnc = vnc_address(display)
+    if vnc is not None:
+        host = vnc.host.lower()
+        host = "local" if host in LOCAL_HOSTS or host == socket.gethostname().lower() else host
+        return f"vnc-{re.sub(r'[^a-z0-9_.-]', '_', host)}-{vnc.port}"
     found = DISPLAY_PATTERN.fullmatch(display.strip())
     if found is None:
         return "other-" + (re.sub(r"[^A-Za-z0-9_.-]", "_", display) or "none")

@@ -49,8 +49,16 @@ NO_DISPLAY_FIX = (
 )
 
 
-def diagnose(store: Store, open_backend: Callable[[], Backend]) -> list[Finding]:
-    """Run every check; never raises for a failed check."""
+def diagnose(
+    store: Store, open_backend: Callable[[], Backend], display: str | None = None
+) -> list[Finding]:
+    """Run every check on `display` (`--display`; None: $DISPLAY); never raises for a
+    failed check."""
+    from mmcli.desktop.display import vnc_address
+
+    vnc = display is not None and vnc_address(display) is not None
+    if vnc:
+        return _diagnose_vnc(store, open_backend, display or "")
     findings = [check_store(store), check_display()]
     if findings[-1].status is Status.FAIL:
         for name in ("screenshot", "input", "fail-safe"):
@@ -68,14 +76,58 @@ def diagnose(store: Store, open_backend: Callable[[], Backend]) -> list[Finding]
     return findings
 
 
-def _unless_busy(check: Callable[[], Finding]) -> Finding:
+def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: str) -> list[Finding]:
+    """A VNC display: reachable (and the password taken) is the display check; RFB does
+    not report the pointer back, so input is checked as far as the server taking it."""
+    findings = [check_store(store)]
+    try:
+        backend = open_backend()
+    except MMError as e:
+        findings.append(Finding("display", Status.FAIL, str(e), VNC_FIX))
+        for name in ("screenshot", "input", "fail-safe"):
+            findings.append(Finding(name, Status.SKIP, "needs a display"))
+        return findings
+    with backend:
+        w, h = backend.size()
+        findings.append(Finding("display", Status.OK, f"{display} reachable, {w}x{h}"))
+        findings.append(check_screenshot(backend))
+        findings.append(_unless_busy(lambda: _check_vnc_input(backend), display))
+        findings.append(
+            Finding(
+                "fail-safe",
+                Status.SKIP,
+                "over VNC only where the server reports the pointer (PointerPos); "
+                "Ctrl-C stops a replay",
+            )
+        )
+    return findings
+
+
+def _check_vnc_input(backend: Backend) -> Finding:
+    w, h = backend.size()
+    try:
+        backend.move(w // 2 + 17, h // 2 + 11)
+    except MMError as e:
+        return Finding("input", Status.FAIL, f"cannot send input: {e}", VNC_FIX)
+    return Finding(
+        "input", Status.OK, "pointer events sent (a VNC server does not report the pointer back)"
+    )
+
+
+VNC_FIX = (
+    "is the VNC server running and listening there? a password goes in MM_VNC_PASSWORD or "
+    "a file named by MM_VNC_PASSWORD_FILE"
+)
+
+
+def _unless_busy(check: Callable[[], Finding], display: str | None = None) -> Finding:
     """Moving the pointer under a running replay would spoil it: only with the display
     lock, which another `mm record`/`mm replay` holds while it runs."""
     from mmcli.desktop.display import display_lock
     from mmcli.errors import LockBusy, MMError
 
     try:
-        with display_lock(wait=0):
+        with display_lock(wait=0, display=display):
             return check()
     except LockBusy as e:
         return Finding("input", Status.SKIP, f"not tried: {e}")

@@ -104,6 +104,10 @@ SKIPPED = {
     "replay shop --no-agent": "replays what the line above records",
     "replay loan --no-agent --timeout 20 --json": "paths of the target machine; "
     "tests/e2e/test_production.py runs the cron line with them replaced",
+    "doctor --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
+    "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
+    "replay loan --no-agent --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
+    "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
 }
 
 

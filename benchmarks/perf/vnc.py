@@ -1,0 +1,156 @@
+"""Per-step cost over VNC against local X11, side by side in one run.
+
+    python -m benchmarks.perf.vnc [--runs 3] [--samples 50]
+
+One Xvfb with the example loan form, served by x11vnc on 127.0.0.1 (examples/vncserver.py).
+Measured on each display: connecting (opening the backend), a grab (a `Frame`, what each
+check starts with), a check of the recording's first step (grab + fingerprint + compare),
+a click given (the call returning), a click seen (from the call to the first report of
+the screen changing: DAMAGE locally, the server's update over VNC), and a whole
+`mm replay loan --no-agent` (9 steps, a subprocess, on a freshly started app that must
+receive the application). Replays alternate between the two displays within each round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.perf.common import machine_line, mm_command, mm_env, run_timed, say
+from examples.vncserver import VncServer
+from examples.world import WANTED, LoanApp, agent_command
+from mmcli.backends import open_backend
+from mmcli.backends.base import Backend
+from mmcli.desktop.display import VirtualDisplay
+from mmcli.model import Action, ActionKind
+from mmcli.params import Values
+from mmcli.replay.replayer import Replayer, ReplayOptions
+from mmcli.screen.matcher import Policy, compare
+from mmcli.store.recordings import Store
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def timed(fn: Callable[[], object], samples: int) -> list[float]:
+    out = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def click_seen(backend: Backend, app: LoanApp, samples: int) -> tuple[list[float], list[float]]:
+    """Clicks alternating between two fields (the focus ring moves: a repaint each time)."""
+    log = backend.changes()
+    assert log is not None
+    given, seen = [], []
+    points = [app.center("Name"), app.center("Email")]
+    for i in range(samples):
+        x, y = points[i % 2]
+        backend.settle(limit=2)
+        count = log.count
+        started = time.perf_counter()
+        backend.perform(Action(ActionKind.CLICK, x=x, y=y))
+        given.append(time.perf_counter() - started)
+        deadline = started + 2
+        while log.count == count and time.perf_counter() < deadline:
+            time.sleep(0.0005)
+        seen.append(time.perf_counter() - started)
+    return given, seen
+
+
+def step_check(backend: Backend, store: Store) -> Callable[[], object]:
+    """A full check of the recording's first step, as replay makes it."""
+    recording = store.load("loan")
+    step = recording.trunk()[0]
+    options = ReplayOptions()
+    references = Replayer(store, backend, recording, Values(), options).references(step)
+
+    def check() -> object:
+        return compare(
+            step.fingerprint,
+            backend.grab(),
+            Policy.DEFAULT,
+            recording.ignore,
+            area=recording.area,
+            references=references,
+        )
+
+    return check
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="whole replays per display")
+    parser.add_argument("--samples", type=int, default=50, help="grabs, checks and clicks")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="mm-bench-vnc-"))
+    store_dir = work / "store"
+    rows: dict[str, dict[str, str]] = {}
+    with VirtualDisplay() as xdisplay, VncServer(xdisplay.display) as server:
+        app = LoanApp(work / "app")
+        try:
+            app.start()
+            say("recording the loan task on the local display")
+            recorded = run_timed(
+                mm_command("record", "loan", "--observe", "0.5", "--", *agent_command(app)),
+                env=mm_env(store_dir),
+            )
+            if recorded.returncode != 0:
+                sys.exit(f"recording failed: {recorded.stderr[-500:]}")
+            store = Store(store_dir)
+            for label, display in (("local X11", None), ("VNC", server.address)):
+                app.out.unlink(missing_ok=True)
+                app.start()
+                started = time.perf_counter()
+                backend = open_backend(display)
+                connect = time.perf_counter() - started
+                with backend:
+                    backend.settle(limit=2)
+                    grabs = timed(backend.grab, args.samples)
+                    checks = timed(step_check(backend, store), args.samples)
+                    given, seen = click_seen(backend, app, args.samples)
+                rows[label] = {
+                    "open the display": f"{connect * 1000:.0f} ms",
+                    "grab (a Frame)": f"{median_ms(grabs):.1f} ms",
+                    "check of step 1 (grab + fingerprint + compare)": f"{median_ms(checks):.1f} ms",
+                    "click given": f"{median_ms(given):.2f} ms",
+                    "click seen (first change reported)": f"{median_ms(seen):.0f} ms",
+                }
+            walls: dict[str, list[float]] = {"local X11": [], "VNC": []}
+            for _ in range(args.runs):
+                for label, extra in (("local X11", []), ("VNC", ["--display", server.address])):
+                    app.out.unlink(missing_ok=True)
+                    app.start()
+                    done = run_timed(
+                        mm_command("replay", "loan", "--no-agent", *extra), env=mm_env(store_dir)
+                    )
+                    received = [{k: str(r[k]) for k in WANTED} for r in app.records()]
+                    if done.returncode != 0 or received != [WANTED]:
+                        sys.exit(f"{label} replay failed: {done.stderr[-800:]}")
+                    walls[label].append(done.wall)
+            for label, values in walls.items():
+                rows[label]["whole replay, 9 steps (subprocess)"] = (
+                    f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
+                )
+        finally:
+            app.stop()
+    print(machine_line())
+    print(f"medians of {args.samples} samples; replays: median (range) of {args.runs}")
+    print()
+    print("| | local X11 | VNC (x11vnc on 127.0.0.1) |")
+    print("|---|---|---|")
+    for key in rows["local X11"]:
+        print(f"| {key} | {rows['local X11'][key]} | {rows['VNC'][key]} |")
+
+
+if __name__ == "__main__":
+    main()
