@@ -21,7 +21,7 @@ from mmcli.llm.document import LLMRecording, load, now, save
 from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
-from mmcli.model import PLACEHOLDER
+from mmcli.model import PLACEHOLDER, render_template
 from mmcli.params import Values, template_command
 from mmcli.screen.matcher import Policy
 from mmcli.store.inuse import in_use, unused
@@ -178,9 +178,7 @@ def _replay_llm(
     progress: Progress | None,
 ) -> LLMResult:
     rec = load(store, name)
-    from mmcli.model import render_text
-
-    command = [render_text(a, values.all) for a in (agent or rec.command)]
+    command = [render_template(a, values.all) for a in (agent or rec.command)]
     if not command:
         raise MMError(f"{name!r} has no recorded agent command; give one with --agent")
     session = Session(

@@ -37,7 +37,7 @@ from mmcli.errors import (
     UsageError,
     closest,
 )
-from mmcli.model import POINTED, Action, ActionKind, Recording, Step, render_text
+from mmcli.model import POINTED, Action, ActionKind, Recording, Step, render_template
 from mmcli.params import Values
 from mmcli.replay.outcome import await_outcome, pending_reason
 from mmcli.screen.explain import bare, headline
@@ -845,7 +845,7 @@ class Replayer:
             "MM_REPLAY": "1",
             **self.values.env(),
         }
-        command = [render_text(arg, self.values.all) for arg in self.options.agent]
+        command = [render_template(arg, self.values.all) for arg in self.options.agent]
         run, recorder = run_recorded(
             self.backend,
             command,

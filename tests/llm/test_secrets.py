@@ -1,7 +1,7 @@
 """Secrets in model answers, end to end through `mm`: an answer is the same recorded and
-replayed. The model's own literal `{{pin}}` stays `{{pin}}` (a replay never puts the
-secret where the recording did not), and the secret's value the model wrote is stored as
-a placeholder and given back as the value."""
+replayed. The model's own literal `{{pin}}` stays `{{pin}}`, and so does the user's in the
+agent's command (a replay never puts the secret where the recording did not), and the
+secret's value the model wrote is stored as a placeholder and given back as the value."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def echo() -> Iterator[str]:
 
 
 # The agent: asks the model to echo a text with literal braces and one with the secret,
-# writes down what came back.
+# writes down what came back, and the arguments it was given after the output file.
 AGENT = """
 import json, os, sys, anthropic
 client = anthropic.Anthropic(api_key="k", max_retries=0)
@@ -71,6 +71,7 @@ for text in ("type " + literal + " here", "type " + os.environ["MM_PARAM_PIN"] +
     answer = client.messages.create(
         model="m", max_tokens=10, messages=[{"role": "user", "content": text}])
     said.append(answer.content[0].text)
+said += sys.argv[2:]
 open(sys.argv[1], "w").write(json.dumps(said))
 """
 
@@ -81,7 +82,8 @@ def test_an_answer_is_the_same_recorded_and_replayed(
     out = tmp_path / "said.json"
     env = {**os.environ, "MM_SECRET_PIN": SECRET, "COLUMNS": "200"}
     mm = [sys.executable, "-m", "mmcli"]
-    agent = [sys.executable, "-c", AGENT, str(out)]
+    # The user's own `{{pin}}` in the command is no placeholder: the replay runs it as is.
+    agent = [sys.executable, "-c", AGENT, str(out), "note={{pin}}"]
     rec = subprocess.run(
         [*mm, "record", "t", "--llm", "--secret", "pin", "--upstream", echo, "--", *agent],
         env=env,
@@ -91,7 +93,7 @@ def test_an_answer_is_the_same_recorded_and_replayed(
     )
     assert rec.returncode == 0, rec.stderr
     recorded = json.loads(out.read_text())
-    assert recorded == ["echo: type {{pin}} here", f"echo: type {SECRET} here"]
+    assert recorded == ["echo: type {{pin}} here", f"echo: type {SECRET} here", "note={{pin}}"]
     assert SECRET not in (isolated_store / "t.toml").read_text()
     out.unlink()
     replay = subprocess.run(
