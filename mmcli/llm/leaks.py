@@ -1,4 +1,5 @@
-"""Keeping secret values out of a model-API recording: what the model typed.
+"""Keeping secret values out of a model-API recording: what the model typed, and the
+screenshots that may show it.
 
 A secret the model types whole is a `{{key}}` placeholder by the time an answer is stored;
 one typed in pieces (`type 4711`, then `type -XYZ`) is not. As for screen recordings
@@ -6,17 +7,27 @@ one typed in pieces (`type 4711`, then `type -XYZ`) is not. As for screen record
 before a recording is saved: a piece of a secret of at least `params.FRAGMENT` characters
 in the text of a computer-use `type` action, or in the text typed by consecutive such
 answers, stops the save.
+
+A screenshot sent after the model typed a secret may show it: `shown_regions` says where,
+and the proxy paints those regions in the thumbnail it keeps (and masks them in the
+fingerprint) before anything is stored, as `mm record` does for its screens.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
+import numpy as np
+
 from mmcli.errors import SecretLeak
-from mmcli.llm.conversation import said
+from mmcli.llm.conversation import images, said
 from mmcli.llm.document import LLMRecording
+from mmcli.llm.screens import frame_of
+from mmcli.model import PLACEHOLDER
 from mmcli.params import leaked_in
+from mmcli.screen.fingerprint import Rect, changed_regions, grow_to_text_run, merge_rects
+from mmcli.screen.paint import text_mask
 
 
 def typed_texts(message: Any) -> tuple[list[str], bool]:
@@ -62,3 +73,43 @@ def find_leak(rec: LLMRecording, new: list[int], secrets: Mapping[str, str]) -> 
                     f"exchange {node_id} of {rec.name!r} types (part of) the secret {key!r} "
                     "in pieces mm could not replace with a placeholder; nothing was saved"
                 )
+
+
+def types_secret(message: Any, secrets: Collection[str]) -> bool:
+    """Whether an answer (or an assistant turn echoed back) types one of `secrets`, as
+    the placeholder its value became."""
+    texts, _ = typed_texts(message)
+    return any(k in secrets for text in texts for k in PLACEHOLDER.findall(text))
+
+
+def shown_regions(turns: list[Any], secrets: Collection[str]) -> dict[int, list[Rect]]:
+    """The regions to paint in each screenshot of a request's `turns` (by `id` of its
+    image marker) sent after an assistant turn typed a secret: every region that changed
+    since the screenshot before it, widened to its run of text as a typed field's mask is
+    (the field the secret went into, a status line repeating it, a dialog), accumulated
+    from one screenshot to the next. A screenshot with no earlier one of its size to
+    compare with (the agent dropped it from the history) is painted whole."""
+    out: dict[int, list[Rect]] = {}
+    if not secrets:
+        return out
+    typed = False
+    hidden: list[Rect] = []
+    last: np.ndarray | None = None
+    for turn in turns:
+        if isinstance(turn, dict) and turn.get("role") == "assistant":
+            typed = typed or types_secret(turn, secrets)
+            continue
+        for marker in images(turn):
+            frame = frame_of(marker["$image"]) if "$image" in marker else None
+            if frame is None:
+                continue  # not an image: nothing of it is kept
+            if typed:
+                if last is None or last.shape != frame.small.shape:
+                    hidden.append(Rect(0, 0, frame.width, frame.height))
+                else:
+                    changed = changed_regions(last, frame.small)
+                    hidden += [text_mask(grow_to_text_run(frame.small, r)) for r in changed]
+                hidden = merge_rects(hidden, margin=0)
+                out[id(marker)] = list(hidden)
+            last = frame.small
+    return out

@@ -40,6 +40,7 @@ from mmcli.llm.conversation import (
     target_of,
 )
 from mmcli.llm.document import LLMRecording
+from mmcli.llm.leaks import shown_regions
 from mmcli.llm.screens import Screen, digest_of, frame_of, screen_of
 from mmcli.llm.shapes import SHAPES, Shape, parse_sse, shape_for
 from mmcli.llm.tree import Conversation, Walk, conversation
@@ -124,6 +125,9 @@ class Session:
     recording: LLMRecording
     values: dict[str, str]
     policy: Policy = Policy.DEFAULT
+    secrets: frozenset[str] = frozenset()
+    """The keys of `values` that are secrets: a screenshot sent after the model typed one
+    is kept with what may show it painted over."""
     upstream: dict[str, str] | None = None
     """Base URL per API; None: no model, a miss is refused."""
     replay: bool = True
@@ -155,6 +159,7 @@ class Session:
             return
         target = target_of(stored["message"])
         screens: dict[str, Screen] = {}
+        shown = shown_regions(conv.turns, self.secrets)
 
         def keep(marker: dict[str, Any]) -> dict[str, Any]:
             frame = frame_of(marker["$image"])
@@ -162,7 +167,8 @@ class Session:
                 return {"$screen": ""}
             sid = "s-" + new_token() + new_token()
             image = marker["$image"]
-            screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image))
+            paint = shown.get(id(marker))
+            screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image), paint)
             return {"$screen": sid}
 
         prompt = conv.turns[walk.position :]

@@ -102,7 +102,13 @@ def record_llm(
     rec.params = sorted(
         set(rec.params) | set().union(*(PLACEHOLDER.findall(a) for a in recorded_command))
     )
-    session = Session(rec, values.all, upstream=upstreams(os.environ, upstream), replay=False)
+    session = Session(
+        rec,
+        values.all,
+        secrets=frozenset(values.secrets),
+        upstream=upstreams(os.environ, upstream),
+        replay=False,
+    )
     with Serving(single_route(session)) as server:
         if progress is not None:
             progress(f"model API proxy on {server.root}")
@@ -185,6 +191,7 @@ def _replay_llm(
         rec,
         values.all,
         policy,
+        secrets=frozenset(values.secrets),
         upstream=None if no_agent else upstreams(os.environ, upstream),
     )
     started = time.monotonic()
@@ -286,7 +293,12 @@ class Router:
                     rec = load(self.store, name) if exists else LLMRecording(name, now())
                     self.marks.push(mark.pop_all())  # kept only for a recording served
                 self.sessions[name] = Session(
-                    rec, self.values.all, self.policy, self.upstream, on_new=self._saved
+                    rec,
+                    self.values.all,
+                    self.policy,
+                    frozenset(self.values.secrets),
+                    self.upstream,
+                    on_new=self._saved,
                 )
             return self.sessions[name]
 

@@ -24,7 +24,7 @@ from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.capture.integrate import FinishedRun, Into, integrate
 from mmcli.capture.record import check_recordable, run_recorded
 from mmcli.capture.stale import stale_value
-from mmcli.capture.steps import blank_png, focus_point
+from mmcli.capture.steps import focus_point
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import (
     Aborted,
@@ -44,6 +44,7 @@ from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import SCALE, Frame, Rect, blank
 from mmcli.screen.matcher import Difference, Policy, References, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
+from mmcli.screen.paint import blank_png
 from mmcli.screen.relocate import Offset, find_offset, moved, moved_point, shifted
 from mmcli.screen.windows import relocation
 from mmcli.store.inuse import in_use

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image, ImageColor
 
 from examples.loan_form import BACKGROUND
-from mmcli.capture.steps import PAINT
 from mmcli.screen.fingerprint import SCALE
+from mmcli.screen.paint import PAINT
 from mmcli.store.recordings import Store
 
 from .conftest import LoanApp, agent_command, mm
