@@ -5,8 +5,9 @@ A secret the model types whole is a `{{key}}` placeholder by the time an answer 
 one typed in pieces (`type 4711`, then `type -XYZ`) is not. As for screen recordings
 (`mmcli.capture.secrets`, with the same `params.leaked_in`), what is left is checked
 before a recording is saved: a piece of a secret of at least `params.FRAGMENT` characters
-in the text of a computer-use `type` action, or in the text typed by consecutive such
-answers, stops the save.
+anywhere in what an answer says or passes to a tool (its text, every string of every tool
+call's input, whatever the tool), or in the text typed by consecutive answers that only
+type (computer-use `type` actions, and `key` actions of one character), stops the save.
 
 A screenshot sent after the model typed a secret may show it: `shown_regions` says where,
 and the proxy paints those regions in the thumbnail it keeps (and masks them in the
@@ -31,20 +32,44 @@ from mmcli.screen.paint import text_mask
 
 
 def typed_texts(message: Any) -> tuple[list[str], bool]:
-    """The texts the answer's tool calls type, and whether typing is all it does (its
-    text then runs on with the next answer's, as keys typed one after another)."""
+    """The texts the answer's tool calls type (a `type` action's text, a `key` action's
+    when it is one character), and whether typing is all it does (its text then runs on
+    with the next answer's, as keys typed one after another)."""
     texts, only_typing = [], True
     calls = [item for item in said(message) if item[0] == "call"]
     for _, _, _, args in calls:
-        if (
-            isinstance(args, dict)
-            and args.get("action") == "type"
-            and isinstance(args.get("text"), str)
-        ):
-            texts.append(args["text"])
+        text = args.get("text") if isinstance(args, dict) else None
+        action = args.get("action") if isinstance(args, dict) else None
+        if isinstance(text, str) and (action == "type" or (action == "key" and len(text) == 1)):
+            texts.append(text)
         else:
             only_typing = False
     return texts, only_typing and bool(calls)
+
+
+OPAQUE_KEYS = frozenset({"type", "id", "role", "tool_use_id", "tool_call_id", "signature", "data"})
+"""Fields of an answer that name its parts or carry provider-opaque bytes (a thinking
+block's signature, redacted thinking), not text the model wrote."""
+
+
+def answer_strings(message: Any) -> list[str]:
+    """Every text of an answer that is stored: what it says (thinking included) and every
+    string of every tool call's input, also an OpenAI call's JSON arguments parsed."""
+    out = list(_strings(message, None))
+    for item in said(message):
+        if item[0] == "call":
+            out += _strings(item[3], None)
+    return out
+
+
+def _strings(value: Any, key: str | None) -> list[str]:
+    if isinstance(value, str):
+        return [] if key in OPAQUE_KEYS else [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _strings(v, str(k))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, key)]
+    return []
 
 
 def find_leak(rec: LLMRecording, new: list[int], secrets: Mapping[str, str]) -> None:
@@ -65,13 +90,13 @@ def find_leak(rec: LLMRecording, new: list[int], secrets: Mapping[str, str]) -> 
         return runs[node_id]
 
     for node_id in sorted(new):
-        texts, _ = typed_texts(rec.tree.nodes[node_id].answer.get("message"))
+        texts = answer_strings(rec.tree.nodes[node_id].answer.get("message"))
         for text in [*texts, run_of(node_id)]:
             key = leaked_in(text, secrets)
             if key is not None:
                 raise SecretLeak(
-                    f"exchange {node_id} of {rec.name!r} types (part of) the secret {key!r} "
-                    "in pieces mm could not replace with a placeholder; nothing was saved"
+                    f"exchange {node_id} of {rec.name!r} types or says (part of) the secret "
+                    f"{key!r} in a way mm could not replace with a placeholder; nothing was saved"
                 )
 
 
