@@ -133,6 +133,9 @@ class Session:
     replay: bool = True
     """Answer from memory when the tree matches (False: `mm record`, always forward)."""
     on_new: Callable[[Session, int], None] | None = None
+    guard: Callable[[Session], contextlib.AbstractContextManager[Any]] | None = None
+    """Held around each request (`mm proxy`): marks the recording in use, and has it
+    reloaded if it was replaced since the last request (an `MMError` refuses the request)."""
     stats: Stats = field(default_factory=Stats)
     new: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -221,6 +224,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"mm: no such endpoint {self.path}"}})
             return
         session, shape = routed
+        with contextlib.ExitStack() as held:
+            try:
+                if session.guard is not None:
+                    held.enter_context(session.guard(session))
+            except MMError as e:  # `mm proxy`: the recording was removed, or is broken now
+                problem = {"type": "invalid_request_error", "message": str(e)}
+                self._send_json(400, {"error": problem})
+                return
+            self._serve(session, shape)
+
+    def _serve(self, session: Session, shape: Shape) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
             self._send_json(413, shape.error(413, "mm: request too large"))

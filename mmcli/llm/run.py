@@ -11,12 +11,21 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from mmcli.desktop.agent import run_agent
-from mmcli.errors import ExitCode, MMError, Outcome, RecordingExists, StoreError, UsageError
+from mmcli.errors import (
+    ExitCode,
+    MMError,
+    Outcome,
+    RecordingExists,
+    RecordingNotFound,
+    StoreError,
+    UsageError,
+)
 from mmcli.llm.document import LLMRecording, load, now, save
 from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
@@ -248,9 +257,26 @@ def _journal(store: Store, name: str, result: LLMResult, seconds: float) -> None
 # ---- mm proxy ----------------------------------------------------------------------------
 
 
+FileState = tuple[int, int, int] | None
+"""A document's inode, modification time (ns) and size; None: there is none."""
+
+
+def file_state(path: Path) -> FileState:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 class Router:
     """`/r/NAME/v1/...`: one session per recording name, created on first use; each new
-    exchange is saved as soon as the model has answered."""
+    exchange is saved as soon as the model has answered.
+
+    A recording is marked in use while a request for it is answered, not in between: a new
+    `mm record NAME --overwrite` or `mm import --overwrite` may replace it then, and the
+    next request reloads it; once it is removed (`mm rm`, `mm prune`), its requests are
+    refused, and nothing is written back."""
 
     def __init__(
         self,
@@ -266,8 +292,8 @@ class Router:
         self.upstream = dict(upstream) if upstream is not None else None
         self.progress = progress
         self.sessions: dict[str, Session] = {}
-        self.marks = contextlib.ExitStack()
-        """A recording served is marked in use until the proxy stops (`close`)."""
+        self.seen: dict[str, FileState] = {}
+        """Each recording's document as last loaded or saved here."""
         self.lock = threading.Lock()
 
     def __call__(self, path: str) -> tuple[Session, Shape] | None:
@@ -287,11 +313,11 @@ class Router:
     def session(self, name: str) -> Session:
         with self.lock:
             if name not in self.sessions:
-                with contextlib.ExitStack() as mark:
-                    mark.enter_context(in_use(self.store, name))
+                with in_use(self.store, name):
+                    state = file_state(self.store.path(name))
                     exists = self.store.exists(name)
                     rec = load(self.store, name) if exists else LLMRecording(name, now())
-                    self.marks.push(mark.pop_all())  # kept only for a recording served
+                self.seen[name] = state if exists else None
                 self.sessions[name] = Session(
                     rec,
                     self.values.all,
@@ -299,11 +325,37 @@ class Router:
                     frozenset(self.values.secrets),
                     self.upstream,
                     on_new=self._saved,
+                    guard=self._hold,
                 )
             return self.sessions[name]
 
+    @contextlib.contextmanager
+    def _hold(self, session: Session) -> Iterator[None]:
+        """For one request: the recording marked in use, reloaded first if its document
+        was replaced since; `RecordingNotFound` if it was removed."""
+        name = session.recording.name
+        with in_use(self.store, name):
+            # The session's lock before the router's, as when an answer is saved (`_saved`).
+            with session.lock:
+                with self.lock:
+                    state = file_state(self.store.path(name))
+                    replaced = state != self.seen[name]
+                if replaced:
+                    if state is None:
+                        raise RecordingNotFound(
+                            f"recording {name!r} was removed while mm proxy served it; "
+                            "restart mm proxy to record it anew"
+                        )
+                    session.recording = load(self.store, name)
+                    session.new.clear()
+                    with self.lock:
+                        self.seen[name] = state
+                    if self.progress is not None:
+                        self.progress(f"{name}: reloaded (replaced since it was last used)")
+            yield
+
     def close(self) -> None:
-        self.marks.close()
+        """Nothing is held between requests."""
 
     def _saved(self, session: Session, node: int) -> None:
         rec = session.recording
@@ -317,6 +369,8 @@ class Router:
         # Later exchanges hang from the ids as saved: go on with the document as written.
         session.recording = written
         session.new.clear()
+        with self.lock:
+            self.seen[rec.name] = file_state(self.store.path(rec.name))
         if self.progress is not None:
             self.progress(f"{rec.name}: saved exchange {max(written.tree.nodes)}")
 
