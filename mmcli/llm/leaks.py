@@ -17,6 +17,7 @@ fingerprint) before anything is stored, as `mm record` does for its screens.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,9 +26,10 @@ from mmcli.errors import SecretLeak
 from mmcli.llm.conversation import images, said
 from mmcli.llm.document import LLMRecording
 from mmcli.llm.screens import frame_of
+from mmcli.llm.tree import Tree
 from mmcli.model import PLACEHOLDER
 from mmcli.params import leaked_in
-from mmcli.screen.fingerprint import Rect, changed_regions, grow_to_text_run, merge_rects
+from mmcli.screen.fingerprint import SCALE, Rect, changed_regions, grow_to_text_run, merge_rects
 from mmcli.screen.paint import text_mask
 
 
@@ -107,19 +109,50 @@ def types_secret(message: Any, secrets: Collection[str]) -> bool:
     return any(k in secrets for text in texts for k in PLACEHOLDER.findall(text))
 
 
-def shown_regions(turns: list[Any], secrets: Collection[str]) -> dict[int, list[Rect]]:
-    """The regions to paint in each screenshot of a request's `turns` (by `id` of its
-    image marker) sent after an assistant turn typed a secret: every region that changed
-    since the screenshot before it, widened to its run of text as a typed field's mask is
-    (the field the secret went into, a status line repeating it, a dialog), accumulated
-    from one screenshot to the next. A screenshot with no earlier one of its size to
-    compare with (the agent dropped it from the history) is painted whole."""
+@dataclass
+class Shown:
+    """What may show a secret, as of a point of a conversation."""
+
+    typed: bool = False
+    """A secret was typed before this point."""
+    hidden: list[Rect] = field(default_factory=list)
+    """The regions painted so far."""
+    last: np.ndarray | None = None
+    """The last screenshot's `small` luma image (painted where it was kept painted)."""
+
+
+def shown_before(tree: Tree, parent: int | None, secrets: Collection[str]) -> Shown:
+    """The state a new exchange below `parent` starts from, read from the tree: whether an
+    answer on the path typed a secret, and the regions painted in the path's last kept
+    screenshot, with its thumbnail to compare the next one with (the agent may have
+    dropped the screenshots themselves from the history it sends)."""
+    state = Shown()
+    node = tree.nodes.get(parent) if parent is not None else None
+    while node is not None:
+        state.typed = state.typed or types_secret(node.answer.get("message"), secrets)
+        if state.last is None:
+            kept = [tree.screens.get(str(m.get("$screen"))) for m in images(node.prompt)]
+            found = [s for s in kept if s is not None and s.reference is not None]
+            if found:
+                state.last = found[-1].reference
+                state.hidden = list(found[-1].fingerprint.masks)
+        node = tree.nodes.get(node.parent) if node.parent is not None else None
+    return state
+
+
+def shown_regions(
+    turns: list[Any], secrets: Collection[str], state: Shown
+) -> dict[int, list[Rect]]:
+    """The regions to paint in each screenshot of a request's new `turns` (by `id` of its
+    image marker) sent after a secret was typed (before them: `state`, or in them): every
+    region that changed since the screenshot before it, widened to its run of text as a
+    typed field's mask is (the field the secret went into, a status line repeating it, a
+    dialog), and every region painted before. A screenshot with no earlier one of its
+    size to compare with is painted whole."""
     out: dict[int, list[Rect]] = {}
     if not secrets:
         return out
-    typed = False
-    hidden: list[Rect] = []
-    last: np.ndarray | None = None
+    typed, hidden, last = state.typed, list(state.hidden), state.last
     for turn in turns:
         if isinstance(turn, dict) and turn.get("role") == "assistant":
             typed = typed or types_secret(turn, secrets)
@@ -132,9 +165,19 @@ def shown_regions(turns: list[Any], secrets: Collection[str]) -> dict[int, list[
                 if last is None or last.shape != frame.small.shape:
                     hidden.append(Rect(0, 0, frame.width, frame.height))
                 else:
-                    changed = changed_regions(last, frame.small)
-                    hidden += [text_mask(grow_to_text_run(frame.small, r)) for r in changed]
+                    for r in changed_regions(last, frame.small):
+                        if not any(_inside(r, h.grow(SCALE)) for h in hidden):
+                            hidden.append(text_mask(grow_to_text_run(frame.small, r)))
                 hidden = merge_rects(hidden, margin=0)
                 out[id(marker)] = list(hidden)
             last = frame.small
     return out
+
+
+def _inside(inner: Rect, outer: Rect) -> bool:
+    return (
+        outer.x <= inner.x
+        and outer.y <= inner.y
+        and inner.right <= outer.right
+        and inner.bottom <= outer.bottom
+    )

@@ -40,7 +40,7 @@ from mmcli.llm.conversation import (
     target_of,
 )
 from mmcli.llm.document import LLMRecording
-from mmcli.llm.leaks import shown_regions
+from mmcli.llm.leaks import shown_before, shown_regions
 from mmcli.llm.screens import Screen, digest_of, frame_of, screen_of
 from mmcli.llm.shapes import SHAPES, Shape, parse_sse, shape_for
 from mmcli.llm.tree import Conversation, Walk, conversation
@@ -162,7 +162,13 @@ class Session:
             return
         target = target_of(stored["message"])
         screens: dict[str, Screen] = {}
-        shown = shown_regions(conv.turns, self.secrets)
+        prompt = conv.turns[walk.position :]
+        if self.secrets:
+            with self.lock:
+                before = shown_before(self.recording.tree, walk.parent, self.secrets)
+            shown = shown_regions(prompt, self.secrets, before)
+        else:
+            shown = {}
 
         def keep(marker: dict[str, Any]) -> dict[str, Any]:
             frame = frame_of(marker["$image"])
@@ -174,7 +180,6 @@ class Session:
             screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image), paint)
             return {"$screen": sid}
 
-        prompt = conv.turns[walk.position :]
         prompt = replace_images(prompt, keep) if images(prompt) else prompt
         with self.lock:
             self.recording.tree.screens.update(screens)
