@@ -8,13 +8,13 @@ on the screen is its own business. A recording is saved only when the agent exit
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 from mmcli.desktop.agent import run_agent
 from mmcli.errors import (
@@ -257,16 +257,13 @@ def _journal(store: Store, name: str, result: LLMResult, seconds: float) -> None
 # ---- mm proxy ----------------------------------------------------------------------------
 
 
-FileState = tuple[int, int, int] | None
-"""A document's inode, modification time (ns) and size; None: there is none."""
-
-
-def file_state(path: Path) -> FileState:
+def document_state(store: Store, name: str) -> str | None:
+    """The SHA-256 of NAME's document as the store holds it now; None: there is none."""
     try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
+        text = store.read_text(name)
+    except RecordingNotFound:
         return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Router:
@@ -292,7 +289,7 @@ class Router:
         self.upstream = dict(upstream) if upstream is not None else None
         self.progress = progress
         self.sessions: dict[str, Session] = {}
-        self.seen: dict[str, FileState] = {}
+        self.seen: dict[str, str | None] = {}
         """Each recording's document as last loaded or saved here."""
         self.lock = threading.Lock()
 
@@ -314,10 +311,9 @@ class Router:
         with self.lock:
             if name not in self.sessions:
                 with in_use(self.store, name):
-                    state = file_state(self.store.path(name))
-                    exists = self.store.exists(name)
-                    rec = load(self.store, name) if exists else LLMRecording(name, now())
-                self.seen[name] = state if exists else None
+                    state = document_state(self.store, name)
+                    rec = load(self.store, name) if state else LLMRecording(name, now())
+                self.seen[name] = state
                 self.sessions[name] = Session(
                     rec,
                     self.values.all,
@@ -338,7 +334,7 @@ class Router:
             # The session's lock before the router's, as when an answer is saved (`_saved`).
             with session.lock:
                 with self.lock:
-                    state = file_state(self.store.path(name))
+                    state = document_state(self.store, name)
                     replaced = state != self.seen[name]
                 if replaced:
                     if state is None:
@@ -370,7 +366,7 @@ class Router:
         session.recording = written
         session.new.clear()
         with self.lock:
-            self.seen[rec.name] = file_state(self.store.path(rec.name))
+            self.seen[rec.name] = document_state(self.store, rec.name)
         if self.progress is not None:
             self.progress(f"{rec.name}: saved exchange {max(written.tree.nodes)}")
 
