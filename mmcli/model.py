@@ -10,6 +10,7 @@ fingerprint matches the live screen. A leaf ends the task.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -19,8 +20,11 @@ if TYPE_CHECKING:
     from mmcli.screen.fingerprint import Fingerprint, Rect
     from mmcli.screen.windows import WindowRef
 
-FORMAT_VERSION = 2
-"""2: a path's last step keeps the screen it ended on (`Step.outcome`), and a branch that
+FORMAT_VERSION = 3
+"""3: a literal `{{` in the agent's command is kept as `LITERAL_BRACES`, so that only
+the placeholders `mm` wrote there are filled at a heal. A version-2 file reads as before:
+every `{{key}}` in its command is taken for a placeholder (a version-2 file cannot tell).
+2: a path's last step keeps the screen it ended on (`Step.outcome`), and a branch that
 ended on a new outcome is `pending` until approved; a pointer step may keep the window it
 acted in (`Step.window`), a typing step its pace (`Action.key_ms`). A version-1 file
 reads as one whose paths have no recorded outcome. Optional fields added since (`cwd`,
@@ -64,9 +68,28 @@ KEY_PAUSE_UNKNOWN = 0.012
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9_]+)\}\}")
 
 
-def render_text(text: str, values: dict[str, str]) -> str:
+def render_text(text: str, values: Mapping[str, str]) -> str:
     """`text` with each `{{key}}` placeholder replaced by its value (unknown keys stay)."""
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+LITERAL_BRACES = "{{=}}{"
+"""What a literal `{{` is kept as where only `mm` writes placeholders (the agent's
+recorded command, a model's request or answer): no placeholder can start there, so a
+`{{pin}}` the user or the model wrote is given back as `{{pin}}`, never filled."""
+
+
+def escape_braces(text: str) -> str:
+    """`text` with each literal `{{` kept as `LITERAL_BRACES`, so none reads as a placeholder."""
+    return text.replace("{{", LITERAL_BRACES)
+
+
+def render_template(text: str, values: Mapping[str, str]) -> str:
+    """Text kept with `escape_braces` made live: `mm`'s placeholders filled with `values`,
+    each literal `{{` given back as it was."""
+    if "{{" not in text:
+        return text
+    return render_text(text, values).replace(LITERAL_BRACES, "{{")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

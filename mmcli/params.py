@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mmcli.errors import UsageError
-from mmcli.model import PLACEHOLDER
+from mmcli.model import PLACEHOLDER, escape_braces
 
 KEY = re.compile(r"[A-Za-z0-9_]+")
 
@@ -129,18 +129,29 @@ def template_command(command: Sequence[str], values: Values) -> list[str]:
     an option's value in one word (`--name=John Smith`), becomes `{{key}}` (the program
     itself aside); a secret's value becomes `{{key}}` wherever it is. A value elsewhere
     inside an argument (a shell script's text) stays: replacing it there could let a
-    value change what the script does."""
+    value change what the script does. A literal `{{` the user wrote is escaped
+    (`escape_braces`): only the placeholders put here are filled at a replay."""
     by_value = {v: k for k, v in sorted(values.params.items(), key=lambda kv: kv[0]) if v}
     out: list[str] = []
     for index, arg in enumerate(command):
-        if index > 0:
-            option = OPTION_VALUE.fullmatch(arg)
-            if arg in by_value:
-                arg = "{{" + by_value[arg] + "}}"
-            elif option is not None and option[2] in by_value:
-                arg = option[1] + "{{" + by_value[option[2]] + "}}"
-        out.append(parametrize(arg, values.secrets))
+        option = OPTION_VALUE.fullmatch(arg) if index > 0 else None
+        if index > 0 and arg in by_value:
+            out.append("{{" + by_value[arg] + "}}")
+        elif option is not None and option[2] in by_value:
+            out.append(_escaped(option[1], values.secrets) + "{{" + by_value[option[2]] + "}}")
+        else:
+            out.append(_escaped(arg, values.secrets))
     return out
+
+
+def _escaped(text: str, secrets: Mapping[str, str]) -> str:
+    """`text` with each secret's value as its placeholder and every other `{{` escaped.
+    (An argument holds no NUL: it marks where a placeholder goes while `{{` is escaped.)"""
+    marked = text
+    for key, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
+        if value:
+            marked = marked.replace(value, f"\0{key}\0")
+    return re.sub("\0([A-Za-z0-9_]+)\0", r"{{\1}}", escape_braces(marked))
 
 
 DIGEST_HEX = 16

@@ -10,7 +10,6 @@ captures are taken).
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -32,6 +31,7 @@ from mmcli.screen.analysis import (
 )
 from mmcli.screen.carets import on_focus_line
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Patch, Rect
+from mmcli.screen.paint import blank_png, paintable, text_mask
 from mmcli.screen.windows import WindowRef
 
 
@@ -55,13 +55,6 @@ class Capture:
     """Said with the step's progress line (e.g. that its text was pasted)."""
     window: WindowRef | None = None
     """The application window under the action's target (`Step.window`)."""
-
-
-TEXT_GROW = 160
-"""A param-typed field may show longer text at replay: its mask extends this far right."""
-TEXT_GROW_LEFT = 80
-"""... and this far left, where a right-aligned field (a calculator's display, a number in
-a spreadsheet cell) grows: about ten more digits."""
 
 
 @dataclass
@@ -125,7 +118,7 @@ def build_steps(
         action = cap.action
         if action.kind is ActionKind.TYPE:
             action = replace(action, text=parametrize(action.text, values))
-        painted = _paintable(merge_rects(hidden, margin=0), cap.patch)
+        painted = paintable(merge_rects(hidden, margin=0), cap.patch)
         step_masks = [*masks, *(r for r in painted if r not in masks)]
         width, height = cap.size
         fp = Fingerprint(
@@ -158,13 +151,13 @@ def build_steps(
             # What was typed from a param will read differently at replay: blank it in
             # every later fingerprint, at record and at replay alike; and where the app
             # echoes it (a status line), from the step where the echo shows.
-            masks.append(_text_mask(effect))
+            masks.append(text_mask(effect))
             if secret:
-                hidden.append(_text_mask(effect))
+                hidden.append(text_mask(effect))
             for j, rect in find_echoes(after, effect, screens[i + 1 :]):
-                echoes.setdefault(i + 1 + j, []).append(_text_mask(rect))
+                echoes.setdefault(i + 1 + j, []).append(text_mask(rect))
                 if secret:
-                    secret_echoes.append(_text_mask(rect))
+                    secret_echoes.append(text_mask(rect))
     if final is not None and steps:
         end = len(captures)
         masks.extend(r for r in echoes.get(end, []) if r not in masks)
@@ -219,59 +212,6 @@ def _exposed(action: Action, before: np.ndarray, after: np.ndarray) -> list[Rect
     if action.kind is ActionKind.TYPE:
         return []
     return [grow_to_text_run(after, r).grow(2) for r in changed_regions(before, after)]
-
-
-def _paintable(regions: list[Rect], patch: Patch | None) -> list[Rect]:
-    """`regions` without the core of the step's target, which its checks must see."""
-    if patch is None:
-        return regions
-    half = PATCH_SIZE // 4
-    core = Rect(patch.x - half, patch.y - half, 2 * half, 2 * half)
-    out: list[Rect] = []
-    for r in regions:
-        out.extend(_minus(r, core) if r.intersects(core) else [r])
-    return out
-
-
-def _minus(r: Rect, hole: Rect) -> list[Rect]:
-    """`r` minus `hole`, as up to four rectangles (above, below, left, right)."""
-    top, bottom = max(r.y, hole.y), min(r.bottom, hole.bottom)
-    parts = [
-        Rect(r.x, r.y, r.w, hole.y - r.y),
-        Rect(r.x, hole.bottom, r.w, r.bottom - hole.bottom),
-        Rect(r.x, top, hole.x - r.x, bottom - top),
-        Rect(hole.right, top, r.right - hole.right, bottom - top),
-    ]
-    return [p for p in parts if p.w > 0 and p.h > 0]
-
-
-def blank_png(data: bytes, regions: list[Rect]) -> bytes:
-    """A thumbnail with `regions` (screen pixels) painted over: exactly the downscaled
-    pixels `fingerprint.blank` blanks for the same regions."""
-    if not regions:
-        return data
-    from PIL import Image, ImageDraw
-
-    with Image.open(io.BytesIO(data)) as image:
-        img = image.convert("RGB")
-    draw = ImageDraw.Draw(img)
-    for r in regions:
-        x0, y0 = max(r.x // SCALE, 0), max(r.y // SCALE, 0)
-        x1, y1 = -(-r.right // SCALE), -(-r.bottom // SCALE)
-        if x1 > x0 and y1 > y0:  # PIL's rectangle includes its far corner
-            draw.rectangle([x0, y0, x1 - 1, y1 - 1], fill=PAINT)
-    buf = io.BytesIO()
-    img.save(buf, format="PNG")
-    return buf.getvalue()
-
-
-PAINT = (64, 64, 64)
-"""The colour secrets are painted over with in thumbnails."""
-
-
-def _text_mask(rect: Rect) -> Rect:
-    left = min(TEXT_GROW_LEFT, rect.x)
-    return Rect(rect.x - left, rect.y, rect.w + left + TEXT_GROW, rect.h).grow(2)
 
 
 ECHO_MATCH = 0.85

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from mmcli.model import render_text
+from mmcli.model import escape_braces, render_template
 from mmcli.params import parametrize
 
 ID_KEYS = ("tool_use_id", "tool_call_id")
@@ -116,14 +116,8 @@ def normalize(value: Any, ids: IdMap, values: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [normalize(v, ids, values) for v in value]
     if isinstance(value, str):
-        return parametrize(value.replace("{{", LITERAL_BRACES), values)
+        return parametrize(escape_braces(value), values)
     return value
-
-
-LITERAL_BRACES = "{{=}}{"
-"""What a literal `{{` in a request or an answer is kept as: no placeholder can start
-there, so an answer in which the model wrote `{{pin}}` is answered from memory as
-`{{pin}}`, as it was recorded, never with the secret's value."""
 
 
 def denormalize(value: Any, ids: IdMap, fresh: Callable[[], str], values: Mapping[str, str]) -> Any:
@@ -140,7 +134,7 @@ def denormalize(value: Any, ids: IdMap, fresh: Callable[[], str], values: Mappin
     if isinstance(value, list):
         return [denormalize(v, ids, fresh, values) for v in value]
     if isinstance(value, str) and "{{" in value:
-        return render_text(value, dict(values)).replace(LITERAL_BRACES, "{{")
+        return render_template(value, values)
     return value
 
 

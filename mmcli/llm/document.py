@@ -1,7 +1,7 @@
 """The stored form of a model-API recording: one TOML document beside the CLI recordings.
 
     kind = "llm"                  tells it from a CLI recording (no `kind`) or an SDK one
-    format_version = 1
+    format_version = 2
     name = "task"
     created = 2026-01-01T12:00:00Z
     command = ["python", "agent.py"]
@@ -49,7 +49,17 @@ from mmcli.store.storefs import UnsafePath
 from mmcli.store.validate import read_toml, upgraded
 
 KIND = "llm"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: a literal `{{` in the agent's command is kept as `LITERAL_BRACES`, as in prompts and
+answers, so only the placeholders `mm` wrote there are filled at a replay. A version-1
+document reads as before: every `{{key}}` in its command is taken for a placeholder."""
+
+
+def _from_v1(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "format_version": 2}
+
+
+UPGRADES = {1: _from_v1}
 FILE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\.png")
 SCREEN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_EXCHANGES = 100_000
@@ -125,7 +135,7 @@ def loads(text: str, source: str, thumbs: Thumbs | None = None) -> LLMRecording:
     doc = read_toml(text, source)
     if doc.get("kind") != KIND:
         raise RecordingCorrupt(f"{source}: not a model-API recording (kind = {KIND!r})")
-    doc = upgraded(doc, source, FORMAT_VERSION)
+    doc = upgraded(doc, source, FORMAT_VERSION, UPGRADES)
     try:
         return _recording(doc, thumbs)
     except RecordingCorrupt as e:

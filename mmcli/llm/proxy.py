@@ -40,6 +40,7 @@ from mmcli.llm.conversation import (
     target_of,
 )
 from mmcli.llm.document import LLMRecording
+from mmcli.llm.leaks import shown_before, shown_regions
 from mmcli.llm.screens import Screen, digest_of, frame_of, screen_of
 from mmcli.llm.shapes import SHAPES, Shape, parse_sse, shape_for
 from mmcli.llm.tree import Conversation, Walk, conversation
@@ -124,11 +125,17 @@ class Session:
     recording: LLMRecording
     values: dict[str, str]
     policy: Policy = Policy.DEFAULT
+    secrets: frozenset[str] = frozenset()
+    """The keys of `values` that are secrets: a screenshot sent after the model typed one
+    is kept with what may show it painted over."""
     upstream: dict[str, str] | None = None
     """Base URL per API; None: no model, a miss is refused."""
     replay: bool = True
     """Answer from memory when the tree matches (False: `mm record`, always forward)."""
     on_new: Callable[[Session, int], None] | None = None
+    guard: Callable[[Session], contextlib.AbstractContextManager[Any]] | None = None
+    """Held around each request (`mm proxy`): marks the recording in use, and has it
+    reloaded if it was replaced since the last request (an `MMError` refuses the request)."""
     stats: Stats = field(default_factory=Stats)
     new: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -155,6 +162,13 @@ class Session:
             return
         target = target_of(stored["message"])
         screens: dict[str, Screen] = {}
+        prompt = conv.turns[walk.position :]
+        if self.secrets:
+            with self.lock:
+                before = shown_before(self.recording.tree, walk.parent, self.secrets)
+            shown = shown_regions(prompt, self.secrets, before)
+        else:
+            shown = {}
 
         def keep(marker: dict[str, Any]) -> dict[str, Any]:
             frame = frame_of(marker["$image"])
@@ -162,10 +176,10 @@ class Session:
                 return {"$screen": ""}
             sid = "s-" + new_token() + new_token()
             image = marker["$image"]
-            screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image))
+            paint = shown.get(id(marker))
+            screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image), paint)
             return {"$screen": sid}
 
-        prompt = conv.turns[walk.position :]
         prompt = replace_images(prompt, keep) if images(prompt) else prompt
         with self.lock:
             self.recording.tree.screens.update(screens)
@@ -215,6 +229,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"mm: no such endpoint {self.path}"}})
             return
         session, shape = routed
+        with contextlib.ExitStack() as held:
+            try:
+                if session.guard is not None:
+                    held.enter_context(session.guard(session))
+            except MMError as e:  # `mm proxy`: the recording was removed, or is broken now
+                problem = {"type": "invalid_request_error", "message": str(e)}
+                self._send_json(400, {"error": problem})
+                return
+            self._serve(session, shape)
+
+    def _serve(self, session: Session, shape: Shape) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
             self._send_json(413, shape.error(413, "mm: request too large"))

@@ -8,20 +8,29 @@ on the screen is its own business. A recording is saved only when the agent exit
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from mmcli.desktop.agent import run_agent
-from mmcli.errors import ExitCode, MMError, Outcome, RecordingExists, StoreError, UsageError
+from mmcli.errors import (
+    ExitCode,
+    MMError,
+    Outcome,
+    RecordingExists,
+    RecordingNotFound,
+    StoreError,
+    UsageError,
+)
 from mmcli.llm.document import LLMRecording, load, now, save
 from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
-from mmcli.model import PLACEHOLDER
+from mmcli.model import PLACEHOLDER, render_template
 from mmcli.params import Values, template_command
 from mmcli.screen.matcher import Policy
 from mmcli.store.inuse import in_use, unused
@@ -102,7 +111,13 @@ def record_llm(
     rec.params = sorted(
         set(rec.params) | set().union(*(PLACEHOLDER.findall(a) for a in recorded_command))
     )
-    session = Session(rec, values.all, upstream=upstreams(os.environ, upstream), replay=False)
+    session = Session(
+        rec,
+        values.all,
+        secrets=frozenset(values.secrets),
+        upstream=upstreams(os.environ, upstream),
+        replay=False,
+    )
     with Serving(single_route(session)) as server:
         if progress is not None:
             progress(f"model API proxy on {server.root}")
@@ -178,15 +193,14 @@ def _replay_llm(
     progress: Progress | None,
 ) -> LLMResult:
     rec = load(store, name)
-    from mmcli.model import render_text
-
-    command = [render_text(a, values.all) for a in (agent or rec.command)]
+    command = [render_template(a, values.all) for a in (agent or rec.command)]
     if not command:
         raise MMError(f"{name!r} has no recorded agent command; give one with --agent")
     session = Session(
         rec,
         values.all,
         policy,
+        secrets=frozenset(values.secrets),
         upstream=None if no_agent else upstreams(os.environ, upstream),
     )
     started = time.monotonic()
@@ -243,9 +257,23 @@ def _journal(store: Store, name: str, result: LLMResult, seconds: float) -> None
 # ---- mm proxy ----------------------------------------------------------------------------
 
 
+def document_state(store: Store, name: str) -> str | None:
+    """The SHA-256 of NAME's document as the store holds it now; None: there is none."""
+    try:
+        text = store.read_text(name)
+    except RecordingNotFound:
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class Router:
     """`/r/NAME/v1/...`: one session per recording name, created on first use; each new
-    exchange is saved as soon as the model has answered."""
+    exchange is saved as soon as the model has answered.
+
+    A recording is marked in use while a request for it is answered, not in between: a new
+    `mm record NAME --overwrite` or `mm import --overwrite` may replace it then, and the
+    next request reloads it; once it is removed (`mm rm`, `mm prune`), its requests are
+    refused, and nothing is written back."""
 
     def __init__(
         self,
@@ -261,8 +289,8 @@ class Router:
         self.upstream = dict(upstream) if upstream is not None else None
         self.progress = progress
         self.sessions: dict[str, Session] = {}
-        self.marks = contextlib.ExitStack()
-        """A recording served is marked in use until the proxy stops (`close`)."""
+        self.seen: dict[str, str | None] = {}
+        """Each recording's document as last loaded or saved here."""
         self.lock = threading.Lock()
 
     def __call__(self, path: str) -> tuple[Session, Shape] | None:
@@ -282,18 +310,48 @@ class Router:
     def session(self, name: str) -> Session:
         with self.lock:
             if name not in self.sessions:
-                with contextlib.ExitStack() as mark:
-                    mark.enter_context(in_use(self.store, name))
-                    exists = self.store.exists(name)
-                    rec = load(self.store, name) if exists else LLMRecording(name, now())
-                    self.marks.push(mark.pop_all())  # kept only for a recording served
+                with in_use(self.store, name):
+                    state = document_state(self.store, name)
+                    rec = load(self.store, name) if state else LLMRecording(name, now())
+                self.seen[name] = state
                 self.sessions[name] = Session(
-                    rec, self.values.all, self.policy, self.upstream, on_new=self._saved
+                    rec,
+                    self.values.all,
+                    self.policy,
+                    frozenset(self.values.secrets),
+                    self.upstream,
+                    on_new=self._saved,
+                    guard=self._hold,
                 )
             return self.sessions[name]
 
+    @contextlib.contextmanager
+    def _hold(self, session: Session) -> Iterator[None]:
+        """For one request: the recording marked in use, reloaded first if its document
+        was replaced since; `RecordingNotFound` if it was removed."""
+        name = session.recording.name
+        with in_use(self.store, name):
+            # The session's lock before the router's, as when an answer is saved (`_saved`).
+            with session.lock:
+                with self.lock:
+                    state = document_state(self.store, name)
+                    replaced = state != self.seen[name]
+                if replaced:
+                    if state is None:
+                        raise RecordingNotFound(
+                            f"recording {name!r} was removed while mm proxy served it; "
+                            "restart mm proxy to record it anew"
+                        )
+                    session.recording = load(self.store, name)
+                    session.new.clear()
+                    with self.lock:
+                        self.seen[name] = state
+                    if self.progress is not None:
+                        self.progress(f"{name}: reloaded (replaced since it was last used)")
+            yield
+
     def close(self) -> None:
-        self.marks.close()
+        """Nothing is held between requests."""
 
     def _saved(self, session: Session, node: int) -> None:
         rec = session.recording
@@ -307,6 +365,8 @@ class Router:
         # Later exchanges hang from the ids as saved: go on with the document as written.
         session.recording = written
         session.new.clear()
+        with self.lock:
+            self.seen[rec.name] = document_state(self.store, rec.name)
         if self.progress is not None:
             self.progress(f"{rec.name}: saved exchange {max(written.tree.nodes)}")
 

@@ -2,7 +2,8 @@
 
 What a recording keeps of a screenshot is what `mm record` keeps of a screen: its
 fingerprint (with the patch around the answer's click target, when the answer clicks)
-and a thumbnail downscaled by `SCALE`; never the image itself.
+and a thumbnail downscaled by `SCALE`; never the image itself. Regions that may show a
+secret are painted in the thumbnail and masked in the fingerprint (`leaks.shown_regions`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from PIL import Image
 
 from mmcli.llm.conversation import LiveImage
 from mmcli.screen.analysis import fingerprint_of
-from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame
+from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame, Rect
 from mmcli.screen.matcher import Policy, References, Verdict, compare
+from mmcli.screen.paint import blank_png, paintable
 
 MAX_PIXELS = 8192 * 8192
 FORMATS = ["PNG", "JPEG", "WEBP", "GIF"]
@@ -83,19 +85,28 @@ def frame_of(image: LiveImage) -> Frame | None:
     return frame
 
 
-def screen_of(frame: Frame, target: tuple[int, int] | None, name: str, digest: str = "") -> Screen:
+def screen_of(
+    frame: Frame,
+    target: tuple[int, int] | None,
+    name: str,
+    digest: str = "",
+    paint: list[Rect] | None = None,
+) -> Screen:
+    """What is kept of a screenshot. `paint`: regions that may show a secret, painted in
+    the thumbnail and masked in the fingerprint (the core of the click target aside, as
+    in a screen recording), before anything is stored."""
     if target is not None and not (0 <= target[0] < frame.width and 0 <= target[1] < frame.height):
         target = None
+    fingerprint = fingerprint_of(frame, target)
     out = io.BytesIO()
     frame.thumbnail().save(out, "PNG", optimize=False)
-    thumb = Image.open(io.BytesIO(out.getvalue()))
-    return Screen(
-        fingerprint_of(frame, target),
-        name,
-        Frame.small_from_thumbnail(thumb),
-        out.getvalue(),
-        digest,
-    )
+    png = out.getvalue()
+    if paint:
+        masks = paintable(paint, fingerprint.patch)
+        fingerprint = fingerprint_of(frame, target, masks)
+        png = blank_png(png, masks)
+    thumb = Image.open(io.BytesIO(png))
+    return Screen(fingerprint, name, Frame.small_from_thumbnail(thumb), png, digest)
 
 
 def judge(screen: Screen, image: LiveImage, policy: Policy) -> Verdict | None:

@@ -7,7 +7,6 @@ import io
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from mmcli.capture.steps import blank_png
 from mmcli.errors import StoreError
 from mmcli.model import Recording, Step
 from mmcli.replay.judge import Judge, Match
@@ -15,6 +14,7 @@ from mmcli.replay.look import signed
 from mmcli.replay.report import Divergence
 from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.paint import blank_png
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
 

@@ -12,7 +12,7 @@ from mmcli.capture.integrate import FinishedRun, Into, integrate
 from mmcli.capture.record import check_recordable, run_recorded
 from mmcli.capture.stale import stale_value
 from mmcli.errors import MMError, Outcome
-from mmcli.model import Recording, render_text
+from mmcli.model import Recording, render_template
 from mmcli.params import Values
 from mmcli.replay.report import ReplayOptions
 from mmcli.store.recordings import Store
@@ -64,7 +64,7 @@ class HandOver:
             "MM_REPLAY": "1",
             **self.values.env(),
         }
-        command = [render_text(arg, self.values.all) for arg in agent]
+        command = [render_template(arg, self.values.all) for arg in agent]
         run, recorder = run_recorded(
             self.backend,
             command,

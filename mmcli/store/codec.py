@@ -38,7 +38,13 @@ def _from_v1(doc: Document) -> Document:
     return {**doc, "format_version": 2}
 
 
-UPGRADES: dict[int, Callable[[Document], Document]] = {1: _from_v1}
+def _from_v2(doc: Document) -> Document:
+    """Version 2 kept a literal `{{` in the agent's command as typed: its `{{key}}`s were
+    all read as placeholders, and still are."""
+    return {**doc, "format_version": 3}
+
+
+UPGRADES: dict[int, Callable[[Document], Document]] = {1: _from_v1, 2: _from_v2}
 """`UPGRADES[n]` turns a version-n document into a version-(n+1) one."""
 
 

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image, ImageColor
 
 from examples.loan_form import BACKGROUND
-from mmcli.capture.steps import PAINT
 from mmcli.screen.fingerprint import SCALE
+from mmcli.screen.paint import PAINT
 from mmcli.store.recordings import Store
 
 from .conftest import LoanApp, agent_command, mm
@@ -120,3 +120,32 @@ def test_a_heal_with_a_secret_prints_it_nowhere_and_replays_from_memory_after(
     outputs = "".join(r.stdout + r.stderr for r in (recorded, healed, again))
     stored = b"".join(p.read_bytes() for p in isolated_store.rglob("*") if p.is_file())
     assert [p for p in pieces if p in outputs or p.encode() in stored] == []
+
+
+def test_a_literal_placeholder_in_the_agent_command_reaches_the_agent_literally(
+    loan_app: LoanApp, isolated_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The user's own `{{email}}` (a template the agent fills itself) is no placeholder of
+    # mm's: a heal must pass it as typed, while the secret's value, which mm replaced by
+    # its placeholder, gets this replay's value.
+    argv = tmp_path / "argv"
+    logged = f'printf "%s\\n" "$@" > {argv}; shift; exec "$@"'
+    monkeypatch.setenv("MM_SECRET_EMAIL", SECRET)
+    loan_app.start()
+    agent = agent_command(loan_app, email=SECRET, args_only=True)
+    recorded = mm(
+        "record", "loan", "--secret", "email", "--observe", "0",
+        "--", "sh", "-c", logged, "sh", "subject={{email}}", *agent,
+    )  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    assert argv.read_text().splitlines()[0] == "subject={{email}}"
+
+    other = "other-" + SECRET
+    loan_app.start("--popup-at-start")  # diverges at the first step: the agent heals
+    healed = mm("replay", "loan", "--secret", f"email={other}", "--timeout", "2", "--json")
+    assert healed.returncode == 0, healed.stderr
+    assert json.loads(healed.stdout)["outcome"] == "healed", healed.stderr
+    args = argv.read_text().splitlines()
+    assert args[0] == "subject={{email}}", args
+    assert args[args.index("--email") + 1] == other
+    assert loan_app.records()[-1]["email"] == other

@@ -23,7 +23,7 @@ CORRUPT: dict[str, tuple[bytes, str]] = {
     "not-utf8": (GOOD.encode().replace(b"python", b"\xff\xfe", 1), "not UTF-8"),
     "zeros": (bytes(4096), "not valid TOML"),
     "empty": (b"", "format_version"),
-    "future": (GOOD.replace("format_version = 2", "format_version = 7", 1).encode(), "upgrade mm"),
+    "future": (GOOD.replace("format_version = 3", "format_version = 7", 1).encode(), "upgrade mm"),
     "loop": (GOOD.replace("id = 0\n", "id = 0\nparent = 3\n", 1).encode(), "loop of parents"),
     "escape": (
         GOOD.replace('thumbnail = "t-0000.png"', 'thumbnail = "../../secret.png"', 1).encode(),

@@ -34,7 +34,7 @@ import os, sys, time, anthropic
 from pathlib import Path
 out = Path(sys.argv[1])
 (out / "env.json").write_text(__import__("json").dumps(
-    {k: os.environ[k] for k in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")}))
+    {k: os.environ[k] for k in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")} | {"pid": os.getpid()}))
 deadline = time.time() + 60
 while not (out / "go").exists() and time.time() < deadline:
     time.sleep(0.05)
@@ -42,11 +42,13 @@ anthropic.Anthropic(api_key="k", max_retries=0).messages.create(
     model="m", max_tokens=10, messages=[{"role": "user", "content": "the agent's own task"}])
 """
 
-# What another user runs: the system Python, no mmcli, no token.
+# What another user runs: the system Python, no mmcli, no token; `headers` (JSON) may
+# carry a guess of one the way SDKs pass keys.
 OTHER_USER = """
-import sys, urllib.request, urllib.error
+import json, sys, urllib.request, urllib.error
+headers = {"Content-Type": "application/json", **json.loads(sys.argv[3])}
 request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+                                 headers=headers)
 try:
     with urllib.request.urlopen(request, timeout=30) as response:
         print(response.status, response.read().decode())
@@ -70,13 +72,19 @@ def post(port: int, path: str, body: str) -> tuple[int, str]:
         conn.close()
 
 
-def as_nobody(url: str, body: str) -> tuple[int, str] | None:
+def can_switch_users() -> bool:
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    return os.geteuid() == 0 and shutil.which("runuser") is not None and python is not None
+
+
+def as_nobody(url: str, body: str, headers: dict[str, str] | None = None) -> tuple[int, str] | None:
     """POST from uid `nobody` (None when this test cannot switch users)."""
     python = shutil.which("python3", path="/usr/bin:/bin")
-    if os.geteuid() != 0 or shutil.which("runuser") is None or python is None:
+    if not can_switch_users() or python is None:
         return None
+    extra = json.dumps(headers or {})
     out = subprocess.run(
-        ["runuser", "-u", "nobody", "--", python, "-c", OTHER_USER, url, body],
+        ["runuser", "-u", "nobody", "--", python, "-c", OTHER_USER, url, body, extra],
         capture_output=True,
         text=True,
         timeout=60,
@@ -145,6 +153,85 @@ def test_record_llm_answers_only_its_own_agent(
     stored = stored_text(isolated_store)
     assert "the agent's own task" in stored
     assert "planted" not in stored
+
+
+# What another user tries to learn the token with: the agent's environment, where `mm`
+# put it.
+READ_ENVIRON = """
+import sys
+try:
+    open(f"/proc/{sys.argv[1]}/environ", "rb").read()
+    print("read")
+except OSError as e:
+    print(type(e).__name__)
+"""
+
+
+def test_another_user_gets_401_from_a_running_record_and_nothing_of_theirs_is_recorded(
+    fake_model: FakeModel, isolated_store: Path, tmp_path: Path
+) -> None:
+    if not can_switch_users():
+        pytest.skip("switching to uid nobody needs root and runuser")
+    agent = [sys.executable, "-c", AGENT, str(tmp_path)]
+    proc = subprocess.Popen(
+        [*MM, "record", "t", "--llm", "--secret", "pin", "--", *agent],
+        env=mm_env(fake_model, MM_SECRET_PIN=SECRET),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 60
+        while not (tmp_path / "env.json").exists():
+            assert proc.poll() is None and time.time() < deadline, "the agent never started"
+            time.sleep(0.05)
+        time.sleep(0.1)
+        env = json.loads((tmp_path / "env.json").read_text())
+        base = urlsplit(env["ANTHROPIC_BASE_URL"])
+        root = f"http://127.0.0.1:{base.port}"
+        token = base.path.split("/")[2]
+        wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
+        openai = json.dumps({"model": "m", "messages": [{"role": "user", "content": PLANTED}]})
+        tries = [
+            ("/v1/messages", planted_body(), {}),
+            ("/v1/chat/completions", openai, {}),
+            (f"/t/{wrong}/v1/messages", planted_body(), {}),
+            (f"/t/{wrong}/v1/chat/completions", openai, {}),
+            ("/t//v1/messages", planted_body(), {}),
+            ("/v1/messages", planted_body(), {"x-api-key": token}),
+            ("/v1/chat/completions", openai, {"Authorization": f"Bearer {token}"}),
+        ]
+        for path, body, headers in tries:
+            answer = as_nobody(root + path, body, headers)
+            assert answer is not None
+            refused(*answer)
+        # Nor can that user read the token where `mm` handed it to its agent.
+        python = shutil.which("python3", path="/usr/bin:/bin")
+        assert python is not None
+        peek = subprocess.run(
+            ["runuser", "-u", "nobody", "--", python, "-c", READ_ENVIRON, str(env["pid"])],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd="/",
+        )
+        assert peek.stdout.strip() == "PermissionError", peek.stdout + peek.stderr
+        assert fake_model.calls == 0  # nothing of theirs went to the model
+        (tmp_path / "go").touch()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert fake_model.calls == 1
+    shown = subprocess.run(
+        [*MM, "show", "t", "--json"], env=mm_env(fake_model), capture_output=True, text=True
+    )
+    assert len(json.loads(shown.stdout)["exchanges"]) == 1  # the agent's, and no other
+    stored = stored_text(isolated_store)
+    assert "the agent's own task" in stored
+    assert "planted" not in stored and SECRET not in stored
 
 
 @pytest.fixture

@@ -240,9 +240,18 @@ def test_a_hostile_thumbnail_name_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_newer_format_is_refused() -> None:
-    text = dumps(recorded_session().recording).replace("format_version = 1", "format_version = 9")
+    text = dumps(recorded_session().recording).replace("format_version = 2", "format_version = 9")
     with pytest.raises(RecordingCorrupt, match="newer"):
         loads(text, "t.toml")
+
+
+def test_a_version_1_document_loads_with_its_command_s_placeholders() -> None:
+    rec = recorded_session().recording
+    rec.command = ["agent", "--pin", "{{pin}}"]
+    text = dumps(rec).replace("format_version = 2", "format_version = 1")
+    loaded = loads(text, "t.toml")
+    assert loaded.command == ["agent", "--pin", "{{pin}}"]  # filled at a replay, as before
+    assert "format_version = 2" in dumps(loaded)
 
 
 def test_an_exchange_whose_parent_is_missing_is_refused() -> None:

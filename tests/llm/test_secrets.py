@@ -1,7 +1,7 @@
 """Secrets in model answers, end to end through `mm`: an answer is the same recorded and
-replayed. The model's own literal `{{pin}}` stays `{{pin}}` (a replay never puts the
-secret where the recording did not), and the secret's value the model wrote is stored as
-a placeholder and given back as the value."""
+replayed. The model's own literal `{{pin}}` stays `{{pin}}`, and so does the user's in the
+agent's command (a replay never puts the secret where the recording did not), and the
+secret's value the model wrote is stored as a placeholder and given back as the value."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def echo() -> Iterator[str]:
 
 
 # The agent: asks the model to echo a text with literal braces and one with the secret,
-# writes down what came back.
+# writes down what came back, and the arguments it was given after the output file.
 AGENT = """
 import json, os, sys, anthropic
 client = anthropic.Anthropic(api_key="k", max_retries=0)
@@ -71,6 +71,7 @@ for text in ("type " + literal + " here", "type " + os.environ["MM_PARAM_PIN"] +
     answer = client.messages.create(
         model="m", max_tokens=10, messages=[{"role": "user", "content": text}])
     said.append(answer.content[0].text)
+said += sys.argv[2:]
 open(sys.argv[1], "w").write(json.dumps(said))
 """
 
@@ -81,7 +82,8 @@ def test_an_answer_is_the_same_recorded_and_replayed(
     out = tmp_path / "said.json"
     env = {**os.environ, "MM_SECRET_PIN": SECRET, "COLUMNS": "200"}
     mm = [sys.executable, "-m", "mmcli"]
-    agent = [sys.executable, "-c", AGENT, str(out)]
+    # The user's own `{{pin}}` in the command is no placeholder: the replay runs it as is.
+    agent = [sys.executable, "-c", AGENT, str(out), "note={{pin}}"]
     rec = subprocess.run(
         [*mm, "record", "t", "--llm", "--secret", "pin", "--upstream", echo, "--", *agent],
         env=env,
@@ -91,7 +93,7 @@ def test_an_answer_is_the_same_recorded_and_replayed(
     )
     assert rec.returncode == 0, rec.stderr
     recorded = json.loads(out.read_text())
-    assert recorded == ["echo: type {{pin}} here", f"echo: type {SECRET} here"]
+    assert recorded == ["echo: type {{pin}} here", f"echo: type {SECRET} here", "note={{pin}}"]
     assert SECRET not in (isolated_store / "t.toml").read_text()
     out.unlink()
     replay = subprocess.run(
@@ -182,3 +184,126 @@ def test_a_secret_the_model_types_in_pieces_is_never_saved(
     assert "secret 'pin'" in rec.stderr and "nothing was saved" in rec.stderr
     assert SECRET not in rec.stderr and "4711" not in rec.stderr
     assert not (isolated_store / "t.toml").exists()
+
+
+def computer(action: str, text: str) -> dict[str, Any]:
+    return {"type": "tool_use", "name": "computer", "input": {"action": action, "text": text}}
+
+
+def fill(value: str) -> dict[str, Any]:
+    return {"type": "tool_use", "name": "fill_form", "input": {"field": "pin", "value": value}}
+
+
+def said_text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+# What a model may carry a piece of the secret in, answer after answer (then "done").
+PIECES = {
+    "said": [[said_text("Your PIN starts with 4711, I will not type it.")]],
+    "keys": [[computer("key", c)] for c in "4711"] + [[computer("key", "minus")]],
+    "keys-and-type": [[computer("key", "4")], [computer("key", "7")], [computer("type", "11")]],
+    "another-tool": [[fill("4711")], [fill("-XYZ")]],
+    "type-then-key": [[computer("type", "47")], [computer("key", "1")], [computer("key", "1")]],
+}
+
+
+def scripted(turns: list[list[dict[str, Any]]]) -> type[BaseHTTPRequestHandler]:
+    class Scripted(BaseHTTPRequestHandler):
+        """A model that gives `turns` one by one (tool calls numbered), then says done."""
+
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            turn = sum(m["role"] == "assistant" for m in body["messages"])
+            blocks = turns[turn] if turn < len(turns) else [said_text("done")]
+            content = [
+                {**b, "id": f"toolu_{turn}_{i}"} if b["type"] == "tool_use" else b
+                for i, b in enumerate(blocks)
+            ]
+            calls = any(b["type"] == "tool_use" for b in content)
+            data = json.dumps(
+                {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": content,
+                    "stop_reason": "tool_use" if calls else "end_turn",
+                    "usage": {},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Scripted
+
+
+@pytest.mark.parametrize("case", sorted(PIECES))
+def test_a_piece_of_the_secret_anywhere_in_the_answers_is_never_saved(
+    case: str, isolated_store: Path
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), scripted(PIECES[case]))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        upstream = f"http://127.0.0.1:{server.server_address[1]}"
+        rec = subprocess.run(
+            [*MM, "record", "t", "--llm", "--secret", "pin", "--upstream", upstream, "--", *LOOP],
+            env={**os.environ, "MM_SECRET_PIN": SECRET, "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert rec.returncode == 1, rec.stderr
+    assert "secret 'pin'" in rec.stderr and "nothing was saved" in rec.stderr
+    assert "4711" not in rec.stderr
+    assert not (isolated_store / "t.toml").exists()
+
+
+def test_text_that_holds_no_piece_of_the_secret_is_saved(isolated_store: Path) -> None:
+    # The control: the same kinds of answer, with other text, are recorded.
+    turns = [[said_text("Logging in.")], [computer("key", "4")], [computer("type", "2")]]
+    turns += [[fill("0000")], [computer("key", "Return")]]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), scripted(turns))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        upstream = f"http://127.0.0.1:{server.server_address[1]}"
+        rec = subprocess.run(
+            [*MM, "record", "t", "--llm", "--secret", "pin", "--upstream", upstream, "--", *LOOP],
+            env={**os.environ, "MM_SECRET_PIN": SECRET, "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert rec.returncode == 0, rec.stderr
+    assert (isolated_store / "t.toml").exists()
+
+
+def test_an_openai_call_s_arguments_are_read_as_json() -> None:
+    from mmcli.llm.leaks import answer_strings
+    from mmcli.params import leaked_in
+
+    arguments = '{"value": "\\u0034\\u0037\\u0031\\u0031"}'  # 4711, JSON-escaped
+    message = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "#1", "type": "function", "function": {"name": "fill", "arguments": arguments}}
+        ],
+    }
+    assert "4711" not in arguments  # escaped in the JSON text ...
+    assert leaked_in("".join(answer_strings(message)), {"pin": SECRET}) == "pin"  # ... read

@@ -1,10 +1,10 @@
 """The store's rules hold for model-API recordings, end to end through `mm`: a second
 `mm record NAME --llm` running at the same time refuses as a screen recording does, and a
-recording a model-API replay or `mm proxy` uses is not removed, replaced or pruned."""
+recording a model-API replay uses is not removed, replaced or pruned; one `mm proxy`
+serves is reloaded when replaced between requests, and refused once removed."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import shlex
@@ -123,7 +123,28 @@ def test_a_model_api_replay_marks_its_recording_in_use(
     assert [e["depth"] for e in shown["exchanges"]] == [0, 0]
 
 
-def test_mm_proxy_marks_what_it_serves_in_use(
+def ask(port: int, token: str, text: str) -> tuple[int, str]:
+    """One request to `mm proxy` for recording `t`, as the agents send it: the status and
+    the body of the answer."""
+    import anthropic
+
+    base = f"http://127.0.0.1:{port}/t/{token}/r/t"
+    client = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)
+    try:
+        answer = client.messages.create(
+            model="m", max_tokens=10, messages=[{"role": "user", "content": text}]
+        )
+    except anthropic.APIStatusError as e:
+        return e.status_code, e.response.text
+    return 200, answer.model_dump_json()
+
+
+def exchanges() -> int:
+    """How many exchanges recording `t` holds (`mm show` loads it whole: it is valid)."""
+    return len(json.loads(mm("show", "t", "--json").stdout)["exchanges"])
+
+
+def test_mm_proxy_reloads_a_recording_replaced_under_it_and_refuses_a_removed_one(
     fake_model: FakeModel, isolated_store: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "go").touch()
@@ -142,15 +163,38 @@ def test_mm_proxy_marks_what_it_serves_in_use(
     try:
         assert proxy.stderr is not None
         port = int(proxy.stderr.readline().split("127.0.0.1:")[1].split("/")[0])
-        body = json.dumps(
-            {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]}
-        )
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        conn.request("POST", f"/t/{token}/r/t/v1/messages", body, {"x-api-key": "k"})
-        assert conn.getresponse().status == 200
-        conn.close()
-        hands_off(isolated_store, archive, url)
+        assert ask(port, token, "run one")[0] == 200
+        assert fake_model.calls == 1  # from memory
+        assert ask(port, token, "x")[0] == 200  # a miss: asked, and saved at once
+        assert fake_model.calls == 2
+
+        # Replaced by a new recording while served: the next request is answered from it.
+        agent = [sys.executable, "-c", ONE_CALL]
+        recorded = mm("record", "t", "--llm", "--overwrite", "--", *agent, ANTHROPIC_BASE_URL=url)
+        assert recorded.returncode == 0, recorded.stderr
+        assert fake_model.calls == 3
+        assert ask(port, token, "other")[0] == 200
+        assert fake_model.calls == 3  # the new recording's answer, from memory
+        assert ask(port, token, "y")[0] == 200  # a miss, saved into the new recording
+        assert fake_model.calls == 4
+        assert exchanges() == 2
+
+        # Replaced by an import: its exchanges answer, and a miss is saved onto them.
+        replaced = mm("import", str(archive), "--overwrite")
+        assert replaced.returncode == 0, replaced.stderr
+        assert ask(port, token, "run one")[0] == 200
+        assert fake_model.calls == 4
+        assert ask(port, token, "z")[0] == 200
+        assert fake_model.calls == 5
+        assert exchanges() == 2  # the archive's one, and z
+
+        # Removed: refused, and nothing is written back.
+        assert mm("rm", "t", "--yes").returncode == 0
+        status, body = ask(port, token, "run one")
+        assert status == 400 and "'t' was removed" in body, body
+        assert ask(port, token, "w")[0] == 400
+        assert fake_model.calls == 5
+        assert not (isolated_store / "t.toml").exists()
     finally:
         proxy.send_signal(signal.SIGINT)
         proxy.wait(timeout=30)
-    assert mm("rm", "t", "--yes").returncode == 0  # free once the proxy is gone

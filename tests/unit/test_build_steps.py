@@ -76,8 +76,8 @@ def test_thumbnail_paint_covers_exactly_the_blanked_cells() -> None:
 
     import numpy as np
 
-    from mmcli.capture.steps import blank_png
     from mmcli.screen.analysis import blank
+    from mmcli.screen.paint import blank_png
 
     white = Image.new("RGB", (40, 30), "white")
     buf = io.BytesIO()
@@ -110,7 +110,7 @@ def test_parametrize_replaces_the_longest_value_first() -> None:
 
 
 def test_a_rectangle_less_a_hole_is_up_to_four_rectangles() -> None:
-    from mmcli.capture.steps import _minus
+    from mmcli.screen.paint import _minus
 
     r = Rect(0, 0, 100, 100)
     assert _minus(r, Rect(40, 40, 20, 20)) == [
@@ -127,7 +127,7 @@ def test_a_rectangle_less_a_hole_is_up_to_four_rectangles() -> None:
 def test_painting_leaves_the_core_of_the_target_visible() -> None:
     """A secret painted over never covers the target's central 32 x 32 px, which the
     step's own check compares."""
-    from mmcli.capture.steps import _paintable
+    from mmcli.screen.paint import paintable as _paintable
 
     field = Rect(200, 175, 300, 20)
     assert _paintable([field], None) == [field]
@@ -178,8 +178,8 @@ def test_thumbnail_paint_is_the_blanked_cells_wherever_the_region_lies() -> None
 
     import numpy as np
 
-    from mmcli.capture.steps import PAINT, blank_png
     from mmcli.screen.analysis import blank
+    from mmcli.screen.paint import PAINT, blank_png
 
     white = Image.new("RGB", (40, 30), "white")
     buf = io.BytesIO()

@@ -23,7 +23,7 @@ from mmcli.screen.fingerprint import Rect
 from mmcli.store import codec, validate
 from mmcli.store.recordings import Store
 
-GOLDEN = Path(__file__).parent.parent / "fixtures" / "golden-v2.toml"
+GOLDEN = Path(__file__).parent.parent / "fixtures" / "golden-v3.toml"
 TEXT = GOLDEN.read_text(encoding="utf-8")
 DOC = tomllib.loads(TEXT)
 SOURCE = "/store/fuzz.toml"
@@ -326,8 +326,8 @@ def golden_with(old: str, new: str) -> str:
         ("x = " + "{a = " * 5000, "nested too deeply"),
         (golden_with('kind = "click"', 'kind = "teleport"'), "unknown action"),
         (TEXT[: TEXT.index("[[steps]]")], "no steps"),
-        (golden_with("format_version = 2", "format_version = true"), "no integer format_version"),
-        (golden_with("format_version = 2", "format_version = 1.0"), "no integer format_version"),
+        (golden_with("format_version = 3", "format_version = true"), "no integer format_version"),
+        (golden_with("format_version = 3", "format_version = 1.0"), "no integer format_version"),
     ],
 )
 def test_hostile_documents_are_refused(text: str, problem: str) -> None:

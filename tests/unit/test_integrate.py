@@ -17,7 +17,7 @@ from mmcli.backends import FakeBackend
 from mmcli.capture.integrate import FinishedRun, Into, integrate, masked_share, weak_steps
 from mmcli.capture.recorder import _png
 from mmcli.capture.secrets import describe
-from mmcli.capture.steps import PAINT, Capture
+from mmcli.capture.steps import Capture
 from mmcli.errors import RecordingExists, SecretLeak
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
@@ -25,6 +25,7 @@ from mmcli.replay.replayer import Replayer
 from mmcli.replay.report import ReplayOptions
 from mmcli.screen.analysis import patch_of
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
+from mmcli.screen.paint import PAINT
 from mmcli.store.recordings import Store
 from tests.helpers import fp_of
 
