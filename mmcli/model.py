@@ -10,7 +10,7 @@ fingerprint matches the live screen. A leaf ends the task.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -90,6 +90,12 @@ def render_template(text: str, values: Mapping[str, str]) -> str:
     if "{{" not in text:
         return text
     return render_text(text, values).replace(LITERAL_BRACES, "{{")
+
+
+def shown_command(command: Sequence[str]) -> list[str]:
+    """An agent command kept with `escape_braces`, as people read it: each literal `{{`
+    as they typed it (mm's placeholders show as `{{key}}` too)."""
+    return [arg.replace(LITERAL_BRACES, "{{") for arg in command]
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

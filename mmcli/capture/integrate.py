@@ -22,7 +22,7 @@ from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import find_leak, leaked_in
 from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
-from mmcli.model import PLACEHOLDER, Recording, Step, plural
+from mmcli.model import PLACEHOLDER, Recording, Step, plural, shown_command
 from mmcli.params import Values, template_command, value_digest
 from mmcli.screen.analysis import covered_share
 from mmcli.screen.fingerprint import Frame, Rect
@@ -242,7 +242,7 @@ def fallback_lines(recording: Recording, values: Values) -> list[str]:
     if not recording.command:
         return []
     where = f" in {recording.cwd}" if recording.cwd else ""
-    lines = [f"on a divergence, replay runs: {shlex.join(recording.command)}{where}"]
+    lines = [f"on a divergence, replay runs: {shlex.join(shown_command(recording.command))}{where}"]
     for key, value in sorted(values.params.items()):
         if value and any(value in arg for arg in recording.command[1:]):
             lines.append(

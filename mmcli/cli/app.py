@@ -40,7 +40,7 @@ from mmcli.cli.options import (
 from mmcli.cli.output import console, escape, fail, keep_writing_when_closed, progress, say
 from mmcli.cli.parser import MMCommand, MMGroup, wants_json
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError
-from mmcli.model import plural
+from mmcli.model import plural, shown_command
 
 app = typer.Typer(
     name="mm",
@@ -580,7 +580,7 @@ def show(
             json.dumps(
                 {
                     "name": recording.name,
-                    "command": recording.command,
+                    "command": shown_command(recording.command),
                     "cwd": recording.cwd,
                     "params": recording.params,
                     "window_title": recording.window_title,
@@ -606,7 +606,7 @@ def show(
         )
         return
     out = console()
-    agent = shlex.join(recording.command)
+    agent = shlex.join(shown_command(recording.command))
     agent = agent if len(agent) <= 100 else agent[:97] + "..."
     agent += f" (in {recording.cwd})" if recording.command and recording.cwd else ""
     out.print(

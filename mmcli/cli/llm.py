@@ -15,7 +15,7 @@ from rich.markup import escape
 from mmcli.cli.options import open_store, param_values
 from mmcli.cli.output import console, progress, say
 from mmcli.errors import Outcome, UsageError
-from mmcli.model import plural
+from mmcli.model import plural, shown_command
 
 if TYPE_CHECKING:
     from mmcli.screen.matcher import Policy
@@ -108,7 +108,7 @@ def show_llm(name: str, html_file: Path | None, json_out: bool) -> None:
                 {
                     "name": name,
                     "kind": "llm",
-                    "command": rec.command,
+                    "command": shown_command(rec.command),
                     "params": rec.params,
                     "exchanges": [
                         {"id": n.id, "parent": n.parent, "depth": d, "answer": text}
@@ -122,7 +122,7 @@ def show_llm(name: str, html_file: Path | None, json_out: bool) -> None:
     out.print(
         f"[bold]{escape(name)}[/]: model-API recording, {plural(len(lines), 'model call')}, "
         f"{plural(rec.tree.branches(), 'branch', 'branches')}; "
-        f"agent: {escape(shlex.join(rec.command))}"
+        f"agent: {escape(shlex.join(shown_command(rec.command)))}"
     )
     for depth, _, text in lines:
         out.print(f"{'  ' * depth}{depth + 1:>3}. {text}", markup=False)

@@ -139,6 +139,8 @@ def test_a_literal_placeholder_in_the_agent_command_reaches_the_agent_literally(
     )  # fmt: skip
     assert recorded.returncode == 0, recorded.stderr
     assert argv.read_text().splitlines()[0] == "subject={{email}}"
+    assert "replay runs: sh -c" in recorded.stderr and "subject={{email}}" in recorded.stderr
+    assert "{{=}}" not in recorded.stderr + mm("show", "loan").stdout  # shown as typed
 
     other = "other-" + SECRET
     loan_app.start("--popup-at-start")  # diverges at the first step: the agent heals
