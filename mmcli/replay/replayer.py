@@ -126,6 +126,11 @@ class ReplayOptions:
     """Record the agent's input that no channel reports from the display's input events."""
     trust_new: bool = False
     """Follow branches still pending approval (they ended on a new outcome)."""
+    before_commit: Callable[[], None] | None = None
+    """Called before each committing step (the last `commit_steps` actions on the path)
+    and before a hand-over (the agent may commit); raising there acts on nothing more (a
+    fleet's claim: `mmcli.fleet.claims`)."""
+    commit_steps: int = 1
 
 
 @dataclass
@@ -595,6 +600,8 @@ class Replayer:
                 report.outcome = Outcome.WOULD_REPLAY
                 report.steps_replayed = depth
                 return
+            if self.options.before_commit and self._chain_length(step) < self.options.commit_steps:
+                self.options.before_commit()
             self._check_abort()
             first, *rest = moved(step.action.render(self.values.all), self.offset).pieces()
             if not self.backend.perform_checked(first, self._unchanged(match, step)):
@@ -838,6 +845,8 @@ class Replayer:
         focus: tuple[int, int] | None,
     ) -> None:
         assert self.options.agent
+        if self.options.before_commit:
+            self.options.before_commit()
         self.progress(f"step {depth + 1}: handing over to the agent")
         env = {
             "MM_RECORDING": self.recording.name,
