@@ -20,8 +20,8 @@ from examples.world import HERE, LoanApp, agent_command, restart_detached, stop_
 from mmcli.desktop.display import start_xvfb, stop_xvfb
 from mmcli.store.recordings import Store
 from tests.e2e.conftest import mm
-from tests.servers import temporal_dev
-from tests.store.conftest import s3_env, s3_url, seaweed  # noqa: F401 - fixtures
+from tests.servers import S3Server, temporal_dev
+from tests.store.conftest import seaweed  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -125,18 +125,34 @@ class Fleet:
             stop_detached(app.workdir)
 
 
+@pytest.fixture(scope="module")
+def fleet_store(
+    xdisplay: str,
+    seaweed: S3Server,  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[str]:
+    """One bucket prefix for the module's tests, with `loan` recorded there once."""
+    url = seaweed.url("fleet-e2e")
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in {**seaweed.env(), "MM_HOME": url}.items():
+            patch.setenv(key, value)
+        Fleet(tmp_path_factory.mktemp("recording"), "", url, []).record()
+    yield url
+
+
 @pytest.fixture
 def fleet(
-    xdisplay: str,
     second_display: str,
     temporal: str,
-    s3_url: str,  # noqa: F811
+    fleet_store: str,
+    seaweed: S3Server,  # noqa: F811
+    xdisplay: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Fleet]:
-    monkeypatch.setenv("MM_HOME", s3_url)
-    fleet = Fleet(tmp_path, temporal, s3_url, [xdisplay, second_display])
-    fleet.record()
+    for key, value in {**seaweed.env(), "MM_HOME": fleet_store}.items():
+        monkeypatch.setenv(key, value)
+    fleet = Fleet(tmp_path, temporal, fleet_store, [xdisplay, second_display])
     try:
         yield fleet
     finally:
