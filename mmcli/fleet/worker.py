@@ -110,7 +110,8 @@ class FleetWorker:
             finally:
                 self._hand_back()
                 if self._loop is not None and self._stop_polling is not None:
-                    self._loop.call_soon_threadsafe(self._stop_polling.set)
+                    with contextlib.suppress(RuntimeError):  # its loop ended already
+                        self._loop.call_soon_threadsafe(self._stop_polling.set)
                 thread.join(timeout=30)
                 self.say(f"worker {self.settings.worker_id}: stopped after {self.rows} rows")
         return self.rows
