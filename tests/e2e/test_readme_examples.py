@@ -104,6 +104,11 @@ SKIPPED = {
     "replay shop --no-agent": "replays what the line above records",
     "replay loan --no-agent --timeout 20 --json": "paths of the target machine; "
     "tests/e2e/test_production.py runs the cron line with them replaced",
+    "worker loan --temporal temporal:7233 --before-each ./restart-app.sh --commit-steps 2": (
+        "a fleet: tests/e2e/test_fleet.py runs workers on a real Temporal server and bucket"
+    ),
+    "batch submit loan --params-file rows.csv --temporal temporal:7233": "a fleet (as above)",
+    "batch status loan-3f2a9c01d4 --temporal temporal:7233 --wait": "a fleet (as above)",
 }
 
 
