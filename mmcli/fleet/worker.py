@@ -104,7 +104,7 @@ class FleetWorker:
                     except queue.Empty:
                         continue
                     if not job.cancelled:
-                        self._run(job)
+                        self._run_safely(job)
                 if self.lost is not None:
                     raise MMError(f"lost Temporal at {self.settings.address}: {self.lost}")
             finally:
@@ -138,6 +138,22 @@ class FleetWorker:
             except queue.Empty:
                 return
             job.done.set_exception(ApplicationError("the worker stopped before this row"))
+
+    def _run_safely(self, job: _Job) -> None:
+        """`_run`; a failure before the replay (the store unreachable, the recording
+        unreadable) fails this attempt only: Temporal retries the row."""
+        from temporalio.exceptions import ApplicationError
+
+        try:
+            self._run(job)
+        except MMError as e:
+            self.say(f"row {job.task.row} of batch {job.task.batch}: {e}")
+            if not job.done.done():
+                job.done.set_exception(ApplicationError(str(e)))
+        except BaseException as e:
+            if not job.done.done():
+                job.done.set_exception(ApplicationError(f"the worker failed: {e}"))
+            raise
 
     def _run(self, job: _Job) -> None:
         from temporalio.exceptions import ApplicationError
