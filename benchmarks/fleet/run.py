@@ -33,13 +33,17 @@ from tests.servers import S3Server, seaweedfs, temporal_dev
 
 REPO = Path(__file__).resolve().parents[2]
 POPUP_EVERY = 7
-"""Every 7th row starts with a popup: its first step diverges, the agent heals it."""
+"""Rows 1..N (N workers) and every 7th row start with a popup: the first step diverges.
+The first popups run on several workers at once, each healed by the agent before any
+branch is saved; later ones replay a learned branch from memory. Temporal does not hand
+rows out in order: which rows heal depends on the run."""
 
 
-def rows(count: int) -> list[dict[str, str]]:
+def rows(count: int, at_once: int) -> list[dict[str, str]]:
     out = []
     for i in range(1, count + 1):
-        name = f"Popup Person {i:03d}" if i % POPUP_EVERY == 0 else f"Person {i:03d}"
+        popup = i <= at_once or i % POPUP_EVERY == 0
+        name = f"Popup Person {i:03d}" if popup else f"Person {i:03d}"
         out.append({"name": name, "amount": str(100 + i)})
     return out
 
@@ -201,7 +205,7 @@ def baseline(tmp: Path, env: dict[str, str], display: str, batch: list[dict[str,
 
 def run(workers: int, count: int, baseline_rows: int) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="mm-fleet-bench-"))
-    batch = rows(count)
+    batch = rows(count, workers)
     with seaweedfs(tmp / "seaweedfs") as s3, temporal_dev(tmp / "temporal") as temporal:
         return _run(tmp, s3, temporal, workers, batch, baseline_rows)
 
