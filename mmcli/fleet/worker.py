@@ -193,6 +193,11 @@ class FleetWorker:
             else:
                 job.done.set_exception(ApplicationError("the worker was stopped mid-row"))
             return
+        if self.stopping.is_set() and not claim.taken and not result.ok:
+            # Ctrl-C reached `--before-each` or the replay before the claim: nothing was
+            # committed, the row is another worker's to run.
+            job.done.set_exception(ApplicationError("the worker was stopped mid-row"))
+            return
         self.rows += 1
         if claim.found is not None:
             detail = f"{describe(claim.found)}: not acted on; outcome unknown"

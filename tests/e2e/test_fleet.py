@@ -251,3 +251,27 @@ def test_a_worker_killed_mid_row_leaves_its_row_unknown_never_submitted_twice(
     filed = fleet.filed()
     assert filed["w1"].count(ROWS[0]) <= 1  # submitted at most once, by w1
     assert "claimed by w1" in fleet.log("w2")
+
+
+def test_a_worker_stopped_mid_row_finishes_it_or_hands_it_over(fleet: Fleet) -> None:
+    """Ctrl-C mid-row: the replay stops between two actions and the row, not claimed yet,
+    goes to another worker; or (a stop that came before the replay looked) the row is
+    finished first. Either way the worker exits 0 and the row is filed once."""
+    fleet.start_worker("w1", fleet.displays[0])
+    assert fleet.submit(ROWS[:1], "b4").returncode == 0
+    deadline = time.monotonic() + 60
+    while "step 3/" not in fleet.log("w1"):  # replaying
+        assert time.monotonic() < deadline, fleet.log("w1")
+        time.sleep(0.02)
+    os.killpg(fleet.workers["w1"].pid, signal.SIGTERM)  # as Ctrl-C in its terminal
+    assert fleet.workers["w1"].wait(timeout=60) == 0, fleet.log("w1")
+    assert "stopped after" in fleet.log("w1")
+    fleet.start_worker("w2", fleet.displays[1])
+
+    code, report = fleet.status("b4")
+    assert code == 0, report
+    (row,) = report["rows"]  # type: ignore[misc]
+    assert row["state"] == "done"
+    filed = fleet.filed()
+    assert filed[row["worker"]] == [ROWS[0]]
+    assert sum(len(records) for records in filed.values()) == 1
