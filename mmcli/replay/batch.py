@@ -142,14 +142,12 @@ def run_batch(
         shown = dict(row_values.params)
         say(f"row {number}/{len(rows)}: {shown}")
         results.append(
-            _run_row(
-                store, backend, name, number, row_values, shown, options, before_each, progress
-            )
+            run_row(store, backend, name, number, row_values, shown, options, before_each, progress)
         )
     return results
 
 
-def _run_row(
+def run_row(
     store: Store,
     backend: Backend,
     name: str,
@@ -160,6 +158,8 @@ def _run_row(
     before_each: str | None,
     progress: Progress | None,
 ) -> RowResult:
+    """One row: `before_each`, then the replay, as a `RowResult` (an `MMError` is the
+    row's result; Ctrl-C is raised). A fleet's worker runs its rows through here too."""
     if before_each:
         done = subprocess.run(before_each, shell=True, env={**os.environ, **values.env()})
         if done.returncode != 0:

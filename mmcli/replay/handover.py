@@ -57,6 +57,8 @@ class HandOver:
     ) -> AgentRun:
         """The agent takes over at `depth` (below `node`; `focus`: the field the keys go
         to); `secret_typed`: a step on the path typed a secret."""
+        if self.options.before_commit:
+            self.options.before_commit()
         self.progress(f"step {depth + 1}: handing over to the agent")
         env = {
             "MM_RECORDING": self.recording.name,

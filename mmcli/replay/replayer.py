@@ -175,6 +175,11 @@ class Replayer:
             if self.options.dry_run:
                 self.progress(f"step {depth + 1}: screen matches; would {self._shown(step.action)}")
                 return _Ending(Outcome.WOULD_REPLAY)
+            if (
+                self.options.before_commit
+                and self.tree.chain_length(step) < self.options.commit_steps
+            ):
+                self.options.before_commit()
             self.look.check_abort()
             if not self.act.act(match, step, self.look.offset):
                 # The screen changed between the check and the action: check again.
@@ -190,6 +195,11 @@ class Replayer:
             focus = focus_point(moved(step.action, self.look.offset), focus)
             walked.path.append(step.id)
             node = step.id
+
+    def _commits(self, step: Step) -> bool:
+        """Whether `step` is one of the path's committing steps, which a fleet claims
+        before acting (`ReplayOptions.before_commit`)."""
+        return self.tree.chain_length(step) < self.options.commit_steps
 
     def _report(self, walked: _Walked, ending: _Ending, started: float) -> ReplayReport:
         """The one place a replay's report is built."""

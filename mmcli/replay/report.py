@@ -3,7 +3,7 @@ with the `Divergence` where it stopped)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,11 @@ class ReplayOptions:
     """Record the agent's input that no channel reports from the display's input events."""
     trust_new: bool = False
     """Follow branches still pending approval (they ended on a new outcome)."""
+    before_commit: Callable[[], None] | None = None
+    """Called before each committing step (the last `commit_steps` actions on the path)
+    and before a hand-over (the agent may commit); raising there acts on nothing more (a
+    fleet's claim: `mmcli.fleet.claims`)."""
+    commit_steps: int = 1
 
 
 @dataclass

@@ -116,4 +116,11 @@ def test_help_and_ls_start_without_numpy_or_pil(argv: list[str], tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
-    assert not imported & {"numpy", "PIL", "pyautogui", "mss", "mmcli.screen.fingerprint"}
+    assert not imported & {
+        "numpy",
+        "PIL",
+        "pyautogui",
+        "mss",
+        "mmcli.screen.fingerprint",
+        "temporalio",
+    }

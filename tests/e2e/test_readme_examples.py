@@ -108,6 +108,11 @@ SKIPPED = {
     "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
     "replay loan --no-agent --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
     "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
+    "worker loan --temporal temporal:7233 --before-each ./restart-app.sh --commit-steps 2": (
+        "a fleet: tests/e2e/test_fleet.py runs workers on a real Temporal server and bucket"
+    ),
+    "batch submit loan --params-file rows.csv --temporal temporal:7233": "a fleet (as above)",
+    "batch status loan-3f2a9c01d4 --temporal temporal:7233 --wait": "a fleet (as above)",
 }
 
 
