@@ -6,6 +6,7 @@ action makes each such line wait out that timeout."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 import tomllib
 from pathlib import Path
@@ -50,6 +51,9 @@ def test_reference_xdotool_lines_are_recorded_without_waiting_out_sync(
     loan_app: LoanApp, tmp_path: Path, isolated_store: Path
 ) -> None:
     loan_app.start()
+    # xdotool itself waits out `mousemove --sync`'s 15 s when the pointer already is on
+    # the destination (measured: with no mm at all); an earlier test may leave it there.
+    subprocess.run(["xdotool", "mousemove", "3", "500"], check=True)
     elapsed = tmp_path / "elapsed"
     script = tmp_path / "agent.sh"
     script.write_text(reference_agent(loan_app, elapsed))

@@ -21,14 +21,24 @@ NEW_THUMBNAILS = {f"n-{i:04d}.png": b"new" * 100 for i in range(4)}
 def failing_replace(
     monkeypatch: pytest.MonkeyPatch, fails: Callable[[str], bool], code: int
 ) -> None:
-    real = os.replace
+    """The rename (or, for a new file, the link) that puts a written file in place fails
+    for the destinations `fails` names (a name relative to its folder is given as
+    `/NAME`)."""
+    real_replace, real_link = os.replace, os.link
 
-    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-        if fails(os.fspath(dst)):
-            raise OSError(code, os.strerror(code))
-        real(src, dst)
+    def failing(real: Callable[..., None]) -> Callable[..., None]:
+        def call(src: str | os.PathLike[str], dst: str | os.PathLike[str], **kw: object) -> None:
+            shown = os.fspath(dst)
+            if kw.get("dst_dir_fd") is not None:
+                shown = "/" + shown
+            if fails(shown):
+                raise OSError(code, os.strerror(code))
+            real(src, dst, **kw)
 
-    monkeypatch.setattr(os, "replace", replace)
+        return call
+
+    monkeypatch.setattr(os, "replace", failing(real_replace))
+    monkeypatch.setattr(os, "link", failing(real_link))
 
 
 @pytest.mark.parametrize(
