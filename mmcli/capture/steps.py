@@ -182,7 +182,7 @@ def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None
     changed.
     """
     changed = changed_regions(cap.small, after)
-    regions = [r for r in changed if not any(_inside(r, m.grow(SCALE)) for m in masks)]
+    regions = [r for r in changed if not any(r.inside(m.grow(SCALE)) for m in masks)]
     if cap.action.kind is ActionKind.TYPE and cap.patch is not None:
         # What the typing wrote, even where a mask lies over it (the field's caret was
         # learned as volatile): the param's value at replay may be longer.
@@ -194,15 +194,6 @@ def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None
     for region in regions[1:]:
         effect = effect.union(region)
     return effect
-
-
-def _inside(inner: Rect, outer: Rect) -> bool:
-    return (
-        outer.x <= inner.x
-        and outer.y <= inner.y
-        and inner.right <= outer.right
-        and inner.bottom <= outer.bottom
-    )
 
 
 def _exposed(action: Action, before: np.ndarray, after: np.ndarray) -> list[Rect]:

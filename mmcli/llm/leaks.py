@@ -167,18 +167,9 @@ def shown_regions(
                     hidden.append(Rect(0, 0, frame.width, frame.height))
                 else:
                     for r in changed_regions(last, frame.small):
-                        if not any(_inside(r, h.grow(SCALE)) for h in hidden):
+                        if not any(r.inside(h.grow(SCALE)) for h in hidden):
                             hidden.append(text_mask(grow_to_text_run(frame.small, r)))
                 hidden = merge_rects(hidden, margin=0)
                 out[id(marker)] = list(hidden)
             last = frame.small
     return out
-
-
-def _inside(inner: Rect, outer: Rect) -> bool:
-    return (
-        outer.x <= inner.x
-        and outer.y <= inner.y
-        and inner.right <= outer.right
-        and inner.bottom <= outer.bottom
-    )

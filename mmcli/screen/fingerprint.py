@@ -50,6 +50,15 @@ class Rect:
     def bottom(self) -> int:
         return self.y + self.h
 
+    def inside(self, outer: Rect) -> bool:
+        """Whether this rectangle lies wholly within `outer`."""
+        return (
+            outer.x <= self.x
+            and outer.y <= self.y
+            and self.right <= outer.right
+            and self.bottom <= outer.bottom
+        )
+
     def intersects(self, other: Rect) -> bool:
         return (
             self.x < other.right

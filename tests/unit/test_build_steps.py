@@ -151,11 +151,9 @@ def test_a_keyboard_action_acts_where_the_last_pointer_action_did() -> None:
 
 
 def test_a_region_inside_a_mask_is_no_part_of_an_effect_even_at_its_edges() -> None:
-    from mmcli.capture.steps import _inside
-
-    assert _inside(Rect(0, 0, 10, 10), Rect(0, 0, 10, 10))
-    assert not _inside(Rect(0, 0, 10, 10), Rect(5, 0, 10, 10))
-    assert not _inside(Rect(0, 0, 10, 10), Rect(0, 0, 10, 9))
+    assert Rect(0, 0, 10, 10).inside(Rect(0, 0, 10, 10))
+    assert not Rect(0, 0, 10, 10).inside(Rect(5, 0, 10, 10))
+    assert not Rect(0, 0, 10, 10).inside(Rect(0, 0, 10, 9))
 
 
 def test_the_effect_of_a_click_is_everything_it_changed() -> None:
