@@ -5,22 +5,24 @@ one of them runs)."""
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from mmcli.cli.options import (
+    FallbackLimitOption,
     JsonOption,
     ParamOption,
     PolicyOption,
     SecretOption,
-    not_negative,
+    TimeoutOption,
+    agent_command,
+    no_limit,
     open_store,
     param_values,
     policy_named,
-    state,
+    seat,
 )
 from mmcli.cli.output import console, escape, progress, say
 from mmcli.cli.parser import MMCommand, MMGroup
@@ -55,127 +57,119 @@ def _needs_temporalio() -> None:
         raise UsageError("the fleet commands need temporalio: pip install 'mmcli[fleet]'") from None
 
 
+WorkerIdOption = Annotated[
+    str | None,
+    typer.Option(
+        "--id",
+        metavar="WORKER",
+        help="This worker's name in claims and status (default: HOST:DISPLAY-PID).",
+        show_default=False,
+    ),
+]
+RowStartOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="CMD",
+        help="Shell command run before each row to bring the app to the task's first "
+        "screen (e.g. restart it).",
+    ),
+]
+RowAgentOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="CMD", help="Agent command for divergences (default: each recording's own)."
+    ),
+]
+StopRowOption = Annotated[
+    bool, typer.Option("--no-agent", help="On divergence stop the row (diverged).")
+]
+CommitStepsOption = Annotated[
+    int,
+    typer.Option(
+        metavar="N",
+        min=1,
+        help="How many actions at the end of the task commit (2: a Submit click and "
+        "its confirmation's OK): the claim is written before the first of them.",
+    ),
+]
+WORKER_EPILOG = (
+    "Before a row's committing step (its last action) and before a hand-over to the agent, "
+    "a claim is written to the store: a row is never committed twice. Secrets come from "
+    "--secret K with $MM_SECRET_<K>, never from the batch.\n\n"
+    "Example: mm --store s3://bucket/mm worker loan --temporal 10.0.0.5:7233"
+)
+
+
 def worker(
     names: Annotated[list[str], typer.Argument(metavar="NAME...", help="The recordings to run.")],
     temporal: TemporalOption,
     namespace: NamespaceOption = "default",
-    worker_id: Annotated[
-        str | None,
-        typer.Option(
-            "--id",
-            metavar="WORKER",
-            help="This worker's name in claims and status (default: HOST:DISPLAY-PID).",
-            show_default=False,
-        ),
-    ] = None,
-    before_each: Annotated[
-        str | None,
-        typer.Option(
-            metavar="CMD",
-            help="Shell command run before each row to bring the app to the task's first "
-            "screen (e.g. restart it).",
-        ),
-    ] = None,
-    agent: Annotated[
-        str | None,
-        typer.Option(
-            metavar="CMD",
-            help="Agent command for divergences (default: each recording's own).",
-        ),
-    ] = None,
-    no_agent: Annotated[
-        bool, typer.Option("--no-agent", help="On divergence stop the row (diverged).")
-    ] = False,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            metavar="SECONDS", callback=not_negative, help="Seconds to wait for each step's screen."
-        ),
-    ] = 10.0,
-    agent_timeout: Annotated[
-        float,
-        typer.Option(
-            metavar="SECONDS",
-            callback=not_negative,
-            help="Stop a fallback agent after this many seconds; 0 for no limit.",
-        ),
-    ] = 600.0,
-    commit_steps: Annotated[
-        int,
-        typer.Option(
-            metavar="N",
-            min=1,
-            help="How many actions at the end of the task commit (2: a Submit click and "
-            "its confirmation's OK): the claim is written before the first of them.",
-        ),
-    ] = 1,
+    worker_id: WorkerIdOption = None,
+    before_each: RowStartOption = None,
+    agent: RowAgentOption = None,
+    no_agent: StopRowOption = False,
+    timeout: TimeoutOption = 10.0,
+    agent_timeout: FallbackLimitOption = 600.0,
+    commit_steps: CommitStepsOption = 1,
     policy: PolicyOption = "default",
     param: ParamOption = None,
     secret: SecretOption = None,
 ) -> None:
     """Take rows of batches for these recordings from Temporal and replay them on this
     display, one at a time, until Ctrl-C or SIGTERM (the row under way is finished or,
-    if its committing step is not claimed yet, handed back for another worker).
+    if its committing step is not claimed yet, handed back for another worker)."""
+    from mmcli.replay.report import ReplayOptions
 
-    Before a row's committing step (its last action) and before a hand-over to the agent,
-    a claim is written to the store: a row is never committed twice. Secrets come from
-    --secret K with $MM_SECRET_<K>, never from the batch.
+    _check_worker(names, agent, no_agent)
+    from mmcli.fleet.worker import FleetWorker, WorkerSettings, default_worker_id
 
-    Example: mm --store s3://bucket/mm worker loan --temporal 10.0.0.5:7233
-    """
-    from mmcli.backends import open_backend
-    from mmcli.desktop.display import display_lock
-    from mmcli.replay.replayer import ReplayOptions
+    options = ReplayOptions(
+        timeout=timeout, policy=policy_named(policy), agent=agent_command(agent),
+        agent_timeout=no_limit(agent_timeout), commit_steps=commit_steps,
+    )  # fmt: skip
+    settings = WorkerSettings(
+        names, temporal, namespace, worker_id or default_worker_id(), options,
+        use_recorded_agent=not agent and not no_agent, values=param_values(param, secret),
+        before_each=before_each,
+    )  # fmt: skip
+    with seat().opened(progress) as backend:
+        FleetWorker(open_store(), backend, settings, progress).serve()
+
+
+def _check_worker(names: list[str], agent: str | None, no_agent: bool) -> None:
     from mmcli.store.recordings import validate_name
 
     for name in names:
         validate_name(name)
     if agent and no_agent:
         raise UsageError("--agent and --no-agent exclude each other")
+    if seat().is_vnc and not no_agent:
+        raise UsageError("over VNC, mm worker takes --no-agent: an agent's run cannot be recorded")
     _needs_temporalio()
-    from mmcli.fleet.worker import FleetWorker, WorkerSettings, default_worker_id
 
-    options = ReplayOptions(
-        timeout=timeout,
-        policy=policy_named(policy),
-        agent=shlex.split(agent) if agent else None,
-        agent_timeout=agent_timeout if agent_timeout > 0 else None,
-        commit_steps=commit_steps,
-    )
-    settings = WorkerSettings(
-        names=names,
-        address=temporal,
-        namespace=namespace,
-        worker_id=worker_id or default_worker_id(),
-        options=options,
-        use_recorded_agent=not agent and not no_agent,
-        values=param_values(param, secret),
-        before_each=before_each,
-    )
-    store = open_store()
-    with open_backend() as backend, display_lock(state["lock_wait"], on_wait=progress):
-        FleetWorker(store, backend, settings, progress).serve()
+
+BatchIdOption = Annotated[
+    str | None,
+    typer.Option(
+        "--id",
+        metavar="BATCH",
+        show_default=False,
+        help="The batch's id (default: NAME and a digest of the rows: submitting the "
+        "same file again starts nothing new).",
+    ),
+]
+RowsOption = Annotated[
+    Path, typer.Option("--params-file", metavar="CSV", help="The rows (header = param names).")
+]
 
 
 @batch_app.command(cls=MMCommand)
 def submit(
     name: Annotated[str, typer.Argument(help="The recording the rows are for.")],
-    params_file: Annotated[
-        Path,
-        typer.Option(metavar="CSV", help="The rows (header = param names)."),
-    ],
+    params_file: RowsOption,
     temporal: TemporalOption,
     namespace: NamespaceOption = "default",
-    batch_id: Annotated[
-        str | None,
-        typer.Option(
-            "--id",
-            metavar="BATCH",
-            show_default=False,
-            help="The batch's id (default: NAME and a digest of the rows: submitting the "
-            "same file again starts nothing new).",
-        ),
-    ] = None,
+    batch_id: BatchIdOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Start one Temporal workflow per row (ID mm-BATCH-ROW, never started twice) and keep
@@ -183,30 +177,14 @@ def submit(
 
     Example: mm batch submit loan --params-file rows.csv --temporal 10.0.0.5:7233
     """
-    from mmcli.fleet.batches import check_batch_name, default_batch
+    from mmcli.fleet.batches import check_batch_name, default_batch, rows_for
     from mmcli.fleet.batches import submit as submit_rows
-    from mmcli.params import Values
-    from mmcli.replay.batch import check_columns, read_rows
+    from mmcli.replay.batch import read_rows
     from mmcli.store.recordings import validate_name
 
     validate_name(name)
-    rows = read_rows(params_file)
     store = open_store()
-    if not store.exists(name):
-        raise store.not_found(name)
-    if store.kind(name) != "cli":
-        raise UsageError(f"{name!r} is no screen recording: batches replay screen recordings")
-    recording = store.load(name)
-    secret_columns = [c for c in rows[0] if c in recording.secrets]
-    if secret_columns:
-        raise UsageError(
-            f"--params-file {params_file}: column {secret_columns[0]!r} is a secret of "
-            f"{name!r}: secrets never travel in a batch; give it to each worker "
-            f"(mm worker --secret {secret_columns[0]} with MM_SECRET_{secret_columns[0].upper()})"
-        )
-    hidden = Values(secrets=dict.fromkeys(recording.secrets, ""))
-    check_columns(recording, rows, hidden, params_file, progress)
-    used = [{k: v for k, v in row.items() if k in recording.params} for row in rows]
+    used = rows_for(store, name, read_rows(params_file), str(params_file), progress)
     batch = check_batch_name(batch_id) if batch_id else default_batch(name, used)
     _needs_temporalio()
     done = submit_rows(store.objects, temporal, namespace, batch, name, used)

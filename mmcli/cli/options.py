@@ -4,6 +4,7 @@ display lock's wait), the store they name, and the options that mean the same ev
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -148,3 +149,174 @@ def regions(items: list[str] | None) -> list[Any]:
         except ValueError as e:
             raise UsageError(f"--ignore-region: {e}") from None
     return out
+
+
+def seat() -> Any:
+    """The display the root options name (`--display`, `--lock-wait`), for a run."""
+    from mmcli.verbs.display import Display
+
+    return Display(state["display"], state["lock_wait"])
+
+
+# ---- the options of record, replay and mm worker ------------------------------------------
+
+CommandArgument = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="-- CMD [ARG]...", help="The agent command (not with --demo)."),
+]
+OverwriteOption = Annotated[
+    bool, typer.Option("--overwrite", help="Replace an existing recording.")
+]
+AddOption = Annotated[
+    bool,
+    typer.Option(
+        "--add",
+        help="Merge this run into an existing recording of the task: the steps it "
+        "shares stay, the rest becomes a branch where it departs.",
+    ),
+]
+RecordLimitOption = Annotated[
+    float | None,
+    typer.Option(
+        "--agent-timeout",
+        metavar="SECONDS",
+        callback=not_negative,
+        help="Stop the agent after this many seconds.",
+    ),
+]
+ObserveOption = Annotated[
+    float,
+    typer.Option(
+        metavar="SECONDS",
+        callback=not_negative,
+        help="Seconds to watch the idle screen first, to learn regions that change on "
+        "their own (clocks); 0 to skip.",
+    ),
+]
+LLMOption = Annotated[
+    bool,
+    typer.Option(
+        "--llm",
+        help="Record at the model API instead of the screen: CMD's Anthropic/OpenAI "
+        "SDK calls go through a local proxy (docs/llm.md).",
+    ),
+]
+RecordInputOption = Annotated[
+    bool,
+    typer.Option(
+        "--record-input",
+        help="Record the agent's input that reaches the display through no channel mm "
+        "records (pynput, nut.js, XTEST) from the input events themselves, instead of "
+        "failing.",
+    ),
+]
+DemoOption = Annotated[
+    bool,
+    typer.Option(
+        "--demo",
+        help="Record a person doing the task on the display (no CMD), until Ctrl+Alt+End "
+        "or Pause, which is not recorded.",
+    ),
+]
+AgentOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="CMD",
+        help="Agent command for divergences, run in the current folder ({{key}} filled "
+        "in; default: the recorded command, in the folder it was recorded in).",
+    ),
+]
+NoAgentOption = Annotated[
+    bool, typer.Option("--no-agent", help="On divergence stop before acting and exit 3.")
+]
+TimeoutOption = Annotated[
+    float,
+    typer.Option(
+        metavar="SECONDS", callback=not_negative, help="Seconds to wait for each step's screen."
+    ),
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Check the screen, act on nothing.")]
+RelocateOption = Annotated[
+    bool,
+    typer.Option(
+        "--relocate",
+        help="Where the task's window has moved, find it and act there: only when the "
+        "whole task area matches at one new position.",
+    ),
+]
+FallbackLimitOption = Annotated[
+    float,
+    typer.Option(
+        "--agent-timeout",
+        metavar="SECONDS",
+        callback=not_negative,
+        help="Stop a fallback agent after this many seconds (exit 4); 0 for no limit.",
+    ),
+]
+ParamsFileOption = Annotated[
+    Path | None,
+    typer.Option(metavar="CSV", help="Run once per row of this CSV file (header = param names)."),
+]
+BeforeEachOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="CMD",
+        help="With --params-file: shell command run before each row to bring the app "
+        "to the task's first screen (e.g. restart it).",
+    ),
+]
+TrustNewOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust-new",
+        help="Follow branches still pending approval (a heal that ended on an outcome "
+        "never seen before) as if approved.",
+    ),
+]
+
+
+def agent_command(agent: str | None) -> list[str] | None:
+    """`--agent CMD` as the argv it names (split as a shell would)."""
+    import shlex
+
+    return shlex.split(agent) if agent else None
+
+
+def no_limit(seconds: float) -> float | None:
+    """An `--agent-timeout` of 0 is no limit."""
+    return seconds if seconds > 0 else None
+
+
+# ---- mm prune's options ---------------------------------------------------------------------
+
+OlderThanOption = Annotated[
+    str | None, typer.Option(metavar="DUR", help="Delete recordings created before DUR ago.")
+]
+UnusedForOption = Annotated[
+    str | None,
+    typer.Option(metavar="DUR", help="Delete recordings not replayed (nor created) in DUR."),
+]
+KeepOption = Annotated[
+    int | None,
+    typer.Option(metavar="N", help="Per recording, keep the trunk and the N newest branches."),
+]
+DeadBranchesOption = Annotated[
+    str | None, typer.Option(metavar="DUR", help="Delete branches no replay has taken in DUR.")
+]
+PlanOnlyOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan, delete nothing.")]
+YesDeleteOption = Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")]
+NameArgument = Annotated[
+    str, typer.Argument(help="Recording name: letters, digits, '.', '_', '-'.")
+]
+
+
+def after_dashdash(name: str, command: list[str] | None) -> None:
+    """An agent command must follow `--` (so its options are not taken for mm's)."""
+    import shlex
+
+    from typer._click.globals import get_current_context
+
+    if command and not get_current_context().meta.get("mm.dashdash", True):
+        raise UsageError(
+            f"put the agent command after `--`: mm record {name} [OPTIONS] -- {shlex.join(command)}"
+        )

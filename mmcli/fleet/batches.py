@@ -22,6 +22,7 @@ from typing import Any
 from mmcli.errors import MMError, Outcome, UsageError
 from mmcli.fleet.claims import describe, held
 from mmcli.store.objects import Exists, Objects
+from mmcli.store.recordings import Store
 
 BATCH_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 STATES = ("done", "healed", "diverged", "failed", "unknown", "pending")
@@ -119,6 +120,42 @@ def connect(address: str, namespace: str, identity: str | None = None) -> Any:
             raise MMError(f"cannot reach Temporal at {address}: {e}") from None
 
     return connected()
+
+
+def rows_for(
+    store: Store,
+    name: str,
+    rows: Sequence[dict[str, str]],
+    source: str,
+    say: Callable[[str], None],
+) -> list[dict[str, str]]:
+    """The CSV's rows as a batch of screen recording `name` carries them: each row's
+    params only (checked as `mm replay --params-file` checks them). A secret column is
+    refused: secrets never travel in a batch; each worker is given them."""
+    from pathlib import Path
+
+    from mmcli.errors import WrongKind
+    from mmcli.params import Values
+    from mmcli.replay.batch import check_columns
+
+    if not store.exists(name):
+        raise store.not_found(name)
+    try:
+        recording = store.load(name)
+    except WrongKind:
+        raise UsageError(
+            f"{name!r} is no screen recording: batches replay screen recordings"
+        ) from None
+    secret_columns = [c for c in rows[0] if c in recording.secrets]
+    if secret_columns:
+        raise UsageError(
+            f"--params-file {source}: column {secret_columns[0]!r} is a secret of "
+            f"{name!r}: secrets never travel in a batch; give it to each worker "
+            f"(mm worker --secret {secret_columns[0]} with MM_SECRET_{secret_columns[0].upper()})"
+        )
+    hidden = Values(secrets=dict.fromkeys(recording.secrets, ""))
+    check_columns(recording, rows, hidden, Path(source), say)
+    return [{k: v for k, v in row.items() if k in recording.params} for row in rows]
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,12 @@ class Kind:
     """The file names in NAME/ the document refers to."""
     describe: Callable[[Store, str], dict[str, Any]]
     """What `mm ls` shows of the store's document NAME, JSON-ready (for the index)."""
+    branches: bool = False
+    """Its branches are steps of one tree that `mm rm --branch` and `mm prune --keep /
+    --dead-branches` remove one at a time (screen recordings)."""
+    needs_thumbnails: bool = False
+    """Its screens are compared against its thumbnails: an archive missing one is refused
+    (a screen recording checks a step whose thumbnail is missing with the coarse grid)."""
 
 
 def _sdk_loads(text: str, source: str) -> Any:
@@ -99,6 +105,7 @@ KINDS = {
             steps=lambda rec: len(rec.steps),
             thumbnails=lambda rec: rec.thumbnail_names(),
             describe=lambda store, name: describe_recording(store.load(name)),
+            branches=True,
         ),
         Kind(
             "sdk",
@@ -117,6 +124,7 @@ KINDS = {
             steps=lambda rec: len(rec.tree.nodes),
             thumbnails=lambda rec: {s.thumbnail for s in rec.tree.screens.values()},
             describe=_llm_describe,
+            needs_thumbnails=True,
         ),
     )
 }

@@ -189,10 +189,9 @@ def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
             kind, steps = "unreadable", 0  # a corrupt file (or a link) is removed by name
         size = _file_size(store, name) + store.thumbs_size(name)
         return Removal(name, kind, steps, size)
-    if store.kind(name) != "cli":
-        raise UsageError(
-            f"--branch is for screen recordings; {name!r} is {_kind_word(store.kind(name))}"
-        )
+    found = kind_named(store.kind(name), store.locate(name))
+    if not found.branches:
+        raise UsageError(f"--branch is for screen recordings; {name!r} is {found.word}")
     from mmcli.inventory.prune import branch_starts, subtree
 
     recording = store.load(name)
@@ -425,7 +424,7 @@ def _read_archive(f: Any, where: str) -> Archive:
     if doc.name != stem:
         raise bad(f"{stem}{SUFFIX} holds recording {doc.name!r}")
     missing = sorted(doc.thumbnails - set(thumbnails))
-    if missing and doc.kind == "llm":  # its screens are compared against them
+    if missing and kind_named(doc.kind, where).needs_thumbnails:
         raise bad(f"thumbnail {missing[0]} is missing")
     return Archive(doc, thumbnails)
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from mmcli.errors import RecordingNotFound, UsageError
 from mmcli.inventory.catalog import Summary, summarize
+from mmcli.inventory.kinds import KINDS
 from mmcli.model import Recording, Step
 from mmcli.store.inuse import unused
 from mmcli.store.recordings import Store
@@ -49,6 +50,19 @@ class Criteria:
     def __post_init__(self) -> None:
         if self.keep is not None and self.keep < 0:
             raise UsageError("--keep must be 0 or more")
+
+    @classmethod
+    def parse(
+        cls, older_than: str | None, unused_for: str | None, keep: int | None, dead: str | None
+    ) -> Criteria:
+        """From `mm prune`'s options: `--older-than`, `--unused-for`, `--keep`,
+        `--dead-branches` (DURs such as 30d)."""
+        return cls(
+            older_than=parse_duration(older_than, "--older-than") if older_than else None,
+            unused_for=parse_duration(unused_for, "--unused-for") if unused_for else None,
+            keep=keep,
+            dead_for=parse_duration(dead, "--dead-branches") if dead else None,
+        )
 
     @property
     def empty(self) -> bool:
@@ -103,9 +117,14 @@ def make_plan(store: Store, criteria: Criteria, now: datetime | None = None) -> 
             plan.deletions.append(
                 Deletion(summary.name, whole, steps=summary.steps, size=summary.size)
             )
-        elif summary.kind == "cli" and (criteria.keep is not None or criteria.dead_for):
+        elif _has_branches(summary) and (criteria.keep is not None or criteria.dead_for):
             plan.deletions.extend(_branch_deletions(store, summary.name, criteria, now))
     return plan
+
+
+def _has_branches(summary: Summary) -> bool:
+    kind = KINDS.get(summary.kind)
+    return kind is not None and kind.branches
 
 
 def _whole_reason(summary: Summary, criteria: Criteria, now: datetime) -> str | None:

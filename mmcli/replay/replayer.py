@@ -295,17 +295,6 @@ class Replayer:
         return _Ending(Outcome.OUTCOME_DIFFERS, outcome_seen=False)
 
 
-def preflight(store: Store, name: str, values: Values, options: ReplayOptions) -> None:
-    """What refuses a replay before the display is opened: no recording of that name and
-    no agent to record it, a param or secret the recording needs not given."""
-    if not store.exists(name):
-        if not options.agent or options.dry_run:
-            raise store.not_found(name)
-        return
-    if not options.dry_run and store.kind(name) == "cli":
-        check_values(store.load(name), values)
-
-
 def replay(
     store: Store,
     backend: Backend,
@@ -318,13 +307,24 @@ def replay(
     if not store.exists(name):
         if not options.agent or options.dry_run:
             raise store.not_found(name)
-        return _record_first(store, backend, name, values, options, progress)
+        return record_first(store, backend, name, values, options, progress)
     with in_use(store, name):
-        recording = store.load(name)
-        return Replayer(store, backend, recording, values, options, progress).run()
+        return replay_recording(store, backend, store.load(name), values, options, progress)
 
 
-def _record_first(
+def replay_recording(
+    store: Store,
+    backend: Backend,
+    recording: Recording,
+    values: Values,
+    options: ReplayOptions,
+    progress: Progress | None = None,
+) -> ReplayReport:
+    """Replay `recording`, already loaded from `store` by a caller that marked it in use."""
+    return Replayer(store, backend, recording, values, options, progress).run()
+
+
+def record_first(
     store: Store,
     backend: Backend,
     name: str,

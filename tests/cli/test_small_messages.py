@@ -125,7 +125,7 @@ def test_one_step_one_branch_in_the_singular(isolated_store: Path) -> None:
 
 
 def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) -> None:
-    from mmcli.cli.app import _render_report
+    from mmcli.cli.render import screen_run as _render_report
     from mmcli.errors import Outcome
     from mmcli.replay.report import Divergence, ReplayReport
 
@@ -141,7 +141,7 @@ def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_a_dry_run_divergence_suggests_only_looking(capsys: pytest.CaptureFixture[str]) -> None:
-    from mmcli.cli.app import _render_report
+    from mmcli.cli.render import screen_run as _render_report
     from mmcli.errors import Outcome
     from mmcli.replay.report import Divergence, ReplayReport
 

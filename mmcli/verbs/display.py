@@ -1,0 +1,40 @@
+"""The display a run acts on: opened, and held against other `mm` runs, for the run."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mmcli.backends.base import Backend
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Display:
+    """An X or VNC display (None: $MM_DISPLAY, else $DISPLAY), and how long a run waits
+    for another `mm` to free it before it fails. A run acts inside `opened()` (tests give
+    a subclass whose `opened()` yields a fake backend)."""
+
+    name: str | None = None
+    lock_wait: float = 60.0
+
+    @property
+    def is_vnc(self) -> bool:
+        from mmcli.desktop.display import vnc_address
+
+        return self.name is not None and vnc_address(self.name) is not None
+
+    @contextlib.contextmanager
+    def opened(self, progress: Progress | None = None) -> Iterator[Backend]:
+        from mmcli.backends import open_backend
+        from mmcli.desktop.display import display_lock
+
+        with (
+            open_backend(self.name) as backend,
+            display_lock(self.lock_wait, self.name, on_wait=progress),
+        ):
+            yield backend

@@ -1,0 +1,119 @@
+"""`mm record`'s core: a request in, the run's result out. Three recorders: an agent on
+the screen, a person on the screen (`demo`), an agent at the model API (`llm`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mmcli.errors import UsageError
+from mmcli.params import Values
+from mmcli.screen.fingerprint import Rect
+from mmcli.store.recordings import Store, validate_name
+from mmcli.verbs.display import Display, Progress
+
+if TYPE_CHECKING:
+    from mmcli.capture.record import RecordResult
+    from mmcli.llm.run import LLMResult
+
+
+@dataclass(frozen=True)
+class RecordRequest:
+    name: str
+    command: Sequence[str] = ()
+    values: Values = field(default_factory=Values)
+    display: Display = field(default_factory=Display)
+    overwrite: bool = False
+    add: bool = False
+    demo: bool = False
+    """A person does the task on the display (no command)."""
+    llm: bool = False
+    """Record the command's model API calls, not the screen."""
+    ignore: Sequence[Rect] = ()
+    agent_timeout: float | None = None
+    observe: float = 1.0
+    upstream: str | None = None
+    record_input: bool = False
+
+    def check(self) -> None:
+        """What is refused before anything runs."""
+        validate_name(self.name)
+        if self.llm:
+            if self.ignore or self.demo or self.record_input:
+                raise UsageError(
+                    "--ignore-region, --demo and --record-input are for screen recordings, "
+                    "not --llm"
+                )
+            return
+        if self.display.is_vnc:
+            raise UsageError(
+                "mm record does not drive a VNC display yet: record on the X display the "
+                "agent acts on, then replay with --display vnc://..."
+            )
+        if self.demo and self.command:
+            raise UsageError("--demo records a person: give no agent command with it")
+        if not self.demo and not self.command:
+            raise UsageError(
+                "no agent command given (put it after `--`, or record a person with --demo)"
+            )
+        if self.demo and (self.record_input or self.agent_timeout is not None):
+            raise UsageError("--record-input and --agent-timeout are for an agent, not --demo")
+
+
+def record(
+    store: Store, request: RecordRequest, progress: Progress | None = None
+) -> RecordResult | LLMResult:
+    request.check()
+    if request.llm:
+        return _record_model(store, request, progress)
+    return _record_screen(store, request, progress)
+
+
+def _record_screen(store: Store, request: RecordRequest, progress: Progress | None) -> RecordResult:
+    from mmcli.capture.record import record as record_agent
+    from mmcli.capture.record import record_demo
+
+    with request.display.opened(progress) as backend:
+        if request.demo:
+            return record_demo(
+                store,
+                backend,
+                request.name,
+                request.values,
+                overwrite=request.overwrite,
+                add=request.add,
+                ignore=request.ignore,
+                observe=request.observe,
+                progress=progress,
+            )
+        return record_agent(
+            store,
+            backend,
+            request.name,
+            request.command,
+            request.values,
+            overwrite=request.overwrite,
+            add=request.add,
+            ignore=request.ignore,
+            agent_timeout=request.agent_timeout,
+            observe=request.observe,
+            progress=progress,
+            record_input=request.record_input,
+        )
+
+
+def _record_model(store: Store, request: RecordRequest, progress: Progress | None) -> LLMResult:
+    from mmcli.llm.run import record_llm
+
+    return record_llm(
+        store,
+        request.name,
+        request.command,
+        request.values,
+        overwrite=request.overwrite,
+        add=request.add,
+        upstream=request.upstream,
+        agent_timeout=request.agent_timeout,
+        progress=progress,
+    )

@@ -1,0 +1,189 @@
+"""`mm replay`'s core: a request in, a report out, for every kind of recording.
+
+A name not recorded yet is recorded by the agent given (`--agent`); a CSV runs once per
+row; otherwise the recording's kind picks its runner from `REPLAY`, one row per kind of
+`inventory.kinds.KINDS`. A screen recording is read once: marked in use, loaded, its
+params checked, then the display is opened and the walk gets the loaded recording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from mmcli.errors import ExitCode, UsageError
+from mmcli.params import Values
+from mmcli.replay.report import AGENT_TIMEOUT, ReplayOptions, ReplayReport
+from mmcli.screen.fingerprint import Rect
+from mmcli.screen.matcher import Policy
+from mmcli.store.recordings import Store, validate_name
+from mmcli.verbs.display import Display, Progress
+
+if TYPE_CHECKING:
+    from mmcli.llm.run import LLMResult
+    from mmcli.model import Recording
+    from mmcli.replay.batch import RowResult
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    name: str
+    values: Values = field(default_factory=Values)
+    display: Display = field(default_factory=Display)
+    agent: Sequence[str] | None = None
+    """`--agent`: the command for divergences; None: the recorded one (in its folder)."""
+    no_agent: bool = False
+    timeout: float = 10.0
+    policy: Policy = Policy.DEFAULT
+    dry_run: bool = False
+    ignore: Sequence[Rect] = ()
+    relocate: bool = False
+    agent_timeout: float | None = AGENT_TIMEOUT
+    params_file: Path | None = None
+    before_each: str | None = None
+    upstream: str | None = None
+    record_input: bool = False
+    trust_new: bool = False
+
+    def check(self) -> None:
+        """What is refused before the store is read."""
+        validate_name(self.name)
+        if self.agent and self.no_agent:
+            raise UsageError("--agent and --no-agent exclude each other")
+        if self.display.is_vnc and not (self.no_agent or self.dry_run):
+            raise UsageError(
+                "over VNC, mm replay takes --no-agent or --dry-run: an agent's run over "
+                "VNC cannot be recorded yet"
+            )
+        if self.before_each and self.params_file is None:
+            raise UsageError("--before-each goes with --params-file")
+
+    def options(self, recording: Recording | None) -> ReplayOptions:
+        """The walk's options; the fallback agent is `--agent`, else `recording`'s own
+        command, run in the folder it was recorded in (none with `--no-agent`)."""
+        agent, cwd = self.agent, None
+        if agent is None and not self.no_agent and recording is not None:
+            agent, cwd = recording.command or None, recording.cwd
+        return ReplayOptions(
+            timeout=self.timeout,
+            policy=self.policy,
+            dry_run=self.dry_run,
+            agent=agent,
+            agent_cwd=cwd,
+            agent_timeout=self.agent_timeout,
+            ignore=self.ignore,
+            relocate=self.relocate,
+            record_input=self.record_input,
+            trust_new=self.trust_new,
+        )
+
+
+@dataclass
+class BatchReport:
+    """One replay per CSV row."""
+
+    rows: list[RowResult]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        from mmcli.replay.batch import outcome_exit
+
+        return outcome_exit(self.rows)
+
+    def as_json(self) -> list[dict[str, Any]]:
+        return [r.as_json() for r in self.rows]
+
+
+Report: TypeAlias = "ReplayReport | BatchReport | LLMResult"
+
+
+def replay(store: Store, request: ReplayRequest, progress: Progress | None = None) -> Report:
+    request.check()
+    if not store.exists(request.name):
+        if request.params_file is not None:
+            return _batch(store, request, None, progress)
+        return _not_recorded_yet(store, request, progress)
+    return REPLAY[store.kind(request.name)](store, request, progress)
+
+
+def _not_recorded_yet(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
+    """The agent given records it (a replay of nothing else is refused)."""
+    from mmcli.replay.replayer import record_first
+
+    if not request.agent or request.dry_run:
+        raise store.not_found(request.name)
+    with request.display.opened(progress) as backend:
+        options = request.options(None)
+        return record_first(store, backend, request.name, request.values, options, progress)
+
+
+def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
+    from mmcli.replay.replayer import check_values, replay_recording
+    from mmcli.store.inuse import in_use
+
+    if request.params_file is not None:
+        return _batch(store, request, store.load(request.name), progress)
+    with in_use(store, request.name):
+        recording = store.load(request.name)
+        if not request.dry_run:
+            check_values(recording, request.values)
+        options = request.options(recording)
+        with request.display.opened(progress) as backend:
+            return replay_recording(store, backend, recording, request.values, options, progress)
+
+
+def _batch(
+    store: Store, request: ReplayRequest, recording: Recording | None, progress: Progress | None
+) -> Report:
+    from mmcli.replay.batch import check_columns, read_rows, run_batch
+
+    assert request.params_file is not None
+    rows = read_rows(request.params_file)
+    say = progress or (lambda message: None)
+    if recording is not None:
+        check_columns(recording, rows, request.values, request.params_file, say)
+    options = request.options(recording)
+    with request.display.opened(progress) as backend:
+        values, before_each = request.values, request.before_each
+        results = run_batch(
+            store, backend, request.name, rows, values, options, before_each, progress
+        )
+    return BatchReport(results)
+
+
+def _replay_model(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
+    from mmcli.llm.run import replay_llm
+
+    if request.dry_run or request.relocate or request.ignore or request.params_file is not None:
+        raise UsageError(
+            "--dry-run, --relocate, --ignore-region and --params-file are for screen "
+            f"recordings; {request.name!r} was recorded at the model API"
+        )
+    return replay_llm(
+        store,
+        request.name,
+        request.values,
+        agent=request.agent,
+        no_agent=request.no_agent,
+        policy=request.policy,
+        upstream=request.upstream,
+        agent_timeout=request.agent_timeout,
+        progress=progress,
+    )
+
+
+def _replay_sdk(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
+    """An SDK document is replayed from Python: loading it as a screen recording is
+    refused with the error that says so."""
+    store.load(request.name)
+    raise AssertionError("unreachable: the codec refuses an SDK document")
+
+
+REPLAY: dict[str, Callable[[Store, ReplayRequest, Progress | None], Report]] = {
+    "cli": _replay_screen,
+    "llm": _replay_model,
+    "sdk": _replay_sdk,
+}
+"""Each kind's replay, by the name `inventory.kinds.KINDS` gives it."""
