@@ -258,6 +258,10 @@ class Recording:
     window_title: str | None = None
     """The title of the application window the task's first action went to, as recorded:
     it names the window a replay expected when no window of the app is on the screen."""
+    commit_steps: int | None = None
+    """How many actions at the end of each path commit the task (2: a Submit click and its
+    confirmation's OK): a fleet's worker claims the row before the first of them (None:
+    the last action alone, unless the worker says otherwise)."""
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -119,7 +119,7 @@ class Fleet:
         self.procs[worker_id] = subprocess.Popen(
             [
                 sys.executable, "-m", "mmcli", "worker", "loan", "--temporal", self.temporal,
-                "--id", worker_id, "--timeout", "5", "--commit-steps", "2",
+                "--id", worker_id, "--timeout", "5",
                 "--agent", agent(app_dir),
                 "--before-each", str(restart_script(self.tmp, app_dir)),
             ],
@@ -177,7 +177,8 @@ def record(tmp: Path, env: dict[str, str], display: str) -> None:
         ]  # fmt: skip
         done = mm(
             "record", "loan", "--param", f"name={WANTED['name']}",
-            "--param", f"amount={WANTED['amount']}", "--observe", "0", "--", *command, env=env,
+            "--param", f"amount={WANTED['amount']}", "--observe", "0", "--commit-steps", "2",
+            "--", *command, env=env,
         )  # fmt: skip
         if done.returncode != 0:
             raise SystemExit(f"recording failed: {done.stderr[-2000:]}")

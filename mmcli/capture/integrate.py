@@ -62,6 +62,9 @@ class FinishedRun:
     """The folder the command ran in (kept by a new recording: a fallback runs there)."""
     window_title: str | None = None
     """The title of the window at the run's first pointed action, once the run is over."""
+    commit_steps: int | None = None
+    """The committing actions at the end of the task, as declared for the recording
+    (`mm record --commit-steps`); None: not declared."""
 
     @classmethod
     def of(
@@ -151,6 +154,7 @@ def integrate(
             area=built.area,
             cwd=run.cwd if run.command else None,
             window_title=_title(run.window_title, run.values.secrets),
+            commit_steps=run.commit_steps,
         )
         _note_params(recording, run.values)
         find_leak(recording, run.values.secrets)
@@ -262,6 +266,8 @@ def _merge(
     if not merged.added:
         return Integrated(False, 0, "the recording's tree already holds this run", merged.shared)
     rec = merged.recording
+    if run.commit_steps is not None:
+        rec.commit_steps = run.commit_steps
     _extend(rec, volatile, built.area)
     _note_params(rec, run.values)
     find_leak(rec, run.values.secrets)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mmcli.backends.base import Backend
 from mmcli.capture.integrate import FinishedRun, Into, integrate
@@ -187,6 +187,7 @@ def record(
     observe: float = 1.0,
     progress: Progress | None = None,
     record_input: bool = False,
+    commit_steps: int | None = None,
 ) -> RecordResult:
     check_target(store, name, add=add, overwrite=overwrite)
     if not command:
@@ -212,8 +213,9 @@ def record(
     if not recorder.captures:
         raise MMError("the agent exited 0 without performing any action; nothing to record")
     return save_run(
-        store, name, recorder, command, values, ignore, add, overwrite, progress, here()
-    )
+        store, name, recorder, command, values, ignore, add, overwrite, progress, here(),
+        commit_steps=commit_steps,
+    )  # fmt: skip
 
 
 def here() -> str | None:
@@ -246,14 +248,17 @@ def save_run(
     overwrite: bool,
     progress: Progress | None,
     cwd: str | None = None,
+    *,
+    commit_steps: int | None = None,
 ) -> RecordResult:
     """Build the steps of a finished run and save them as `name` (or merge them in);
-    `cwd`: the folder the command ran in."""
+    `cwd`: the folder the command ran in; `commit_steps`: as declared, kept with it."""
+    run = replace(FinishedRun.of(recorder, values, command, cwd), commit_steps=commit_steps)
     try:
         done = integrate(
             store,
             name,
-            FinishedRun.of(recorder, values, command, cwd),
+            run,
             Into.ADD if add else Into.NEW,
             ignore=ignore,
             overwrite=overwrite,
@@ -276,6 +281,7 @@ def record_demo(
     observe: float = 1.0,
     progress: Progress | None = None,
     timeout: float | None = None,
+    commit_steps: int | None = None,
 ) -> RecordResult:
     """Record a person doing the task on the display, until the stop chord.
 
@@ -304,7 +310,10 @@ def record_demo(
         watch.close()
     for index, capture in enumerate(recorder.captures):
         say(f"recorded step {index + 1}: {describe(capture.action, values.all, values.secrets)}")
-    return save_run(store, name, recorder, [], values, ignore, add, overwrite, progress)
+    return save_run(
+        store, name, recorder, [], values, ignore, add, overwrite, progress,
+        commit_steps=commit_steps,
+    )  # fmt: skip
 
 
 def wait_for_stop(watch: InputWatch, timeout: float | None) -> None:

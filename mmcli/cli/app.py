@@ -26,6 +26,7 @@ from mmcli.cli.options import (
     BeforeEachOption,
     CommandArgument,
     DeadBranchesOption,
+    DeclareCommitOption,
     DemoOption,
     DisplayOption,
     DryRunOption,
@@ -157,6 +158,7 @@ def record(
     upstream: UpstreamOption = None,
     record_input: RecordInputOption = False,
     demo: DemoOption = False,
+    commit_steps: DeclareCommitOption = None,
 ) -> None:
     """Run CMD as the agent and record its actions; saved only when CMD exits 0."""
     from mmcli.verbs.record import RecordRequest
@@ -168,7 +170,7 @@ def record(
         name, command or [], param_values(param, secret), seat(),
         overwrite=overwrite, add=add, demo=demo, llm=llm, ignore=regions(ignore_region),
         agent_timeout=agent_timeout, observe=observe, upstream=upstream,
-        record_input=record_input,
+        record_input=record_input, commit_steps=commit_steps,
     )  # fmt: skip
     store = open_store()
     raise render.recorded(record_run(store, request, progress), name, store.where)

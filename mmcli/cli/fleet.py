@@ -84,12 +84,14 @@ StopRowOption = Annotated[
     bool, typer.Option("--no-agent", help="On divergence stop the row (diverged).")
 ]
 CommitStepsOption = Annotated[
-    int,
+    int | None,
     typer.Option(
         metavar="N",
         min=1,
         help="How many actions at the end of the task commit (2: a Submit click and "
-        "its confirmation's OK): the claim is written before the first of them.",
+        "its confirmation's OK): the claim is written before the first of them (default: "
+        "what the recording declares, `mm record --commit-steps`, else 1).",
+        show_default=False,
     ),
 ]
 WORKER_EPILOG = (
@@ -110,7 +112,7 @@ def worker(
     no_agent: StopRowOption = False,
     timeout: TimeoutOption = 10.0,
     agent_timeout: FallbackLimitOption = 600.0,
-    commit_steps: CommitStepsOption = 1,
+    commit_steps: CommitStepsOption = None,
     policy: PolicyOption = "default",
     param: ParamOption = None,
     secret: SecretOption = None,
@@ -125,12 +127,12 @@ def worker(
 
     options = ReplayOptions(
         timeout=timeout, policy=policy_named(policy), agent=agent_command(agent),
-        agent_timeout=no_limit(agent_timeout), commit_steps=commit_steps,
+        agent_timeout=no_limit(agent_timeout),
     )  # fmt: skip
     settings = WorkerSettings(
         names, temporal, namespace, worker_id or default_worker_id(), options,
         use_recorded_agent=not agent and not no_agent, values=param_values(param, secret),
-        before_each=before_each,
+        before_each=before_each, commit_steps=commit_steps,
     )  # fmt: skip
     with seat().opened(progress) as backend:
         FleetWorker(open_store(), backend, settings, progress).serve()

@@ -218,6 +218,18 @@ DemoOption = Annotated[
         "or Pause, which is not recorded.",
     ),
 ]
+DeclareCommitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--commit-steps",
+        metavar="N",
+        min=1,
+        help="How many actions at the end of the task commit it (2: a Submit click and its "
+        "confirmation's OK), kept with the recording: a fleet's worker claims a row before "
+        "the first of them (default: the last action).",
+        show_default=False,
+    ),
+]
 AgentOption = Annotated[
     str | None,
     typer.Option(

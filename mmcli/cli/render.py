@@ -185,8 +185,9 @@ def _screen_view(view: Any) -> None:
                 markup=False,
             )
     for d in view.divergences:
+        by = f" on {d['worker']}" if d.get("worker") else ""
         out.print(
-            f"diverged {d['at']} ({d['outcome']}) at step {d['step'] or '?'}: {d['reason']}",
+            f"diverged {d['at']}{by} ({d['outcome']}) at step {d['step'] or '?'}: {d['reason']}",
             markup=False,
         )
         out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)

@@ -63,6 +63,8 @@ class WorkerSettings:
     use_recorded_agent: bool
     values: Values
     before_each: str | None = None
+    commit_steps: int | None = None
+    """`--commit-steps`: over each recording's own declaration (None: the recording's)."""
 
 
 class FleetWorker:
@@ -208,7 +210,11 @@ class FleetWorker:
         )
 
     def _options(self, recording: Any) -> ReplayOptions:
-        options = self.settings.options
+        """The row's options: the committing steps the worker was given, else those the
+        recording declares, else its last action; the recording's own agent unless the
+        worker names one or none."""
+        steps = self.settings.commit_steps or recording.commit_steps or 1
+        options = replace(self.settings.options, commit_steps=steps)
         if self.settings.use_recorded_agent and recording.command:
             return replace(options, agent=list(recording.command), agent_cwd=recording.cwd)
         return options

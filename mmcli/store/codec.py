@@ -106,6 +106,8 @@ def _document(rec: Recording) -> Document:
         doc["param_digests"] = {k: list(v) for k, v in sorted(rec.param_digests.items())}
     if rec.window_title is not None:
         doc["window_title"] = rec.window_title
+    if rec.commit_steps is not None:
+        doc["commit_steps"] = rec.commit_steps
     doc.update(rec.extra)
     doc["steps"] = [_step_doc(s) for s in rec.steps]
     return doc
@@ -184,6 +186,7 @@ _KNOWN = {
     "cwd",
     "param_digests",
     "window_title",
+    "commit_steps",
     "steps",
 }
 
@@ -215,9 +218,17 @@ def _recording(doc: Document) -> Recording:
         cwd=_str(doc["cwd"], "cwd") if "cwd" in doc else None,
         param_digests=_digests(doc.get("param_digests", {})),
         window_title=_str(doc["window_title"], "window_title") if "window_title" in doc else None,
+        commit_steps=_commit_steps(doc["commit_steps"]) if "commit_steps" in doc else None,
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},
     )
+
+
+def _commit_steps(value: Any) -> int:
+    steps = _int(value, "commit_steps")
+    if steps < 1:
+        raise ValueError(f"commit_steps is {steps}: at least 1 (the last action)")
+    return steps
 
 
 def _digests(doc: Any) -> dict[str, list[str]]:

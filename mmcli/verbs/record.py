@@ -35,15 +35,18 @@ class RecordRequest:
     observe: float = 1.0
     upstream: str | None = None
     record_input: bool = False
+    commit_steps: int | None = None
+    """How many actions at the end of the task commit it: kept with the recording, for
+    a fleet's claims (None: not declared, the last action)."""
 
     def check(self) -> None:
         """What is refused before anything runs."""
         validate_name(self.name)
         if self.llm:
-            if self.ignore or self.demo or self.record_input:
+            if self.ignore or self.demo or self.record_input or self.commit_steps:
                 raise UsageError(
-                    "--ignore-region, --demo and --record-input are for screen recordings, "
-                    "not --llm"
+                    "--ignore-region, --demo, --record-input and --commit-steps are for "
+                    "screen recordings, not --llm"
                 )
             return
         if self.display.is_vnc:
@@ -86,6 +89,7 @@ def _record_screen(store: Store, request: RecordRequest, progress: Progress | No
                 ignore=request.ignore,
                 observe=request.observe,
                 progress=progress,
+                commit_steps=request.commit_steps,
             )
         return record_agent(
             store,
@@ -100,6 +104,7 @@ def _record_screen(store: Store, request: RecordRequest, progress: Progress | No
             observe=request.observe,
             progress=progress,
             record_input=request.record_input,
+            commit_steps=request.commit_steps,
         )
 
 

@@ -62,7 +62,7 @@ class Fleet:
             app = LoanApp(workdir)
             result = mm(
                 "record", "loan", "--param", "name=John Smith", "--param", "amount=1200",
-                "--observe", "0", "--", *agent_command(app),
+                "--observe", "0", "--commit-steps", "2", "--", *agent_command(app),
             )  # fmt: skip
             assert result.returncode == 0, result.stderr
         finally:
@@ -76,7 +76,7 @@ class Fleet:
         self.workers[worker_id] = subprocess.Popen(
             [
                 sys.executable, "-m", "mmcli", "worker", "loan", "--temporal", self.temporal,
-                "--id", worker_id, "--no-agent", "--timeout", "3", "--commit-steps", "2",
+                "--id", worker_id, "--no-agent", "--timeout", "3",
                 "--before-each", restart, *extra,
             ],
             env=self.env(display),

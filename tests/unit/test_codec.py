@@ -175,3 +175,13 @@ def test_the_recorded_window_title_is_kept_and_bounded() -> None:
     assert codec.loads(codec.dumps(sample_recording())).window_title is None
     with pytest.raises(RecordingCorrupt, match="window_title"):
         codec.loads(codec.dumps(replace(rec, window_title="x" * 5000)))
+
+
+def test_the_committing_steps_declared_are_kept_and_checked() -> None:
+    rec = sample_recording()
+    assert "commit_steps" not in codec.dumps(rec)  # not declared: not written
+    rec.commit_steps = 2
+    text = codec.dumps(rec)
+    assert codec.loads(text, "x.toml").commit_steps == 2
+    with pytest.raises(RecordingCorrupt, match="commit_steps is 0"):
+        codec.loads(text.replace("commit_steps = 2", "commit_steps = 0"), "x.toml")

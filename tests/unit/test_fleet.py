@@ -124,3 +124,24 @@ def test_no_hand_over_to_the_agent_without_the_claim(tmp_path: Path) -> None:
     result = run_row(store, backend, "form", 1, Values({"name": "John"}), {}, options, None, None)
     assert result.outcome == "error" and "claimed by w1" in result.detail
     assert not started.exists() and backend.performed == []
+
+
+@pytest.mark.parametrize(
+    ("declared", "given", "used"), [(None, None, 1), (2, None, 2), (2, 3, 3), (None, 3, 3)]
+)
+def test_a_row_commits_as_its_recording_declares_unless_the_worker_says(
+    declared: int | None, given: int | None, used: int
+) -> None:
+    from mmcli.fleet.worker import FleetWorker, WorkerSettings
+
+    rec = form_recording()
+    rec.commit_steps = declared
+    settings = WorkerSettings(
+        ["form"], "127.0.0.1:7233", "default", "w1", ReplayOptions(), True, Values(),
+        commit_steps=given,
+    )  # fmt: skip
+    store = Store()
+    store.save(form_recording())
+    worker = FleetWorker(store, FakeBackend(form_screen()), settings, lambda message: None)
+    assert worker._options(rec).commit_steps == used
+    assert worker._options(rec).agent == ["agent"]
