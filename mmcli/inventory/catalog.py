@@ -324,7 +324,7 @@ def recent_divergences(
                 "live": files.get("thumbnail"),
                 "recorded": files.get("recorded"),
                 "live_area": files.get("live_area"),
-                "area": _rect(d.get("area")),
+                "area": rect_of(d.get("area")),
                 "regions": _rects(d.get("regions")),
                 "branch": entry.get("branch"),
             }
@@ -334,7 +334,7 @@ def recent_divergences(
     return found
 
 
-def _rect(value: object) -> list[int] | None:
+def rect_of(value: object) -> list[int] | None:
     """[x, y, w, h] from a history line, or None when it is missing or malformed."""
     if (
         isinstance(value, list)
@@ -351,4 +351,4 @@ def _rects(value: object) -> list[list[int]] | None:
     """The regions that differed; None for a line written before they were kept."""
     if not isinstance(value, list):
         return None
-    return [r for r in (_rect(v) for v in value) if r is not None]
+    return [r for r in (rect_of(v) for v in value) if r is not None]

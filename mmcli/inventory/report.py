@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mmcli.inventory.catalog import TreeLine, tree
+from mmcli.inventory.catalog import TreeLine, rect_of, tree
 from mmcli.inventory.crops import MARGIN as CROP_MARGIN
 from mmcli.inventory.crops import area_crop, crop_box, outlined, png_of, screen_of
 from mmcli.model import Recording, Step, plural
@@ -277,17 +277,11 @@ def _common_screen(pngs: list[bytes]) -> Rect:
 
 
 def _rect(value: object) -> Rect | None:
+    """A rectangle of a history line (`catalog.rect_of`), or None."""
     if isinstance(value, Rect):
         return value
-    if (
-        isinstance(value, list)
-        and len(value) == 4
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        and value[2] > 0
-        and value[3] > 0
-    ):
-        return Rect(*value)
-    return None
+    found = rect_of(value)
+    return Rect(*found) if found else None
 
 
 def _box(r: Rect) -> str:
