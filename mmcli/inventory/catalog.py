@@ -326,6 +326,7 @@ def recent_divergences(
                 "live_area": files.get("live_area"),
                 "area": rect_of(d.get("area")),
                 "regions": _rects(d.get("regions")),
+                "offset": _offset(d.get("offset")),
                 "branch": entry.get("branch"),
             }
         )
@@ -345,6 +346,17 @@ def rect_of(value: object) -> list[int] | None:
     ):
         return list(value)
     return None
+
+
+def _offset(value: object) -> list[int]:
+    """How far the task had moved on the live screen; [0, 0] when not said."""
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return list(value)
+    return [0, 0]
 
 
 def _rects(value: object) -> list[list[int]] | None:

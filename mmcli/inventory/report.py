@@ -201,20 +201,27 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs
     area = _rect(d.get("area")) or recording.area
     box = crop_box(area, _common_screen(kept)) if kept else None
     regions = [r for r in map(_rect, d.get("regions") or []) if r is not None]
+    # The live screen shows the task where it was found: moved by the offset.
+    dx, dy = d.get("offset") or (0, 0)
     images = []
     for key, caption in (("recorded", "recorded"), ("live", "live screen")):
         data = screens[key]
         if data is None or box is None:
             images.append(f"<figure class='crop' data-screen='{key}'>(missing)</figure>")
             continue
+        if key == "live":
+            here = crop_box(area and _moved(area, dx, dy), _common_screen(kept))
+            shown = [_moved(r, dx, dy) for r in regions]
+        else:
+            here, shown = box, regions
         try:
-            crop = area_crop(data, box)
+            crop = area_crop(data, here)
         except (OSError, ValueError):  # a truncated file: its header read, not its pixels
             images.append(f"<figure class='crop' data-screen='{key}'>(unreadable)</figure>")
             continue
-        drawn = outlined(crop, regions, box)
+        drawn = outlined(crop, shown, here)
         images.append(
-            f"<figure class='crop' data-screen='{key}' data-box='{_box(box)}' "
+            f"<figure class='crop' data-screen='{key}' data-box='{_box(here)}' "
             f"data-outlines='{drawn}'><figcaption>{caption}</figcaption>"
             f"<img class='thumb' alt='{caption}: the task area' "
             f"src='{_data_uri(png_of(crop))}'></figure>"
@@ -282,6 +289,10 @@ def _rect(value: object) -> Rect | None:
         return value
     found = rect_of(value)
     return Rect(*found) if found else None
+
+
+def _moved(r: Rect, dx: int, dy: int) -> Rect:
+    return Rect(r.x + dx, r.y + dy, r.w, r.h)
 
 
 def _box(r: Rect) -> str:

@@ -59,6 +59,7 @@ class Diagnosis:
             children[0].thumbnail,
             differed(match.verdict),
             self.judge.area,
+            match.offset,
         )
 
     def _why(self, children: list[Step], match: Match) -> str:

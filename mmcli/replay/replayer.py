@@ -297,6 +297,7 @@ class Replayer:
             leaf.outcome.thumbnail,
             differed(seen.verdict),
             self.judge.area,
+            self.look.offset,
         )
         self.progress(f"outcome differs: {reason}")
         return _Ending(Outcome.OUTCOME_DIFFERS, outcome_seen=False)

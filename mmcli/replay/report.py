@@ -33,6 +33,9 @@ class Divergence:
     checked, or was not acted on)."""
     area: Rect | None = None
     """The task area the step was judged in (None: the whole screen)."""
+    offset: tuple[int, int] = (0, 0)
+    """Where the task was looked for: moved by this much from where it was recorded (the
+    live screen's task area and regions are `area` and `regions` moved by it)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -44,6 +47,7 @@ class Divergence:
             "recorded": self.recorded,
             "regions": [r.as_list() for r in self.regions],
             "area": self.area.as_list() if self.area else None,
+            "offset": list(self.offset),
         }
 
 

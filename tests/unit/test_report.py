@@ -193,3 +193,34 @@ def test_the_tree_is_drawn_with_each_branch_where_it_departs(tmp_path: Path) -> 
     assert _centre(svg, 4)[1] != _centre(svg, 5)[1] and _centre(svg, 6)[1] == _centre(svg, 5)[1]
     labels = {t.get("data-step"): t.text for t in svg.findall("text[@class='label']")}
     assert labels == {"4": "branch 4: press enter", "5": "branch 5: press escape"}
+
+
+def test_a_moved_task_is_cut_and_outlined_where_the_live_screen_shows_it(
+    tmp_path: Path,
+) -> None:
+    """Judged at an offset (the window moved, `--relocate`): the regions are where the
+    recording had them; on the live screen the task and its regions are moved by it."""
+    rec = replace(sample_recording(), area=Rect(80, 40, 200, 120))
+    popup, offset = Rect(120, 80, 80, 40), (40, 20)
+    moved = Rect(popup.x + offset[0], popup.y + offset[1], popup.w, popup.h)
+    _screen_png(tmp_path / "live.png", (10, 20, 30), moved)
+    _screen_png(tmp_path / "rec.png", (10, 20, 30))
+    divergence = {
+        "at": "2026-11-20T10:00:00+00:00",
+        "outcome": "diverged",
+        "step": 1,
+        "reason": "The window moved 40 px right and 20 px down. regions: changed region",
+        "live": str(tmp_path / "live.png"),
+        "recorded": str(tmp_path / "rec.png"),
+        "area": [80, 40, 200, 120],
+        "regions": [popup.as_list()],
+        "offset": list(offset),
+    }
+    crops = _crops(render(rec, tmp_path, [divergence]))
+    assert crops["recorded"][0] == Rect(64, 24, 232, 152)
+    live_box, drawn, live = crops["live"]
+    assert live_box == Rect(104, 44, 232, 152) and drawn == 1
+    ring = moved.grow(OUTLINE_WIDTH)
+    assert live.getpixel((ring.x - live_box.x, moved.y - live_box.y + 5)) == OUTLINE
+    inside = (moved.x - live_box.x + 10, moved.y - live_box.y + 10)
+    assert live.getpixel(inside) == (255, 255, 255)  # the live crop holds the moved popup
