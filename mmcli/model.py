@@ -296,9 +296,10 @@ class Recording:
         return d
 
     def branch_count(self) -> int:
-        """Number of root-to-leaf paths."""
+        """Number of branches: the root-to-leaf paths other than the trunk (a recording
+        that never diverged has none)."""
         parents = {s.parent for s in self.steps}
-        return sum(1 for s in self.steps if s.id not in parents) if self.steps else 0
+        return max(sum(1 for s in self.steps if s.id not in parents) - 1, 0)
 
     def thumbnail_names(self) -> set[str]:
         """Every thumbnail the recording's steps name (screens and outcomes)."""

@@ -110,6 +110,8 @@ class Integrated:
     pending: int | None = None
     """The id of the new branch's first step when it ended on an outcome the recording did
     not know (kept pending until `mm approve`)."""
+    branch: int | None = None
+    """The id of the new branch's first step (`Into.BRANCH`)."""
 
 
 def used_names(steps: Sequence[Step]) -> set[str]:
@@ -305,18 +307,19 @@ def _branch(
     find_leak(existing, run.values.secrets)
     store.save(existing, built.thumbnails)
     what = plural(len(built.steps), "step")
+    branch = built.steps[0].id if built.steps else None
     if legacy:
         say(f"saved a branch of {what}")
-        return Integrated(True, len(built.steps))
+        return Integrated(True, len(built.steps), branch=branch)
     if known is None:
         say(
             f"saved a branch of {what} (branch id {built.steps[0].id}), pending: it ended on "
             f"an outcome the recording has not seen; check it, then `mm approve "
             f"{existing.name} {built.steps[0].id}`"
         )
-        return Integrated(True, len(built.steps), pending=built.steps[0].id)
+        return Integrated(True, len(built.steps), pending=branch, branch=branch)
     say(f"saved a branch of {what}; it ended on a known outcome (that of step id {known.id})")
-    return Integrated(True, len(built.steps))
+    return Integrated(True, len(built.steps), branch=branch)
 
 
 def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedRun) -> Step | None:

@@ -7,7 +7,7 @@ import os
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -250,16 +250,67 @@ def _step_number(divergence: dict[str, Any]) -> int | None:
     return step if "depth" in divergence else step + 1
 
 
-def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str, Any]]:
-    """The last replays that diverged: when, at which step, why, and the live and recorded
-    screens (file paths beside the recording)."""
+SECOND = timedelta(seconds=1)
+HEALS = ("healed", "healed-pending")
+"""The outcomes of a replay whose agent's run was saved as a branch."""
+
+
+def heal_deleted(entry: dict[str, Any], recording: Recording) -> bool:
+    """Whether `entry` (a history line) is a heal whose branch is no longer in the tree
+    (`mm rm --branch`, `mm prune`). Lines that name the branch (`"branch"`: the id of its
+    first step) are judged by it: the step must still be there, and older than the line
+    (a later heal may have been given the freed id). Older lines are judged by where the
+    heal departed: it is gone when the step the replay stopped after is gone, or when no
+    branch departs there any more."""
+    if entry.get("outcome") not in HEALS:
+        return False
+    at = _when(entry.get("at"))
+    by_id = {s.id: s for s in recording.steps}
+    branch = entry.get("branch")
+    if isinstance(branch, int) and not isinstance(branch, bool):
+        step = by_id.get(branch)
+        if step is None:
+            return True
+        # The line's time is whole seconds, written after the branch's steps were made.
+        return step.created is not None and at is not None and step.created > at + SECOND
+    path = entry.get("path")
+    if not isinstance(path, list) or not all(isinstance(i, int) for i in path):
+        return False  # nothing to judge by: listed as it was
+    if any(i not in by_id for i in path):
+        return True
+    node = path[-1] if path else None
+    return len(recording.children(node)) < 2
+
+
+def _when(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def recent_divergences(
+    store: Store, name: str, limit: int = 3, recording: Recording | None = None
+) -> list[dict[str, Any]]:
+    """The last replays that diverged: when, at which step, why, what differed where (the
+    regions, screen pixels, when the history has them), and the live and recorded screens
+    (file paths beside the recording). A heal whose branch has since been deleted is left
+    out: what it learned is no longer in the tree (the history file keeps its line)."""
+    if recording is None:
+        with contextlib.suppress(RecordingCorrupt, StoreError, RecordingNotFound):
+            recording = store.load(name)
     found = []
     for entry in reversed(store.history(name)):
         d = entry.get("divergence")
         if not isinstance(d, dict):
             continue
+        if recording is not None and heal_deleted(entry, recording):
+            continue
         files = {}
-        for key in ("thumbnail", "recorded"):
+        for key in ("thumbnail", "recorded", "live_area"):
             # A name in the recording's folder; a path (../../etc/passwd) is never followed.
             if is_plain_file_name(d.get(key)):
                 files[key] = store.objects.url(f"{name}/{d[key]}")
@@ -272,8 +323,44 @@ def recent_divergences(store: Store, name: str, limit: int = 3) -> list[dict[str
                 "reason": d.get("reason"),
                 "live": files.get("thumbnail"),
                 "recorded": files.get("recorded"),
+                "live_area": files.get("live_area"),
+                "area": rect_of(d.get("area")),
+                "regions": _rects(d.get("regions")),
+                "offset": _offset(d.get("offset")),
+                "branch": entry.get("branch"),
             }
         )
         if len(found) == limit:
             break
     return found
+
+
+def rect_of(value: object) -> list[int] | None:
+    """[x, y, w, h] from a history line, or None when it is missing or malformed."""
+    if (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and value[2] > 0
+        and value[3] > 0
+    ):
+        return list(value)
+    return None
+
+
+def _offset(value: object) -> list[int]:
+    """How far the task had moved on the live screen; [0, 0] when not said."""
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return list(value)
+    return [0, 0]
+
+
+def _rects(value: object) -> list[list[int]] | None:
+    """The regions that differed; None for a line written before they were kept."""
+    if not isinstance(value, list):
+        return None
+    return [r for r in (rect_of(v) for v in value) if r is not None]

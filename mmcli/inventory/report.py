@@ -1,7 +1,9 @@
 """`mm show --html`: one self-contained page (thumbnails inlined) showing the recording's
-tree as a picture (inline SVG), every step with a marker where it acted, and the live vs
-recorded screens of the last divergences. Text only ever comes from the recording
-(placeholders, never param values)."""
+tree as a picture (inline SVG), every step with a marker where it acted, and for each of
+the last divergences the recorded and live task area side by side, the regions that
+differed outlined (`crops`), beside the sentence that explains it. Text only ever comes
+from the recording and its history (placeholders, never param values); images only from
+the stored thumbnails, painted where a secret may show before they were written."""
 
 from __future__ import annotations
 
@@ -11,8 +13,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mmcli.inventory.catalog import TreeLine, tree
+from mmcli.inventory.catalog import TreeLine, rect_of, tree
+from mmcli.inventory.crops import MARGIN as CROP_MARGIN
+from mmcli.inventory.crops import area_crop, crop_box, outlined, png_of, screen_of
 from mmcli.model import Recording, Step, plural
+from mmcli.screen.fingerprint import SCALE, Rect
 from mmcli.store.storefs import read_plain
 
 STYLE = """
@@ -31,7 +36,12 @@ h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 18p
 .map { overflow-x: auto; margin: 0 0 18px; background: #fff; border: 1px solid #ddd;
        border-radius: 6px; } .map svg { display: block; }
 .divergence { margin: 18px 0; padding: 10px; background: #fff4f4; border: 1px solid #f3b4b4;
-              border-radius: 6px; } .pair { display: flex; gap: 16px; }
+              border-radius: 6px; } .pair { display: flex; gap: 16px; overflow-x: auto;
+              align-items: flex-start; }
+.crop { margin: 0; flex: none; } .crop img { display: block; border: 1px solid #ccc;
+        image-rendering: pixelated; } .where { color: #555; margin: 4px 0 8px; }
+.why { min-width: 240px; max-width: 420px; } .sentence { font-weight: 600; margin-top: 0; }
+.checks, .outlines { color: #555; }
 """
 
 # Counts the thumbnails the browser decoded: proof the page rendered, for tests and humans.
@@ -173,21 +183,120 @@ def _shot(data: bytes | None, step: Step, point: tuple[int, int] | None) -> str:
 
 
 def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs) -> str:
+    """The recorded and live task area side by side, at the screen's size, the regions
+    that differed outlined on both, and the sentence that explains the divergence."""
     step = d.get("step")
     title = (
         f"{_e(d.get('at') or '')}: {_e(d.get('outcome') or '')} at step "
         f"{step if isinstance(step, int) else '?'}"
     )
-    images = []
-    for key, caption in (("live", "live screen"), ("recorded", "recorded")):
+    screens = {
         # Only ever a file of the recording's folder, by its plain name (see `_read`).
-        data = _read(thumbs_dir, Path(d[key]).name) if isinstance(d.get(key), str) else None
-        img = f"<img class='thumb' alt='' src='{_data_uri(data)}'>" if data else "(missing)"
-        images.append(f"<div><div>{caption}</div><div class='shot'>{img}</div></div>")
+        key: _readable(
+            _read(thumbs_dir, Path(d[key]).name) if isinstance(d.get(key), str) else None
+        )
+        for key in ("recorded", "live")
+    }
+    kept = [data for data in screens.values() if data]
+    area = _rect(d.get("area")) or recording.area
+    box = crop_box(area, _common_screen(kept)) if kept else None
+    regions = [r for r in map(_rect, d.get("regions") or []) if r is not None]
+    # The live screen shows the task where it was found: moved by the offset.
+    dx, dy = d.get("offset") or (0, 0)
+    images = []
+    for key, caption in (("recorded", "recorded"), ("live", "live screen")):
+        data = screens[key]
+        if data is None or box is None:
+            images.append(f"<figure class='crop' data-screen='{key}'>(missing)</figure>")
+            continue
+        if key == "live":
+            here = crop_box(area and _moved(area, dx, dy), _common_screen(kept))
+            shown = [_moved(r, dx, dy) for r in regions]
+        else:
+            here, shown = box, regions
+        try:
+            crop = area_crop(data, here)
+        except (OSError, ValueError):  # a truncated file: its header read, not its pixels
+            images.append(f"<figure class='crop' data-screen='{key}'>(unreadable)</figure>")
+            continue
+        drawn = outlined(crop, shown, here)
+        images.append(
+            f"<figure class='crop' data-screen='{key}' data-box='{_box(here)}' "
+            f"data-outlines='{drawn}'><figcaption>{caption}</figcaption>"
+            f"<img class='thumb' alt='{caption}: the task area' "
+            f"src='{_data_uri(png_of(crop))}'></figure>"
+        )
+    why = _why_html(str(d.get("reason") or ""), d.get("regions"), regions, box)
+    if box is None:
+        where = "no screen was kept for this replay"
+    elif area is None:
+        where = "the whole screen (the recording keeps no task area)"
+    else:
+        where = f"the task area, {area}, and {CROP_MARGIN} px around it"
     return (
-        f"<div class='divergence'><div class='num'>diverged {title}</div>"
-        f"<div>{_e(d.get('reason') or '')}</div><div class='pair'>{''.join(images)}</div></div>"
+        f"<div class='divergence' data-step='{step if isinstance(step, int) else ''}'>"
+        f"<div class='num'>diverged {title}</div><div class='where'>{_e(where)}, one pixel "
+        f"a screen pixel (screens are kept at 1/{SCALE} scale: each kept pixel shows as "
+        f"{SCALE}x{SCALE})</div>"
+        f"<div class='pair'>{''.join(images)}{why}</div></div>"
     )
+
+
+def _why_html(reason: str, kept: object, regions: list[Rect], box: Rect | None) -> str:
+    sentence, _, checks = reason.partition(". ")
+    if not isinstance(kept, list):
+        said = "the regions that differed were not kept by the replay that wrote this entry"
+    elif not regions:
+        said = "no region of the screen differed"
+    else:
+        inside = [r for r in regions if box is None or r.intersection(box) is not None]
+        said = f"outlined: {plural(len(inside), 'region')} that differed" + (
+            f" ({len(regions) - len(inside)} more outside the task area)"
+            if len(inside) < len(regions)
+            else ""
+        )
+    return (
+        f"<div class='why'><p class='sentence'>{_e(sentence)}{'.' if checks else ''}</p>"
+        f"<p class='checks'>{_e(checks)}</p><p class='outlines'>{_e(said)}</p></div>"
+    )
+
+
+def _readable(data: bytes | None) -> bytes | None:
+    """A kept screen that decodes as an image, else None (shown as missing)."""
+    from PIL import Image
+
+    if data is None:
+        return None
+    try:
+        screen_of(data)
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+    return data
+
+
+def _common_screen(pngs: list[bytes]) -> Rect:
+    """The screen both kept screens cover (they differ in size only when the screen's
+    size changed)."""
+    screen = screen_of(pngs[0])
+    for data in pngs[1:]:
+        screen = screen.intersection(screen_of(data)) or screen
+    return screen
+
+
+def _rect(value: object) -> Rect | None:
+    """A rectangle of a history line (`catalog.rect_of`), or None."""
+    if isinstance(value, Rect):
+        return value
+    found = rect_of(value)
+    return Rect(*found) if found else None
+
+
+def _moved(r: Rect, dx: int, dy: int) -> Rect:
+    return Rect(r.x + dx, r.y + dy, r.w, r.h)
+
+
+def _box(r: Rect) -> str:
+    return ",".join(map(str, r.as_list()))
 
 
 def _read(thumbs_dir: Thumbs, file_name: str | None) -> bytes | None:

@@ -14,9 +14,16 @@ from mmcli.replay.look import signed
 from mmcli.replay.report import Divergence
 from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.matcher import Verdict
 from mmcli.screen.paint import blank_png
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
+
+
+def differed(verdict: Verdict | None) -> tuple[Rect, ...]:
+    """The regions of the screen a verdict found different (kept in the history, so the
+    report can outline them)."""
+    return tuple(d.region for d in verdict.differences) if verdict else ()
 
 
 class Diagnosis:
@@ -45,7 +52,14 @@ class Diagnosis:
         thumb = self.keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
         self.progress(f"step {depth + 1}: {said}: {reason}")
         return Divergence(
-            depth, children[0].action.describe(), reason, thumb, children[0].thumbnail
+            depth,
+            children[0].action.describe(),
+            reason,
+            thumb,
+            children[0].thumbnail,
+            differed(match.verdict),
+            self.judge.area,
+            match.offset,
         )
 
     def _why(self, children: list[Step], match: Match) -> str:

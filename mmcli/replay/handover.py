@@ -28,6 +28,8 @@ class AgentRun:
     """Actions the agent performed."""
     detail: str = ""
     pending_branch: int | None = None
+    branch: int | None = None
+    """The id of the first step of the branch learned from the agent's run, if saved."""
 
 
 class HandOver:
@@ -79,8 +81,15 @@ class HandOver:
             cwd=self.options.agent_cwd,
         )
 
-        def ended(outcome: Outcome, detail: str = "", pending: int | None = None) -> AgentRun:
-            return AgentRun(outcome, run.returncode, len(recorder.captures), detail, pending)
+        def ended(
+            outcome: Outcome,
+            detail: str = "",
+            pending: int | None = None,
+            branch: int | None = None,
+        ) -> AgentRun:
+            return AgentRun(
+                outcome, run.returncode, len(recorder.captures), detail, pending, branch
+            )
 
         if run.timed_out:
             return ended(
@@ -112,10 +121,11 @@ class HandOver:
         except (MMError, OSError) as e:
             return ended(Outcome.NOT_SAVED, f"the branch could not be saved: {e}")
         if done.pending is None:
-            return ended(Outcome.HEALED)
+            return ended(Outcome.HEALED, branch=done.branch)
         return ended(
             Outcome.HEALED_PENDING,
             "the agent's run ended on an outcome the recording has not seen; its branch is "
             f"pending: check the task, then `mm approve {self.recording.name} {done.pending}`",
             done.pending,
+            done.branch,
         )

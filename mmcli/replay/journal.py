@@ -25,6 +25,7 @@ def journal(store: Store, report: ReplayReport, progress: Callable[[str], None])
                 "agent_steps": report.agent_steps,
                 "divergence": report.divergence.as_json() if report.divergence else None,
                 "path": report.path,
+                "branch": report.branch,
                 "seconds": round(report.seconds, 3),
             },
         )

@@ -27,7 +27,7 @@ from mmcli.errors import Aborted, DisplayError, NotSaved, Outcome, UsageError, c
 from mmcli.model import Action, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.act import CONFIRM_RETRIES, Actor
-from mmcli.replay.divergence import Diagnosis
+from mmcli.replay.divergence import Diagnosis, differed
 from mmcli.replay.handover import AgentRun, HandOver
 from mmcli.replay.journal import journal
 from mmcli.replay.judge import Judge, Match
@@ -217,6 +217,7 @@ class Replayer:
             detail=agent.detail if agent else "",
             outcome_seen=ending.outcome_seen,
             pending_branch=agent.pending_branch if agent else None,
+            branch=agent.branch if agent else None,
         )
 
     def _journal(self, report: ReplayReport) -> None:
@@ -289,7 +290,14 @@ class Replayer:
         masks = leaf.outcome.fingerprint.masks
         thumb = self.diagnosis.keep_live_thumbnail(seen.frame, walked.depth, masks)
         walked.divergence = Divergence(
-            walked.depth, "the recorded outcome", reason, thumb, leaf.outcome.thumbnail
+            walked.depth,
+            "the recorded outcome",
+            reason,
+            thumb,
+            leaf.outcome.thumbnail,
+            differed(seen.verdict),
+            self.judge.area,
+            self.look.offset,
         )
         self.progress(f"outcome differs: {reason}")
         return _Ending(Outcome.OUTCOME_DIFFERS, outcome_seen=False)

@@ -27,6 +27,15 @@ class Divergence:
     """The live screen at the divergence, beside the recording."""
     recorded: str | None = None
     """The recorded screen of the step that did not match."""
+    regions: tuple[Rect, ...] = ()
+    """Where the live screen differed from the closest recorded step (screen pixels), as
+    the matcher found it; none when nothing on the screen differed (the step could not be
+    checked, or was not acted on)."""
+    area: Rect | None = None
+    """The task area the step was judged in (None: the whole screen)."""
+    offset: tuple[int, int] = (0, 0)
+    """Where the task was looked for: moved by this much from where it was recorded (the
+    live screen's task area and regions are `area` and `regions` moved by it)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -36,6 +45,9 @@ class Divergence:
             "reason": self.reason,
             "thumbnail": self.thumbnail,
             "recorded": self.recorded,
+            "regions": [r.as_list() for r in self.regions],
+            "area": self.area.as_list() if self.area else None,
+            "offset": list(self.offset),
         }
 
 
@@ -84,6 +96,8 @@ class ReplayReport:
     a dry run, a divergence, a heal, or a path recorded without one)."""
     pending_branch: int | None = None
     """A heal's branch saved pending approval: the id of its first step."""
+    branch: int | None = None
+    """The branch a heal saved (pending or not): the id of its first step."""
 
     @property
     def exit_code(self) -> ExitCode:

@@ -22,7 +22,8 @@ from mmcli.store.storefs import UnsafePath, atomic_write
 if TYPE_CHECKING:
     from mmcli.store.recordings import Store
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3
+"""3: `branches` counts branches only, not the trunk."""
 
 Describe = Callable[["Store", str], dict[str, Any]]
 """What a document says, read from it (`catalog` knows each kind of document)."""

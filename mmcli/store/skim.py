@@ -95,7 +95,7 @@ def skim(text: str, name: str) -> dict[str, Any] | None:
     return {
         "kind": "cli",
         "steps": steps,
-        "branches": len(seen - parents),
+        "branches": max(len(seen - parents) - 1, 0),  # the trunk is no branch
         "pending": text.count("\npending = true\n"),
         "params": list(params),
         "created": created.isoformat(),

@@ -48,7 +48,7 @@ def test_ls_json_lists_recordings_and_flags_corrupt_ones(isolated_store: Path) -
     result = runner.invoke(app, ["ls", "--json"], env=ENV)
     assert result.exit_code == 0
     rows = {r["name"]: r for r in json.loads(result.stdout)}
-    assert rows["good"]["steps"] == 5 and rows["good"]["branches"] == 2
+    assert rows["good"]["steps"] == 5 and rows["good"]["branches"] == 1
     assert rows["good"]["params"] == ["name"]
     assert rows["bad"]["error"] and "bad.toml" in rows["bad"]["error"]
 
@@ -67,7 +67,7 @@ def test_show_draws_the_tree() -> None:
     result = runner.invoke(app, ["show", "tree"], env=ENV)
     assert result.exit_code == 0
     lines = result.stderr.splitlines()
-    assert "5 steps, 2 branches" in lines[0]
+    assert "5 steps, 1 branch;" in lines[0]
     assert any("branch:" in line and "press enter" in line for line in lines)
     assert any("type 'Hello {{name}}'" in line for line in lines)
 

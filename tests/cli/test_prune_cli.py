@@ -59,7 +59,7 @@ def test_keep_removes_old_branches_only(isolated_store: Path) -> None:
     result = runner.invoke(app, ["prune", "--keep", "0", "--yes"], env=ENV)
     assert result.exit_code == 0, result.output
     rec = Store().load("alpha")
-    assert rec.branch_count() == 1 and len(rec.steps) == 4
+    assert rec.branch_count() == 0 and len(rec.steps) == 4
 
 
 def test_bad_duration_and_nothing_to_do(isolated_store: Path) -> None:

@@ -55,7 +55,7 @@ def test_record_replay_and_heal_on_a_store_in_a_bucket(
     assert counter.read_text().count("started") == 2
 
     (listed,) = json.loads(mm("ls", "--json").stdout)
-    assert listed["name"] == "loan" and listed["branches"] == 2
+    assert listed["name"] == "loan" and listed["branches"] == 1
     assert listed["replays"] == 3 and listed["healed"] == 1
     shown = json.loads(mm("show", "loan", "--json").stdout)
     assert shown["divergences"][0]["live"].startswith(s3_url)
