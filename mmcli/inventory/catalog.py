@@ -324,6 +324,7 @@ def recent_divergences(
                 "live": files.get("thumbnail"),
                 "recorded": files.get("recorded"),
                 "live_area": files.get("live_area"),
+                "live_box": rect_of(d.get("live_box")),
                 "area": rect_of(d.get("area")),
                 "regions": _rects(d.get("regions")),
                 "offset": _offset(d.get("offset")),

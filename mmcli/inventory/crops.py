@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mmcli.screen.fingerprint import SCALE, Rect
+from mmcli.screen.paint import CROP_MARGIN
 
 if TYPE_CHECKING:
     from PIL import Image
 
-MARGIN = 16
-"""Screen pixels of context kept around the task area."""
+MARGIN = CROP_MARGIN
+"""Screen pixels of context kept around the task area (as replay keeps it)."""
 OUTLINE = (255, 0, 255)
 """The colour a region that differed is outlined in (magenta: rare in an app's own UI)."""
 OUTLINE_WIDTH = 3
@@ -55,6 +56,20 @@ def area_crop(png: bytes, box: Rect) -> Image.Image:
     big = cells.resize(((x1 - x0) * SCALE, (y1 - y0) * SCALE), Image.Resampling.NEAREST)
     left, top = box.x - x0 * SCALE, box.y - y0 * SCALE
     return big.crop((left, top, left + box.w, top + box.h))
+
+
+def full_crop(png: bytes, box: Rect) -> Image.Image | None:
+    """A live task area kept at the screen's own resolution (`box`, screen pixels), or
+    None when the file is not a picture of exactly that size."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(png)) as image:
+            if image.size != (box.w, box.h):
+                return None
+            return image.convert("RGB")
+    except (OSError, ValueError):
+        return None
 
 
 def outlined(image: Image.Image, regions: Sequence[Rect], box: Rect) -> int:

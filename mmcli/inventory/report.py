@@ -15,7 +15,14 @@ from typing import Any
 
 from mmcli.inventory.catalog import TreeLine, rect_of, tree
 from mmcli.inventory.crops import MARGIN as CROP_MARGIN
-from mmcli.inventory.crops import area_crop, crop_box, outlined, png_of, screen_of
+from mmcli.inventory.crops import (
+    area_crop,
+    crop_box,
+    full_crop,
+    outlined,
+    png_of,
+    screen_of,
+)
 from mmcli.model import Recording, Step, plural
 from mmcli.screen.fingerprint import SCALE, Rect
 from mmcli.store.storefs import read_plain
@@ -209,16 +216,20 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs
         if data is None or box is None:
             images.append(f"<figure class='crop' data-screen='{key}'>(missing)</figure>")
             continue
+        full = None
         if key == "live":
             here = crop_box(area and _moved(area, dx, dy), _common_screen(kept))
             shown = [_moved(r, dx, dy) for r in regions]
+            full, at = _full_live(d, thumbs_dir)
+            here = at or here
         else:
             here, shown = box, regions
         try:
-            crop = area_crop(data, here)
+            crop = full or area_crop(data, here)
         except (OSError, ValueError):  # a truncated file: its header read, not its pixels
             images.append(f"<figure class='crop' data-screen='{key}'>(unreadable)</figure>")
             continue
+        caption = caption + (" (full resolution)" if full else "")
         drawn = outlined(crop, shown, here)
         images.append(
             f"<figure class='crop' data-screen='{key}' data-box='{_box(here)}' "
@@ -236,10 +247,32 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs
     return (
         f"<div class='divergence' data-step='{step if isinstance(step, int) else ''}'>"
         f"<div class='num'>diverged {title}</div><div class='where'>{_e(where)}, one pixel "
-        f"a screen pixel (screens are kept at 1/{SCALE} scale: each kept pixel shows as "
-        f"{SCALE}x{SCALE})</div>"
+        f"a screen pixel ({_e(_scales(images))})</div>"
         f"<div class='pair'>{''.join(images)}{why}</div></div>"
     )
+
+
+def _scales(images: list[str]) -> str:
+    full = any("(full resolution)" in image for image in images)
+    kept = f"kept at 1/{SCALE} scale: each kept pixel shows as {SCALE}x{SCALE}"
+    if full:
+        return f"the live screen as it was; the recorded one {kept}"
+    return (
+        f"screens {kept}; the live screen is kept at full size only for a recording that "
+        "types no secret"
+    )
+
+
+def _full_live(d: dict[str, Any], thumbs_dir: Thumbs) -> tuple[Any, Rect | None]:
+    """The live task area replay kept at the screen's own resolution, and where it was
+    cut from (None, None: not kept, or unreadable: the thumbnail stands in)."""
+    box = _rect(d.get("live_box"))
+    name = d.get("live_area")
+    if box is None or not isinstance(name, str):
+        return None, None
+    data = _readable(_read(thumbs_dir, Path(name).name))
+    full = full_crop(data, box) if data else None
+    return (full, box) if full is not None else (None, None)
 
 
 def _why_html(reason: str, kept: object, regions: list[Rect], box: Rect | None) -> str:

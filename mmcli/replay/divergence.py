@@ -15,7 +15,7 @@ from mmcli.replay.report import Divergence
 from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict
-from mmcli.screen.paint import blank_png
+from mmcli.screen.paint import CROP_MARGIN, area_png, blank_png
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
 
@@ -49,7 +49,9 @@ class Diagnosis:
         said = "screen differs" if reason is None else "not acted on"
         if reason is None:
             reason = self._why(children, match)
-        thumb = self.keep_live_thumbnail(match.frame, depth, children[0].fingerprint.masks)
+        masks = children[0].fingerprint.masks
+        thumb = self.keep_live_thumbnail(match.frame, depth, masks)
+        live_area, live_box = self.keep_live_area(match.frame, depth, masks, match.offset)
         self.progress(f"step {depth + 1}: {said}: {reason}")
         return Divergence(
             depth,
@@ -60,6 +62,8 @@ class Diagnosis:
             differed(match.verdict),
             self.judge.area,
             match.offset,
+            live_area,
+            live_box,
         )
 
     def _why(self, children: list[Step], match: Match) -> str:
@@ -95,8 +99,30 @@ class Diagnosis:
         params and secrets among them) painted over."""
         buf = io.BytesIO()
         frame.thumbnail().save(buf, format="PNG")
-        data = blank_png(buf.getvalue(), list(masks))
-        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth + 1}.png"
+        return self._keep(blank_png(buf.getvalue(), list(masks)), depth, "")
+
+    def keep_live_area(
+        self, frame: Frame, depth: int, masks: Sequence[Rect], offset: tuple[int, int]
+    ) -> tuple[str | None, Rect | None]:
+        """Save the live task area at the screen's own resolution, where the task was
+        found (moved by `offset`), masks painted, so the report shows text as it read.
+        Not for a recording that types a secret: a secret shown at full size outside the
+        painted regions could be read there (its quarter-scale thumbnail stays the
+        record); nor without a task area."""
+        area = self.judge.area
+        if self.recording.secrets or area is None:
+            return None, None
+        dx, dy = offset
+        screen = Rect(0, 0, frame.width, frame.height)
+        box = area.moved(dx, dy).grow(CROP_MARGIN).intersection(screen)
+        if box is None:
+            return None, None
+        painted = [m.moved(dx, dy) for m in masks]
+        name = self._keep(area_png(frame, box, painted), depth, "-area")
+        return (name, box) if name else (None, None)
+
+    def _keep(self, data: bytes, depth: int, suffix: str) -> str | None:
+        name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth + 1}{suffix}.png"
         try:
             self.store.write_thumbnail(self.recording.name, name, data)
         except (OSError, StoreError):  # a full disk, or a link where the folder should be

@@ -289,6 +289,8 @@ class Replayer:
         )
         masks = leaf.outcome.fingerprint.masks
         thumb = self.diagnosis.keep_live_thumbnail(seen.frame, walked.depth, masks)
+        offset = self.look.offset
+        live_area, box = self.diagnosis.keep_live_area(seen.frame, walked.depth, masks, offset)
         walked.divergence = Divergence(
             walked.depth,
             "the recorded outcome",
@@ -297,7 +299,9 @@ class Replayer:
             leaf.outcome.thumbnail,
             differed(seen.verdict),
             self.judge.area,
-            self.look.offset,
+            offset,
+            live_area,
+            box,
         )
         self.progress(f"outcome differs: {reason}")
         return _Ending(Outcome.OUTCOME_DIFFERS, outcome_seen=False)

@@ -36,6 +36,11 @@ class Divergence:
     offset: tuple[int, int] = (0, 0)
     """Where the task was looked for: moved by this much from where it was recorded (the
     live screen's task area and regions are `area` and `regions` moved by it)."""
+    live_area: str | None = None
+    """The live task area (and a margin) at the screen's own resolution, painted where the
+    step masks: kept only for a recording that types no secret."""
+    live_box: Rect | None = None
+    """Where `live_area` was cut from the live screen (screen pixels)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +53,8 @@ class Divergence:
             "regions": [r.as_list() for r in self.regions],
             "area": self.area.as_list() if self.area else None,
             "offset": list(self.offset),
+            "live_area": self.live_area,
+            "live_box": self.live_box.as_list() if self.live_box else None,
         }
 
 

@@ -79,6 +79,9 @@ class Rect:
     def grow(self, margin: int) -> Rect:
         return Rect(self.x - margin, self.y - margin, self.w + 2 * margin, self.h + 2 * margin)
 
+    def moved(self, dx: int, dy: int) -> Rect:
+        return Rect(self.x + dx, self.y + dy, self.w, self.h)
+
     def within_grid(self, step: int) -> Rect | None:
         """The largest rectangle inside this one whose edges fall on a `step` px grid:
         the cells of a downscaled screen that lie wholly in it (None: no whole cell)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 
-from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Patch, Rect
+from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Frame, Patch, Rect
 
 TEXT_GROW = 160
 """A param-typed field may show longer text at replay: its mask extends this far right."""
@@ -72,3 +72,24 @@ def blank_png(data: bytes, regions: list[Rect]) -> bytes:
 
 PAINT = (64, 64, 64)
 """The colour secrets are painted over with in thumbnails."""
+
+CROP_MARGIN = 16
+"""Screen pixels of context kept around the task area where it is cut out of a screen."""
+
+
+def area_png(frame: Frame, box: Rect, regions: list[Rect]) -> bytes:
+    """`box` of `frame` at the screen's own resolution, with `regions` (screen pixels)
+    painted over."""
+    from PIL import Image, ImageDraw
+
+    image = Image.frombuffer("RGB", (frame.width, frame.height), frame.raw, "raw", "BGRX", 0, 1)
+    crop = image.crop((box.x, box.y, box.right, box.bottom))
+    draw = ImageDraw.Draw(crop)
+    for r in regions:
+        part = r.intersection(box)
+        if part is not None:
+            x, y = part.x - box.x, part.y - box.y
+            draw.rectangle([x, y, x + part.w - 1, y + part.h - 1], fill=PAINT)
+    buf = io.BytesIO()
+    crop.save(buf, format="PNG")
+    return buf.getvalue()

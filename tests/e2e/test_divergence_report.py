@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import mss
 import numpy as np
 import pytest
 from PIL import Image
@@ -99,6 +100,16 @@ def test_report_shows_the_task_area_at_screen_size_with_the_differences_outlined
     a = np.asarray(images["live"].crop(cut).convert("L"), dtype=np.int16)
     b = np.asarray(images["recorded"].crop(cut).convert("L"), dtype=np.int16)
     assert np.abs(a - b).mean() > 10
+
+    # The live side is the screen as it was, at its own resolution (this recording types
+    # no secret): the dialog is still up, so it is what the display shows now.
+    assert "live screen (full resolution)" in block
+    with getattr(mss, "MSS", mss.mss)() as grabber:
+        shot = grabber.grab({"left": box.x, "top": box.y, "width": box.w, "height": box.h})
+    now = np.asarray(Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX"))
+    kept = np.asarray(images["live"].convert("RGB"))
+    same = (now == kept).all(axis=2)
+    assert same[~live].mean() > 0.98, same[~live].mean()
 
     sentence = divergence["reason"].split(". ")[0]
     assert f"<p class='sentence'>{html.escape(sentence)}." in block
