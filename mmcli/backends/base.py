@@ -185,6 +185,11 @@ class Backend(ABC):
         """The application window whose client area is topmost at (x, y), if known."""
         return None
 
+    def keyboard_window(self) -> WindowRef | None:
+        """The application window that has the keyboard (the window manager's active
+        window), if known: where typed keys go."""
+        return None
+
     def focus_window_at(self, x: int, y: int) -> bool:
         """Give the keyboard focus to the window at (x, y) if another window has it, as a
         click there would (click-to-focus); True if the focus moved. Backends without a

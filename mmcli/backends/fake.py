@@ -30,6 +30,8 @@ class FakeBackend(Backend):
         self.grabs = 0
         self.window_list: list[WindowRef] | None = None
         """What `windows` answers (None: a desktop with no window manager)."""
+        self.keyboard: WindowRef | None = None
+        """What `keyboard_window` answers: the window that has the keyboard."""
 
     def size(self) -> tuple[int, int]:
         return self.screen.size
@@ -50,6 +52,9 @@ class FakeBackend(Backend):
 
     def windows(self) -> list[WindowRef] | None:
         return None if self.window_list is None else list(self.window_list)
+
+    def keyboard_window(self) -> WindowRef | None:
+        return self.keyboard
 
     def window_at(self, x: int, y: int) -> WindowRef | None:
         for window in reversed(self.window_list or []):  # topmost last, as X stacks them

@@ -156,6 +156,20 @@ class X11Backend(XInput, Backend):
         except Exception:
             return None
 
+    def keyboard_window(self) -> WindowRef | None:
+        """EWMH `_NET_ACTIVE_WINDOW`: the client window the window manager gave the
+        focus to (None with no window manager, or none active)."""
+        display = getattr(self._x11, "_display", None)
+        if display is None:
+            return None
+        try:
+            active = _active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
+            if not active:
+                return None
+            return _window_ref(display, display.create_resource_object("window", active))
+        except Exception:  # the window vanished under us, or no window manager
+            return None
+
     def focus_window_at(self, x: int, y: int) -> bool:
         """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window at the
         point, found below the top-level window there by its `WM_STATE`, is activated when

@@ -38,6 +38,7 @@ from mmcli.model import BUTTONS, MAX_KEY_MS, Action, ActionKind
 from mmcli.screen.analysis import changed_regions_fine, grow_to_text_run, patch_of
 from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.windows import WindowRef
 
 SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = shim.HOOK_DIR
@@ -241,8 +242,15 @@ class Recorder:
             at=datetime.now(UTC),
             thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             note=note,
-            window=self.backend.window_at(*action.point) if action.point is not None else None,
+            window=self._window_of(action),
         )
+
+    def _window_of(self, action: Action) -> WindowRef | None:
+        """The window an action went to: the one under its point, or, for keys, the one
+        that had the keyboard."""
+        if action.point is not None:
+            return self.backend.window_at(*action.point)
+        return self.backend.keyboard_window()
 
     def _append(self, capture: Capture) -> None:
         """Keep a capture; text typed right after text (an agent typing in chunks) joins

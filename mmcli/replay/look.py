@@ -13,6 +13,7 @@ from mmcli.errors import Aborted
 from mmcli.model import Action, ActionKind, Step
 from mmcli.replay.judge import Judge, Match, fewer
 from mmcli.screen.relocate import Offset, moved_point
+from mmcli.screen.windows import keyboard_taken
 
 POLL = 0.03
 """Before the pointer moves on, the screen must have been still this long since the last
@@ -27,6 +28,10 @@ APPROACH_SETTLE_LIMIT = 1.0
 """At most this long, replay waits for the screen to be still before moving the pointer."""
 WAIT_NOTICE = 1.0
 """After this many seconds of waiting for a step's screen, say so."""
+KEYBOARD_WAIT = 0.5
+"""At most this long, replay waits for the keyboard to come to the window a key step
+typed into (the window manager may still be moving the focus after a click)."""
+KEYED = {ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
 
 
 def signed(offset: Offset) -> str:
@@ -54,6 +59,19 @@ class Looker:
         """An action as progress tells it, with the task at an offset."""
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
+
+    def keyboard_taken(self, step: Step) -> str | None:
+        """Before a key step: why its keys must not be sent (another window has the
+        keyboard: `windows.keyboard_taken`), or None. Known only where the recording kept
+        the window it typed into and the window manager says which has the focus now."""
+        if step.window is None or step.action.kind not in KEYED:
+            return None
+        deadline = time.monotonic() + KEYBOARD_WAIT
+        while True:
+            why = keyboard_taken(step.window, self.backend.keyboard_window(), self.offset)
+            if why is None or time.monotonic() >= deadline:
+                return why
+            time.sleep(POLL)
 
     def check_abort(self) -> None:
         if self.interrupt.signum is not None:

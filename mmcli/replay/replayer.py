@@ -172,6 +172,9 @@ class Replayer:
             if step.pending and not self.options.trust_new:
                 reason = pending_reason(self.recording.name, step)
                 return self._diverged(walked, children, match, reason, node, focus)
+            taken = self.look.keyboard_taken(step)
+            if taken is not None:
+                return self._diverged(walked, children, match, taken, node, focus)
             if self.options.dry_run:
                 self.progress(f"step {depth + 1}: screen matches; would {self._shown(step.action)}")
                 return _Ending(Outcome.WOULD_REPLAY)

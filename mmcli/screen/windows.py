@@ -3,7 +3,10 @@ matcher: which top-level window a step acted in, and where that window stands no
 
 The pixels judge what is inside the task's windows; the window system says where those
 windows are. A recording keeps, per pointer step, the window under its target (its
-class, `WM_CLASS`, and its client area on the screen). `mm replay --relocate` then finds
+class, `WM_CLASS`, and its client area on the screen), and per keyboard step the window
+that had the keyboard. Replay types nothing while another window has the keyboard
+(`keyboard_taken`): a window far from the task is harmless to the pixels, but keys go
+where the focus is. `mm replay --relocate` then finds
 a moved window exactly: the one live window of that class and size, moved by a whole
 offset, with no template search over the screen (a blank text area matches in many
 places; a window's identity does not). The screen, shifted back by that offset, is then
@@ -48,3 +51,29 @@ def relocation(recorded: WindowRef, live: Sequence[WindowRef]) -> Offset | None:
     if len(same) != 1:
         return None
     return (same[0].rect.x - recorded.rect.x, same[0].rect.y - recorded.rect.y)
+
+
+def keyboard_taken(
+    recorded: WindowRef, live: WindowRef | None, offset: Offset = (0, 0)
+) -> str | None:
+    """Why keys must not be sent now: the window that has the keyboard is not the one the
+    recording typed into (its class, and its client area moved by `offset`, where replay
+    found the task). None when it is, or when the window system does not say (`live`
+    None: the pixels judge alone, as without a window manager)."""
+    if live is None:
+        return None
+    dx, dy = offset
+    r = recorded.rect
+    expected = WindowRef(recorded.wm_class, Rect(r.x + dx, r.y + dy, r.w, r.h))
+    if live == expected:
+        return None
+    return (
+        f"Another window has the keyboard: {_named(live)}, where the recording typed into "
+        f"{_named(expected)}. The keys would go there"
+    )
+
+
+def _named(window: WindowRef) -> str:
+    name = repr(window.wm_class) if window.wm_class else "a window with no class"
+    r = window.rect
+    return f"{name} at {r.x},{r.y} {r.w}x{r.h}"
