@@ -173,8 +173,8 @@ def replay_llm(
 ) -> LLMResult:
     """Run the agent behind the proxy answering from `name`'s tree; a miss goes to the
     model (the rest of the run is saved as a branch on exit 0), or is refused with
-    `no_agent` (exit 3). The recording is marked in use throughout, as for a screen
-    replay: `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave it alone."""
+    `no_agent` (exit 3). The recording is open as a run (`store.lifecycle`) throughout:
+    `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave it alone."""
     with begin(store, name, Intent.REPLAY, KIND) as opened:
         return _replay_llm(
             opened, values, agent, no_agent, policy, upstream, agent_timeout, progress

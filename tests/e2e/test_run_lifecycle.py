@@ -1,9 +1,10 @@
 """Every kind of run keeps its recording, end to end through the real `mm`: while a screen
-replay or `mm record --add`, a model-API replay or `mm record --llm --add`, or an SDK call is
-in progress (its agent waiting for the test's go), `mm rm`, `mm mv` and `mm import --overwrite` are refused, `mm prune` skips the
-recording, a second `mm record NAME --overwrite` is refused before its agent runs and a
-second `mm record NAME` finds it taken; then the run finishes and what it learned is saved
-whole. A run killed with SIGKILL leaves no mark behind (its agent still running)."""
+replay or `mm record --add`, a model-API replay or `mm record --llm --add`, or an SDK call
+is in progress (its agent waiting for the test's go), `mm rm`, `mm mv` and `mm import
+--overwrite` are refused, `mm prune` skips the recording, a second `mm record NAME
+--overwrite` is refused before its agent runs and a second `mm record NAME` finds it taken;
+then the run finishes and what it learned is saved whole. A run killed with SIGKILL leaves
+no mark behind (its agent still running)."""
 
 from __future__ import annotations
 
