@@ -122,6 +122,11 @@ class LockBusy(StoreError):
     pass
 
 
+class RecordingInUse(StoreError):
+    """A run (a replay, a recording, an SDK call) has the recording open: it is not
+    removed, renamed or replaced meanwhile."""
+
+
 class DisplayError(MMError):
     """No usable display, or the screen differs in geometry from the recording."""
 

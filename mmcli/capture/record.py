@@ -20,13 +20,15 @@ from mmcli.errors import (
     ExitCode,
     MMError,
     NotSaved,
-    RecordingExists,
-    UsageError,
 )
 from mmcli.model import Action
 from mmcli.params import Values
 from mmcli.screen.fingerprint import Rect
-from mmcli.store.recordings import Store, validate_name
+from mmcli.store.lifecycle import Intent, begin
+from mmcli.store.recordings import Store
+
+KIND = "cli"
+"""The kind of document a screen recording is (see `mmcli.inventory.kinds`)."""
 
 NO_VALUES = Values()
 
@@ -189,33 +191,36 @@ def record(
     record_input: bool = False,
     commit_steps: int | None = None,
 ) -> RecordResult:
-    check_target(store, name, add=add, overwrite=overwrite)
-    if not command:
-        raise MMError("no agent command given (put it after `--`, or record a person with --demo)")
-    env = {"MM_RECORDING": name, **values.env()}
-    run, recorder = run_recorded(
-        backend,
-        command,
-        env,
-        timeout=agent_timeout,
-        observe=observe,
-        values=values,
-        progress=progress,
-        record_input=record_input,
-    )
-    if run.timed_out:
-        return RecordResult(
-            ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {agent_timeout}s"
+    with begin(store, name, Intent.of(overwrite=overwrite, add=add), KIND) as opened:
+        if not command:
+            raise MMError(
+                "no agent command given (put it after `--`, or record a person with --demo)"
+            )
+        env = {"MM_RECORDING": name, **values.env()}
+        run, recorder = run_recorded(
+            backend,
+            command,
+            env,
+            timeout=agent_timeout,
+            observe=observe,
+            values=values,
+            progress=progress,
+            record_input=record_input,
         )
-    if not run.ok:
-        return RecordResult(run.returncode, False, 0, f"the agent exited {run.returncode}")
-    check_recordable(recorder)
-    if not recorder.captures:
-        raise MMError("the agent exited 0 without performing any action; nothing to record")
-    return save_run(
-        store, name, recorder, command, values, ignore, add, overwrite, progress, here(),
-        commit_steps=commit_steps,
-    )  # fmt: skip
+        if run.timed_out:
+            return RecordResult(
+                ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {agent_timeout}s"
+            )
+        if not run.ok:
+            return RecordResult(run.returncode, False, 0, f"the agent exited {run.returncode}")
+        check_recordable(recorder)
+        if not recorder.captures:
+            raise MMError("the agent exited 0 without performing any action; nothing to record")
+        with opened.saving():
+            return save_run(
+                store, name, recorder, command, values, ignore, add, overwrite, progress, here(),
+                commit_steps=commit_steps,
+            )  # fmt: skip
 
 
 def here() -> str | None:
@@ -224,17 +229,6 @@ def here() -> str | None:
         return os.getcwd()
     except OSError:
         return None
-
-
-def check_target(store: Store, name: str, *, add: bool, overwrite: bool) -> None:
-    validate_name(name)
-    if add and overwrite:
-        raise UsageError("--add merges into the recording, --overwrite replaces it: pick one")
-    if store.exists(name) and not (overwrite or add):
-        raise RecordingExists(
-            f"recording {name!r} already exists in {store.where}; use --overwrite to replace "
-            "it or --add to merge this run into it"
-        )
 
 
 def save_run(
@@ -289,8 +283,30 @@ def record_demo(
     the last settled picture. The recording has no command: replay hands over to the
     agent `--agent` names, and without one behaves as `--no-agent`.
     """
-    check_target(store, name, add=add, overwrite=overwrite)
-    say = progress or (lambda message: None)
+    with begin(store, name, Intent.of(overwrite=overwrite, add=add), KIND) as opened:
+        recorder = _demonstrate(backend, observe, progress, timeout)
+        say = progress or _quiet
+        for index, capture in enumerate(recorder.captures):
+            say(
+                f"recorded step {index + 1}: {describe(capture.action, values.all, values.secrets)}"
+            )
+        with opened.saving():
+            return save_run(
+                store, name, recorder, [], values, ignore, add, overwrite, progress,
+                commit_steps=commit_steps,
+            )  # fmt: skip
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+def _demonstrate(
+    backend: Backend, observe: float, progress: Progress | None, timeout: float | None
+) -> Recorder:
+    """The person's actions on the display until the stop chord, with the screen before
+    each."""
+    say = progress or _quiet
     with Recorder(backend) as recorder:
         watch = open_watch(backend, recorder, demo=True, progress=progress)
         assert watch is not None
@@ -308,12 +324,7 @@ def record_demo(
             raise MMError("the demonstration ended without any action; nothing to record")
         recorder.capture_final()
         watch.close()
-    for index, capture in enumerate(recorder.captures):
-        say(f"recorded step {index + 1}: {describe(capture.action, values.all, values.secrets)}")
-    return save_run(
-        store, name, recorder, [], values, ignore, add, overwrite, progress,
-        commit_steps=commit_steps,
-    )  # fmt: skip
+    return recorder
 
 
 def wait_for_stop(watch: InputWatch, timeout: float | None) -> None:

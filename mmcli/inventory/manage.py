@@ -4,8 +4,8 @@ Every kind of store document is handled alike (a CLI recording, an SDK document,
 model-API recording): its TOML is parsed and validated with its own codec, its name field
 rewritten when it gets a new name, and its thumbnails (the files in NAME/) go with it.
 Everything inside the store is reached through the store's objects (a local store's
-never through a link) with the store's per-name lock held; a recording a replay is
-using is left alone.
+never through a link) with the store's per-name lock held; a recording a run (a
+replay, a recording, an SDK call) has open is left alone (`lifecycle.free`).
 
 An export is one gzip-compressed tar archive holding `NAME.toml` and `NAME/FILE` for each
 thumbnail: the store's own layout. An import treats it as hostile: member names plain,
@@ -15,13 +15,12 @@ TOML validated through its codec, before anything is written into the store.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import io
 import re
 import tarfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ from mmcli.errors import (
 from mmcli.inventory.kinds import KINDS, kind_named
 from mmcli.model import plural
 from mmcli.store import codec
-from mmcli.store.inuse import unused
+from mmcli.store.lifecycle import free
 from mmcli.store.recordings import (
     SUFFIX,
     Store,
@@ -132,15 +131,6 @@ def write(
         store.collect_thumbnails(name, set(thumbnails))
 
 
-@contextlib.contextmanager
-def _free(store: Store, name: str) -> Iterator[None]:
-    """Hold `name` unused by any replay for the block, or refuse."""
-    with unused(store, name) as free:
-        if not free:
-            raise StoreError(f"recording {name!r} is being replayed; try again when it is done")
-        yield
-
-
 # ---- rm -----------------------------------------------------------------------------------------
 
 
@@ -208,8 +198,8 @@ def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
 
 
 def remove(store: Store, removal: Removal) -> None:
-    """Delete what `removal` says; refused while a replay uses the recording."""
-    with _free(store, removal.name):
+    """Delete what `removal` says; refused while a run has the recording open."""
+    with free(store, removal.name):
         if removal.branch is None:
             store.delete(removal.name)
             return
@@ -243,7 +233,7 @@ def move(store: Store, old: str, new: str, progress: Callable[[str], None] | Non
             f"recording {new!r} already exists in {store.where}; `mm rm {new}` first"
         )
     first, second = sorted((old, new))
-    with _free(store, old), store.lock(first), store.lock(second):
+    with free(store, old), store.lock(first), store.lock(second):
         doc = read(store, old)
         thumbnails = read_thumbnails(store, old)
         write(store, doc.renamed(new), thumbnails)  # both names exist for a moment
@@ -443,7 +433,7 @@ def import_archive(
             f"recording {doc.name!r} already exists in {store.where}; "
             "use --overwrite to replace it, or --as NAME to import it under another name"
         )
-    with _free(store, doc.name), store.lock(doc.name):
+    with free(store, doc.name), store.lock(doc.name):
         write(store, doc, archive.thumbnails, overwrite=overwrite)
     return doc
 

@@ -14,26 +14,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from mmcli.desktop.agent import run_agent
 from mmcli.errors import (
     ExitCode,
     MMError,
     Outcome,
-    RecordingExists,
     RecordingNotFound,
-    StoreError,
-    UsageError,
 )
-from mmcli.llm.document import LLMRecording, load, now, save
+from mmcli.llm.document import KIND, LLMRecording, load, now, save
 from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER, render_template
 from mmcli.params import Values, template_command
 from mmcli.screen.matcher import Policy
-from mmcli.store.inuse import in_use, unused
+from mmcli.store.inuse import in_use
+from mmcli.store.lifecycle import Intent, OpenRun, begin
 from mmcli.store.recordings import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -91,21 +88,25 @@ def record_llm(
     """Run the agent with every model call forwarded and recorded. With `add`, the run
     is merged into the existing recording: the exchanges its tree already holds are
     followed (still asked of the model), the rest hangs from where the run departs."""
-    validate_name(name)
-    if not command:
-        raise MMError("no agent command given (put it after `--`)")
-    if add and overwrite:
-        raise UsageError("--add merges into the recording, --overwrite replaces it: pick one")
-    exists = store.exists(name)
-    if exists and not (overwrite or add):
-        raise RecordingExists(
-            f"recording {name!r} already exists in {store.where}; use --overwrite to replace "
-            "it or --add to merge this run into it"
-        )
+    with begin(store, name, Intent.of(overwrite=overwrite, add=add), KIND) as opened:
+        if not command:
+            raise MMError("no agent command given (put it after `--`)")
+        return _record_llm(opened, command, values, upstream, agent_timeout, progress)
+
+
+def _record_llm(
+    opened: OpenRun,
+    command: Sequence[str],
+    values: Values,
+    upstream: str | None,
+    agent_timeout: float | None,
+    progress: Progress | None,
+) -> LLMResult:
+    store, name, add = opened.store, opened.name, opened.intent is Intent.ADD
     recorded_command = template_command(command, values)
     rec = (
         load(store, name)
-        if add and exists
+        if add and store.exists(name)
         else LLMRecording(name, now(), recorded_command, cwd=_here())
     )
     rec.params = sorted(
@@ -136,9 +137,8 @@ def record_llm(
         raise MMError("the agent exited 0 without calling the model; nothing to record")
     rec.params = sorted(set(rec.params) | _used(rec, session.new, values))
     find_leak(rec, session.new, values.secrets)
-    with unused(store, name) if overwrite else contextlib.nullcontext(True) as free:
-        if not free:  # a replay or `mm proxy` walks the tree this would replace
-            raise StoreError(f"recording {name!r} is being replayed; try again when it is done")
+    overwrite = opened.intent is Intent.OVERWRITE
+    with opened.saving():  # a replay or `mm proxy` may walk the tree this would replace
         save(store, rec, session.new, overwrite=overwrite, create=not add)
     result.outcome, result.saved = Outcome.RECORDED, len(session.new)
     return result
@@ -173,17 +173,16 @@ def replay_llm(
 ) -> LLMResult:
     """Run the agent behind the proxy answering from `name`'s tree; a miss goes to the
     model (the rest of the run is saved as a branch on exit 0), or is refused with
-    `no_agent` (exit 3). The recording is marked in use throughout, as for a screen
-    replay: `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave it alone."""
-    with in_use(store, name):
+    `no_agent` (exit 3). The recording is open as a run (`store.lifecycle`) throughout:
+    `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave it alone."""
+    with begin(store, name, Intent.REPLAY, KIND) as opened:
         return _replay_llm(
-            store, name, values, agent, no_agent, policy, upstream, agent_timeout, progress
+            opened, values, agent, no_agent, policy, upstream, agent_timeout, progress
         )
 
 
 def _replay_llm(
-    store: Store,
-    name: str,
+    opened: OpenRun,
     values: Values,
     agent: Sequence[str] | None,
     no_agent: bool,
@@ -192,6 +191,7 @@ def _replay_llm(
     agent_timeout: float | None,
     progress: Progress | None,
 ) -> LLMResult:
+    store, name = opened.store, opened.name
     rec = load(store, name)
     command = [render_template(a, values.all) for a in (agent or rec.command)]
     if not command:
@@ -232,26 +232,19 @@ def _replay_llm(
             result.outcome = Outcome.NOT_SAVED
             result.reasons.insert(0, f"the task was done, but the branch was not saved: {e}")
     result.exit_code = result.outcome.exit_code
-    _journal(store, name, result, time.monotonic() - started)
+    _journal(opened, result, time.monotonic() - started, progress)
     return result
 
 
-def _journal(store: Store, name: str, result: LLMResult, seconds: float) -> None:
-    with contextlib.suppress(StoreError):  # the outcome stands; the history is only a tally
-        store.append_history(
-            name,
-            {
-                "at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "recording": name,
-                "outcome": result.outcome,
-                "kind": "llm",
-                "from_memory": result.hits,
-                "upstream_calls": result.forwarded,
-                "refused": result.refused,
-                "divergence": {"reason": result.reasons[0]} if result.reasons else None,
-                "seconds": round(seconds, 3),
-            },
-        )
+def _journal(opened: OpenRun, result: LLMResult, seconds: float, progress: Progress | None) -> None:
+    fields = {
+        "from_memory": result.hits,
+        "upstream_calls": result.forwarded,
+        "refused": result.refused,
+        "divergence": {"reason": result.reasons[0]} if result.reasons else None,
+    }
+    warn = None if progress is None else (lambda message: progress(f"warning: {message}"))
+    opened.journal(result.outcome, fields, seconds=seconds, warn=warn)
 
 
 # ---- mm proxy ----------------------------------------------------------------------------

@@ -1,33 +1,32 @@
-"""A replay's line in the recording's history."""
+"""A replay's line in the recording's history: the replay's own fields, journaled through
+the store's one run lifecycle (`mmcli.store.lifecycle.journal`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 
-from mmcli.errors import StoreError
+from mmcli.capture.record import KIND
 from mmcli.replay.report import ReplayReport
+from mmcli.store import lifecycle
 from mmcli.store.recordings import Store
 
 
 def journal(store: Store, report: ReplayReport, progress: Callable[[str], None]) -> None:
-    """Append the run to the history. The task has been done (or not) by now: a history
-    that cannot be written is a warning, not a failure a caller would retry."""
-    try:
-        store.append_history(
-            report.name,
-            {
-                "at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "recording": report.name,
-                "outcome": str(report.outcome),
-                "agent_runs": int(report.agent_returncode is not None),
-                "steps_replayed": report.steps_replayed,
-                "agent_steps": report.agent_steps,
-                "divergence": report.divergence.as_json() if report.divergence else None,
-                "path": report.path,
-                "branch": report.branch,
-                "seconds": round(report.seconds, 3),
-            },
-        )
-    except StoreError as e:
-        progress(f"warning: this replay is not in the history: {e}")
+    """Append the run to the history; one that cannot be written is a warning."""
+    fields = {
+        "agent_runs": int(report.agent_returncode is not None),
+        "steps_replayed": report.steps_replayed,
+        "agent_steps": report.agent_steps,
+        "divergence": report.divergence.as_json() if report.divergence else None,
+        "path": report.path,
+        "branch": report.branch,
+    }
+    lifecycle.journal(
+        store,
+        report.name,
+        KIND,
+        report.outcome,
+        report.seconds,
+        fields,
+        warn=lambda message: progress(f"warning: {message}"),
+    )

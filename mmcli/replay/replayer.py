@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mmcli.backends.base import Backend
+from mmcli.capture.record import KIND
 from mmcli.capture.steps import focus_point
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import Aborted, DisplayError, NotSaved, Outcome, UsageError, closest
@@ -37,7 +38,7 @@ from mmcli.replay.report import Divergence, ReplayOptions, ReplayReport
 from mmcli.replay.screens import RecordedScreens
 from mmcli.replay.tree import Tree
 from mmcli.screen.relocate import Offset, moved
-from mmcli.store.inuse import in_use
+from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store
 
 Progress = Callable[[str], None]
@@ -323,7 +324,7 @@ def replay(
         if not options.agent or options.dry_run:
             raise store.not_found(name)
         return record_first(store, backend, name, values, options, progress)
-    with in_use(store, name):
+    with begin(store, name, Intent.REPLAY, KIND):
         return replay_recording(store, backend, store.load(name), values, options, progress)
 
 

@@ -20,24 +20,23 @@ from __future__ import annotations
 
 import functools
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from mmcli.errors import Outcome, StoreError
+from mmcli.errors import Outcome
 from mmcli.sdk.check import Check
-from mmcli.sdk.document import StepRecord, Trajectory, now
+from mmcli.sdk.document import KIND, StepRecord, Trajectory, now
 from mmcli.sdk.errors import EngineBusy, EngineNotReady
 from mmcli.sdk.metrics import Metrics
 from mmcli.sdk.storage import DocumentStore
 from mmcli.sdk.tools import Tool, ToolRegistry, encode_call
 from mmcli.sdk.values import Codec
 from mmcli.sdk.walk import Walk, WalkResult
+from mmcli.store.lifecycle import Intent, OpenRun, begin
 from mmcli.store.recordings import Store, validate_name
 
 P = ParamSpec("P")
@@ -243,8 +242,22 @@ class Engine:
     def _perform(
         self, bucket: tuple[str, ...], values: dict[str, Any], args: Any, kwargs: Any
     ) -> bool:
-        started = time.monotonic()
+        """One call, open in the store as a run of the document (marked in use, journaled)
+        like every replay: `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave
+        the document alone meanwhile."""
         docs = self.documents()
+        with begin(docs.store, self.name, Intent.REPLAY, KIND) as opened:
+            return self._call(opened, docs, bucket, values, args, kwargs)
+
+    def _call(
+        self,
+        opened: OpenRun,
+        docs: DocumentStore,
+        bucket: tuple[str, ...],
+        values: dict[str, Any],
+        args: Any,
+        kwargs: Any,
+    ) -> bool:
         with self.metrics.measure("query"):
             doc = docs.load()
         candidates = [t for t in doc.trajectories if t.tags == bucket] if doc else []
@@ -253,7 +266,7 @@ class Engine:
         )
         result = walk.run(candidates)
         if result.hit is not None:
-            self._journal(docs, Outcome.FROM_MEMORY, bucket, result, 0, started)
+            _journal(opened, Outcome.FROM_MEMORY, bucket, result, 0)
             return True
         run = _Run(threading.get_ident(), bucket, values, steps=list(result.performed))
         agent = self.agent
@@ -263,15 +276,15 @@ class Engine:
             agent(*args, **kwargs)
         except BaseException as e:
             outcome = Outcome.ABORTED if isinstance(e, KeyboardInterrupt) else Outcome.AGENT_FAILED
-            self._journal(docs, outcome, bucket, result, len(run.steps), started)
+            _journal(opened, outcome, bucket, result, len(run.steps))
             raise
         finally:
             self._run = None
-        self._finish(docs, run, result, bool(candidates), started)
+        self._finish(opened, docs, run, result, bool(candidates))
         return False
 
     def _finish(
-        self, docs: DocumentStore, run: _Run, result: WalkResult, known: bool, started: float
+        self, opened: OpenRun, docs: DocumentStore, run: _Run, result: WalkResult, known: bool
     ) -> None:
         """Store the agent's run (a new trajectory, or a branch after the steps already
         performed) unless a tool raised in it, and journal the outcome."""
@@ -280,9 +293,9 @@ class Engine:
             warnings.warn(
                 f"not stored: tool {run.failed!r} raised during the agent's run",
                 RuntimeWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
-            self._journal(docs, Outcome.AGENT_FAILED, run.tags, result, agent_steps, started)
+            _journal(opened, Outcome.AGENT_FAILED, run.tags, result, agent_steps)
             return
         stored = None
         if run.steps:
@@ -298,34 +311,7 @@ class Engine:
                 )
             )
         outcome = Outcome.HEALED if known else Outcome.RECORDED
-        self._journal(docs, outcome, run.tags, result, agent_steps, started, stored)
-
-    def _journal(
-        self,
-        docs: DocumentStore,
-        outcome: Outcome,
-        tags: tuple[str, ...],
-        result: WalkResult,
-        agent_steps: int,
-        started: float,
-        stored: Trajectory | None = None,
-    ) -> None:
-        replayed = len(result.hit.steps) if result.hit is not None else len(result.performed)
-        entry = {
-            "at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "outcome": outcome,
-            "sdk": True,
-            "tags": list(tags),
-            "trajectory": result.hit.id if result.hit is not None else None,
-            "steps_replayed": replayed,
-            "agent_steps": agent_steps,
-            "stored": stored.id if stored is not None else None,
-            "seconds": round(time.monotonic() - started, 3),
-        }
-        try:
-            docs.journal(entry)
-        except StoreError as e:
-            warnings.warn(f"engine call not journaled: {e}", RuntimeWarning, stacklevel=4)
+        _journal(opened, outcome, run.tags, result, agent_steps, stored)
 
     # ---- metrics (muscle-mem's engine-level shortcuts) -----------------------------------
 
@@ -340,6 +326,31 @@ class Engine:
 
     def reset_metrics(self) -> None:
         self.metrics.reset()
+
+
+def _journal(
+    opened: OpenRun,
+    outcome: Outcome,
+    tags: tuple[str, ...],
+    result: WalkResult,
+    agent_steps: int,
+    stored: Trajectory | None = None,
+) -> None:
+    """The call's line in the history (what `mm ls` counts)."""
+    replayed = len(result.hit.steps) if result.hit is not None else len(result.performed)
+    fields = {
+        "tags": list(tags),
+        "trajectory": result.hit.id if result.hit is not None else None,
+        "steps_replayed": replayed,
+        "agent_steps": agent_steps,
+        "stored": stored.id if stored is not None else None,
+    }
+    opened.journal(outcome, fields, warn=_not_journaled)
+
+
+def _not_journaled(message: str) -> None:
+    # pointed at the engine's caller, past lifecycle's journal and the engine's frames
+    warnings.warn(f"engine call: {message}", RuntimeWarning, stacklevel=8)
 
 
 def _bucket(tags: Any) -> tuple[str, ...]:

@@ -9,8 +9,6 @@ document.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mmcli.errors import MMError, RecordingCorrupt, RecordingNotFound, StoreError, UsageError
 from mmcli.sdk import document
 from mmcli.sdk.document import SDKDocument, Trajectory
@@ -82,7 +80,3 @@ class DocumentStore:
         except MMError:
             return False
         return True
-
-    def journal(self, entry: dict[str, Any]) -> None:
-        """One line in the store's history for this name (what `mm ls` counts)."""
-        self.store.append_history(self.name, entry)

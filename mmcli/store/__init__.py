@@ -8,7 +8,9 @@
   `conditions`: whether a server honours conditional writes; `locking`.
 - `recordings`: the store (`Store`): recordings, thumbnails and history on disk.
 - `journal`: a shared store's history, an object per entry, compacted safely.
-- `index`: the listing index; `inuse`: a recording marked in use by a replay.
+- `index`: the listing index; `inuse`: a recording marked in use by a run.
+- `lifecycle`: one run of a recording, for every kind and engine: its target checked,
+  the recording marked in use throughout, its history line built in one place.
 - `thumbnails`: a step's thumbnail read back as its recorded screen.
 
 May import: the vocabulary, `screen`.

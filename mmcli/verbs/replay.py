@@ -120,12 +120,13 @@ def _not_recorded_yet(store: Store, request: ReplayRequest, progress: Progress |
 
 
 def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
+    from mmcli.capture.record import KIND
     from mmcli.replay.replayer import check_values, replay_recording
-    from mmcli.store.inuse import in_use
+    from mmcli.store.lifecycle import Intent, begin
 
     if request.params_file is not None:
         return _batch(store, request, store.load(request.name), progress)
-    with in_use(store, request.name):
+    with begin(store, request.name, Intent.REPLAY, KIND):
         recording = store.load(request.name)
         if not request.dry_run:
             check_values(recording, request.values)
