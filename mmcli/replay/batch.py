@@ -7,6 +7,7 @@ its environment) to bring the app to the task's starting screen, e.g. by restart
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import subprocess
@@ -16,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from mmcli.backends.base import Backend
+from mmcli.capture.record import KIND
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError, closest
 from mmcli.model import Recording
 from mmcli.params import KEY, Values
-from mmcli.replay.replayer import check_values, replay
+from mmcli.replay.replayer import check_values, replay, replay_recording
 from mmcli.replay.report import ReplayOptions, ReplayReport
+from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store
 
 Progress = Callable[[str], None]
@@ -128,23 +131,38 @@ def run_batch(
     options: ReplayOptions,
     before_each: str | None = None,
     progress: Progress | None = None,
+    recording: Recording | None = None,
 ) -> list[RowResult]:
+    """One replay per row. A recording already there (`recording`, as loaded by the
+    caller, else loaded here) is marked in use for the whole batch and read once: again
+    only after a row that changed it (a heal saved a branch)."""
     say = progress or (lambda message: None)
-    secret: set[str] = set()
-    if store.exists(name):
-        recording = store.load(name)
-        secret = set(recording.secrets)
-        check_values(recording, values.merged(rows[0], secret))
-    results: list[RowResult] = []
-    for number, row in enumerate(rows, start=1):
-        # A column named like a secret (given with --secret or recorded as one) is one.
-        row_values = values.merged(row, secret)
-        shown = dict(row_values.params)
-        say(f"row {number}/{len(rows)}: {shown}")
-        results.append(
-            run_row(store, backend, name, number, row_values, shown, options, before_each, progress)
-        )
+    with contextlib.ExitStack() as marked:
+        if recording is not None or store.exists(name):
+            marked.enter_context(begin(store, name, Intent.REPLAY, KIND))
+            recording = recording or store.load(name)
+        secret = set(recording.secrets) if recording is not None else set()
+        if recording is not None:
+            check_values(recording, values.merged(rows[0], secret))
+        results: list[RowResult] = []
+        for number, row in enumerate(rows, start=1):
+            # A column named like a secret (given with --secret or recorded as one) is one.
+            row_values = values.merged(row, secret)
+            shown = dict(row_values.params)
+            say(f"row {number}/{len(rows)}: {shown}")
+            result = run_row(
+                store, backend, name, number, row_values, shown, options, before_each, progress,
+                recording=recording,
+            )  # fmt: skip
+            results.append(result)
+            if recording is not None and result.report and result.report.outcome in CHANGED:
+                recording = store.load(name)
     return results
+
+
+CHANGED = {Outcome.HEALED, Outcome.HEALED_PENDING, Outcome.NOT_SAVED}
+"""The outcomes of a row after which the recording may have changed (a branch saved, or
+a save that failed part of the way): the next row reads it again."""
 
 
 def run_row(
@@ -157,8 +175,10 @@ def run_row(
     options: ReplayOptions,
     before_each: str | None,
     progress: Progress | None,
+    recording: Recording | None = None,
 ) -> RowResult:
-    """One row: `before_each`, then the replay, as a `RowResult` (an `MMError` is the
+    """One row: `before_each`, then the replay (of `recording`, loaded and marked in use
+    by the caller; else of `name`, loaded here), as a `RowResult` (an `MMError` is the
     row's result; Ctrl-C is raised). A fleet's worker runs its rows through here too."""
     if before_each:
         done = subprocess.run(before_each, shell=True, env={**os.environ, **values.env()})
@@ -171,7 +191,10 @@ def run_row(
                 f"--before-each exited {done.returncode}",
             )
     try:
-        report = replay(store, backend, name, values, options, progress)
+        if recording is not None:
+            report = replay_recording(store, backend, recording, values, options, progress)
+        else:
+            report = replay(store, backend, name, values, options, progress)
     except Aborted:
         raise
     except MMError as e:

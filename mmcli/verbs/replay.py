@@ -8,6 +8,7 @@ params checked, then the display is opened and the walk gets the loaded recordin
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,7 +104,7 @@ def replay(store: Store, request: ReplayRequest, progress: Progress | None = Non
     request.check()
     if not store.exists(request.name):
         if request.params_file is not None:
-            return _batch(store, request, None, progress)
+            return _batch(store, request, progress)
         return _not_recorded_yet(store, request, progress)
     return REPLAY[store.kind(request.name)](store, request, progress)
 
@@ -125,7 +126,7 @@ def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | No
     from mmcli.store.lifecycle import Intent, begin
 
     if request.params_file is not None:
-        return _batch(store, request, store.load(request.name), progress)
+        return _batch(store, request, progress)
     with begin(store, request.name, Intent.REPLAY, KIND):
         recording = store.load(request.name)
         if not request.dry_run:
@@ -135,22 +136,28 @@ def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | No
             return replay_recording(store, backend, recording, request.values, options, progress)
 
 
-def _batch(
-    store: Store, request: ReplayRequest, recording: Recording | None, progress: Progress | None
-) -> Report:
+def _batch(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
+    """One replay per CSV row; a recording already there is marked in use and read once
+    for the whole batch (again only after a row that changed it)."""
+    from mmcli.capture.record import KIND
     from mmcli.replay.batch import check_columns, read_rows, run_batch
+    from mmcli.store.lifecycle import Intent, begin
 
     assert request.params_file is not None
     rows = read_rows(request.params_file)
     say = progress or (lambda message: None)
-    if recording is not None:
-        check_columns(recording, rows, request.values, request.params_file, say)
-    options = request.options(recording)
-    with request.display.opened(progress) as backend:
-        values, before_each = request.values, request.before_each
-        results = run_batch(
-            store, backend, request.name, rows, values, options, before_each, progress
-        )
+    with contextlib.ExitStack() as marked:
+        recording = None
+        if store.exists(request.name):
+            marked.enter_context(begin(store, request.name, Intent.REPLAY, KIND))
+            recording = store.load(request.name)
+            check_columns(recording, rows, request.values, request.params_file, say)
+        options = request.options(recording)
+        with request.display.opened(progress) as backend:
+            values, then = request.values, request.before_each
+            results = run_batch(
+                store, backend, request.name, rows, values, options, then, progress, recording
+            )
     return BatchReport(results)
 
 

@@ -17,7 +17,7 @@ from mmcli.backends.base import Backend
 from mmcli.cli.app import app
 from mmcli.errors import Outcome, RecordingNotFound, UsageError, WrongKind
 from mmcli.inventory.kinds import KINDS
-from mmcli.model import Recording
+from mmcli.model import Action, ActionKind, Recording
 from mmcli.params import Values
 from mmcli.replay.report import ReplayReport
 from mmcli.store.recordings import Store
@@ -26,7 +26,7 @@ from mmcli.verbs import show as show_verb
 from mmcli.verbs.display import Display
 from mmcli.verbs.replay import ReplayRequest
 from tests.helpers import form_screen
-from tests.unit.test_replayer import form_recording, typing_app
+from tests.unit.test_replayer import SUBMIT, form_recording, typing_app
 
 ROOT = Path(__file__).resolve().parents[2]
 KIND_NAMES = set(KINDS)
@@ -178,3 +178,39 @@ def test_usage_is_refused_before_the_store_is_read() -> None:
         ReplayRequest("form", agent=["a"], no_agent=True).check()
     with pytest.raises(UsageError, match="--params-file"):
         ReplayRequest("form", before_each="true").check()
+
+
+def test_a_batch_reads_its_recording_once_until_a_row_changes_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Three rows replayed from memory: one read of the document for the whole batch
+    (columns checked, the recorded agent taken, every row walked)."""
+    store = Store()
+    store.save(form_recording())
+    rows = tmp_path / "rows.csv"
+    rows.write_text("name\nAda\nGrace\nAlan\n")
+    loads: list[str] = []
+    load = Store.load
+
+    def counted_load(self: Store, name: str) -> Recording:
+        loads.append(name)
+        return load(self, name)
+
+    monkeypatch.setattr(Store, "load", counted_load)
+
+    def filing_app(backend: FakeBackend, action: Action) -> None:
+        typing_app(backend, action)
+        if action.kind is ActionKind.CLICK and (action.x, action.y) == SUBMIT:
+            backend.screen = form_screen()  # filed: the form is empty for the next row
+
+    @dataclass(frozen=True)
+    class FilingDisplay(Display):
+        @contextlib.contextmanager
+        def opened(self, progress: object = None) -> Iterator[Backend]:
+            yield FakeBackend(form_screen(), on_action=filing_app)
+
+    request = ReplayRequest("form", Values(), FilingDisplay(), timeout=0.3, params_file=rows)
+    report = replay_verb.replay(store, request)
+    assert isinstance(report, replay_verb.BatchReport)
+    assert [(r.outcome, r.detail) for r in report.rows] == [("from-memory", "")] * 3
+    assert loads == ["form"]
