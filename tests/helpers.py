@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from PIL import Image, ImageDraw
 
@@ -122,3 +123,24 @@ def form_screen(
 
 def fp_of(image: Image.Image, target: tuple[int, int] | None) -> Fingerprint:
     return fingerprint_of(Frame.from_image(image), target)
+
+
+def count_loads(monkeypatch: Any) -> tuple[list[str], list[str]]:
+    """From now on, the names `Store.load` parses and `Store.read_text` reads, in order."""
+    from mmcli.store.recordings import Store
+
+    loads: list[str] = []
+    reads: list[str] = []
+    load, read_text = Store.load, Store.read_text
+
+    def counted_load(self: Store, name: str) -> Any:
+        loads.append(name)
+        return load(self, name)
+
+    def counted_read(self: Store, name: str) -> str:
+        reads.append(name)
+        return read_text(self, name)
+
+    monkeypatch.setattr(Store, "load", counted_load)
+    monkeypatch.setattr(Store, "read_text", counted_read)
+    return loads, reads

@@ -264,7 +264,7 @@ def heal_deleted(entry: dict[str, Any], recording: Recording) -> bool:
     branch departs there any more."""
     if entry.get("outcome") not in HEALS:
         return False
-    at = _when(entry.get("at"))
+    at = parse_time(entry.get("at"))
     by_id = {s.id: s for s in recording.steps}
     branch = entry.get("branch")
     if isinstance(branch, int) and not isinstance(branch, bool):
@@ -282,7 +282,9 @@ def heal_deleted(entry: dict[str, Any], recording: Recording) -> bool:
     return len(recording.children(node)) < 2
 
 
-def _when(value: object) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
+    """An ISO time from a history line or a summary (UTC when it names no zone); None
+    when it is missing or malformed."""
     if not isinstance(value, str):
         return None
     try:

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mmcli.errors import RecordingNotFound, UsageError
-from mmcli.inventory.catalog import Summary, summarize
+from mmcli.inventory.catalog import Summary, parse_time, summarize
 from mmcli.inventory.kinds import KINDS
 from mmcli.model import Recording, Step
 from mmcli.store.inuse import unused
@@ -132,7 +132,7 @@ def _whole_reason(summary: Summary, criteria: Criteria, now: datetime) -> str | 
     if criteria.older_than is not None and created and now - created > criteria.older_than:
         return f"created {_ago(now - created)} ago"
     if criteria.unused_for is not None:
-        used = _parse_time(summary.last_replayed) or created
+        used = parse_time(summary.last_replayed) or created
         if used and now - used > criteria.unused_for:
             what = "last replayed" if summary.last_replayed else "never replayed; created"
             return f"{what} {_ago(now - used)} ago"
@@ -194,7 +194,7 @@ def _last_taken(store: Store, name: str) -> dict[int, datetime]:
     """For each step id, when a replay last walked through it."""
     taken: dict[int, datetime] = {}
     for entry in store.history(name):
-        at = _parse_time(entry.get("at"))
+        at = parse_time(entry.get("at"))
         path = entry.get("path")
         if at is None or not isinstance(path, list):
             continue
@@ -257,16 +257,6 @@ def _delete_branches(store: Store, name: str, items: Sequence[Deletion]) -> list
             recording.steps = [s for s in recording.steps if s.id not in gone]
             store.save(recording)
     return done
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 def _ago(delta: timedelta) -> str:

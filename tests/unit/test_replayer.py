@@ -17,7 +17,7 @@ from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import WindowRef
 from mmcli.store.recordings import Store
-from tests.helpers import form_screen, fp_of
+from tests.helpers import count_loads, form_screen, fp_of
 
 NAME_FIELD = (250, 185)
 SUBMIT = (160, 415)
@@ -83,20 +83,7 @@ def test_a_replay_loads_its_recording_from_the_store_once(
     reads the recording's file once and parses it once."""
     store = Store()
     store.save(form_recording())
-    loads: list[str] = []
-    reads: list[str] = []
-    load, read_text = Store.load, Store.read_text
-
-    def counted_load(self: Store, name: str) -> Recording:
-        loads.append(name)
-        return load(self, name)
-
-    def counted_read(self: Store, name: str) -> str:
-        reads.append(name)
-        return read_text(self, name)
-
-    monkeypatch.setattr(Store, "load", counted_load)
-    monkeypatch.setattr(Store, "read_text", counted_read)
+    loads, reads = count_loads(monkeypatch)
     backend = FakeBackend(form_screen(**screen), on_action=typing_app)
     options = ReplayOptions(timeout=0.3, dry_run=dry_run)
     report = replay(store, backend, "form", Values({"name": "John"}), options)

@@ -17,7 +17,7 @@ from mmcli.backends.base import Backend
 from mmcli.cli.app import app
 from mmcli.errors import Outcome, RecordingNotFound, UsageError, WrongKind
 from mmcli.inventory.kinds import KINDS
-from mmcli.model import Action, ActionKind, Recording
+from mmcli.model import Action, ActionKind
 from mmcli.params import Values
 from mmcli.replay.report import ReplayReport
 from mmcli.store.recordings import Store
@@ -25,7 +25,7 @@ from mmcli.verbs import replay as replay_verb
 from mmcli.verbs import show as show_verb
 from mmcli.verbs.display import Display
 from mmcli.verbs.replay import ReplayRequest
-from tests.helpers import form_screen
+from tests.helpers import count_loads, form_screen
 from tests.unit.test_replayer import SUBMIT, form_recording, typing_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,20 +115,7 @@ def test_a_replay_request_reads_its_recording_once(
     agent taken and the walk done on that one load)."""
     store = Store()
     store.save(form_recording())
-    loads: list[str] = []
-    reads: list[str] = []
-    load, read_text = Store.load, Store.read_text
-
-    def counted_load(self: Store, name: str) -> Recording:
-        loads.append(name)
-        return load(self, name)
-
-    def counted_read(self: Store, name: str) -> str:
-        reads.append(name)
-        return read_text(self, name)
-
-    monkeypatch.setattr(Store, "load", counted_load)
-    monkeypatch.setattr(Store, "read_text", counted_read)
+    loads, reads = count_loads(monkeypatch)
     report = replay_verb.replay(store, _request(dry_run=dry_run))
     assert isinstance(report, ReplayReport)
     assert report.outcome is outcome
@@ -189,14 +176,7 @@ def test_a_batch_reads_its_recording_once_until_a_row_changes_it(
     store.save(form_recording())
     rows = tmp_path / "rows.csv"
     rows.write_text("name\nAda\nGrace\nAlan\n")
-    loads: list[str] = []
-    load = Store.load
-
-    def counted_load(self: Store, name: str) -> Recording:
-        loads.append(name)
-        return load(self, name)
-
-    monkeypatch.setattr(Store, "load", counted_load)
+    loads, _ = count_loads(monkeypatch)
 
     def filing_app(backend: FakeBackend, action: Action) -> None:
         typing_app(backend, action)
