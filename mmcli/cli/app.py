@@ -236,8 +236,9 @@ def show(
             "--html",
             metavar="FILE",
             help="Also write one self-contained HTML page: the tree as a picture (branches "
-            "where they depart), each step's thumbnail with a marker where it acted, and the "
-            "live vs recorded screens of recent divergences.",
+            "where they depart), each step's thumbnail with a marker where it acted, and for "
+            "recent divergences the recorded and live task area side by side, the regions "
+            "that differed outlined.",
         ),
     ] = None,
     json_out: JsonOption = False,
