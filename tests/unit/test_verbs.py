@@ -15,7 +15,7 @@ import typer
 from mmcli.backends import FakeBackend
 from mmcli.backends.base import Backend
 from mmcli.cli.app import app
-from mmcli.errors import Outcome, RecordingNotFound, UsageError, WrongKind
+from mmcli.errors import Outcome, RecordingCorrupt, RecordingNotFound, UsageError, WrongKind
 from mmcli.inventory.kinds import KINDS
 from mmcli.model import Action, ActionKind
 from mmcli.params import Values
@@ -194,3 +194,12 @@ def test_a_batch_reads_its_recording_once_until_a_row_changes_it(
     assert isinstance(report, replay_verb.BatchReport)
     assert [(r.outcome, r.detail) for r in report.rows] == [("from-memory", "")] * 3
     assert loads == ["form"]
+
+
+def test_a_document_of_a_kind_mm_does_not_know_is_one_line_error() -> None:
+    store = Store()
+    store.write_document("odd", 'kind = "weird"\nname = "odd"\n')
+    with pytest.raises(RecordingCorrupt, match="unknown kind 'weird'"):
+        replay_verb.replay(store, ReplayRequest("odd", display=FakeDisplay()))
+    with pytest.raises(RecordingCorrupt, match="unknown kind 'weird'"):
+        show_verb.show(store, "odd")
