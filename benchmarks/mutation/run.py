@@ -85,7 +85,9 @@ TARGETS = {
         "mmcli/capture/steps.py",
         _tests("build_steps", "integrate", "matcher_rules", "recorder_channels"),
     ),
-    "integrate": Target("mmcli/capture/integrate.py", _tests("integrate", "build_steps")),
+    "integrate": Target(
+        "mmcli/capture/integrate.py", _tests("integrate", "integrate_outcomes", "build_steps")
+    ),
 }
 PYTEST_ARGS = ["-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", "--no-header"]
 WARM = ("numpy", "PIL.Image", "PIL.ImageDraw", "PIL.ImageFont", "pytest", "typer", "rich")

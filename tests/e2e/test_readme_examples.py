@@ -108,7 +108,7 @@ SKIPPED = {
     "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
     "replay loan --no-agent --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
     "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
-    "worker loan --temporal temporal:7233 --before-each ./restart-app.sh --commit-steps 2": (
+    "worker loan --temporal temporal:7233 --before-each ./restart-app.sh": (
         "a fleet: tests/e2e/test_fleet.py runs workers on a real Temporal server and bucket"
     ),
     "batch submit loan --params-file rows.csv --temporal temporal:7233": "a fleet (as above)",

@@ -249,3 +249,7 @@ def test_growth_crosses_two_empty_columns_to_ink_past_24_levels(
     grown = grow_to_text_run(small, Rect(35 * SCALE, 22 * SCALE, SCALE, 2 * SCALE))
     assert (grown.x, grown.right) == (30 * SCALE, right * SCALE)
     assert (grown.y, grown.bottom) == (20 * SCALE, 26 * SCALE)
+
+
+def test_a_rect_moved_keeps_its_size() -> None:
+    assert Rect(10, 20, 30, 40).moved(5, -7) == Rect(15, 13, 30, 40)
