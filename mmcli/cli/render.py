@@ -14,12 +14,6 @@ from mmcli.cli.output import console, escape, say
 from mmcli.errors import Outcome
 from mmcli.model import plural, shown_command
 
-
-def exit_with(code: int) -> typer.Exit:
-    """The exception that ends the command with `code` (raise it)."""
-    return typer.Exit(code)
-
-
 # ---- record ---------------------------------------------------------------------------------
 
 
@@ -34,14 +28,14 @@ def recorded(result: Any, name: str, where: str) -> typer.Exit:
             say("not saved: the recording's tree already holds this run")
         else:
             say(f"[yellow]not saved[/]: the agent exited {result.agent_returncode}")
-        return exit_with(result.exit_code)
+        return typer.Exit(result.exit_code)
     if result.merged:
         pass  # the core said where the branch went
     elif result.saved:
         say(f"[green]recorded[/] {name!r}: {plural(result.steps, 'step')} in {where}")
     else:
         say(f"[yellow]not saved[/]: {result.reason}")
-    return exit_with(result.returncode)
+    return typer.Exit(result.returncode)
 
 
 # ---- replay ---------------------------------------------------------------------------------
@@ -61,7 +55,7 @@ def replayed(report: Any, json_out: bool, dry_run: bool = False) -> typer.Exit:
         _model_run(report)
     else:
         screen_run(report, dry_run)
-    return exit_with(report.exit_code)
+    return typer.Exit(report.exit_code)
 
 
 def _batch(report: Any) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
-from mmcli.inventory.kinds import kind_named
+from mmcli.inventory.kinds import kind_of_stored
 from mmcli.model import Recording, Step
 from mmcli.store.codec import is_plain_file_name
 from mmcli.store.index import read_index, refresh, write_index
@@ -167,7 +167,7 @@ def _describe(store: Store, name: str) -> dict[str, Any]:
     if skimmed is not None:
         return skimmed
     try:
-        return kind_named(store.kind(name), store.locate(name)).describe(store, name)
+        return kind_of_stored(store, name).describe(store, name)
     except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
         return {"error": str(e)}
 

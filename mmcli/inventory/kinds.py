@@ -136,3 +136,9 @@ def kind_named(kind: str, source: str) -> Kind:
         return KINDS[kind]
     except KeyError:
         raise RecordingCorrupt(f"{source}: unknown kind {kind!r}; not an mm document") from None
+
+
+def kind_of_stored(store: Store, name: str) -> Kind:
+    """The kind of the store's document NAME (read from its head); `RecordingCorrupt`
+    naming the file for one `mm` does not know."""
+    return kind_named(store.kind(name), store.locate(name))

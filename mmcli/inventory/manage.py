@@ -33,7 +33,7 @@ from mmcli.errors import (
     StoreError,
     UsageError,
 )
-from mmcli.inventory.kinds import KINDS, kind_named
+from mmcli.inventory.kinds import KINDS, kind_named, kind_of_stored
 from mmcli.model import plural
 from mmcli.store import codec
 from mmcli.store.lifecycle import free
@@ -179,7 +179,7 @@ def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
             kind, steps = "unreadable", 0  # a corrupt file (or a link) is removed by name
         size = _file_size(store, name) + store.thumbs_size(name)
         return Removal(name, kind, steps, size)
-    found = kind_named(store.kind(name), store.locate(name))
+    found = kind_of_stored(store, name)
     if not found.branches:
         raise UsageError(f"--branch is for screen recordings; {name!r} is {found.word}")
     from mmcli.inventory.prune import branch_starts, subtree

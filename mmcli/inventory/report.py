@@ -211,6 +211,7 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs
     # The live screen shows the task where it was found: moved by the offset.
     dx, dy = d.get("offset") or (0, 0)
     images = []
+    live_full = False
     for key, caption in (("recorded", "recorded"), ("live", "live screen")):
         data = screens[key]
         if data is None or box is None:
@@ -218,8 +219,8 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs
             continue
         full = None
         if key == "live":
-            here = crop_box(area and _moved(area, dx, dy), _common_screen(kept))
-            shown = [_moved(r, dx, dy) for r in regions]
+            here = crop_box(area and area.moved(dx, dy), _common_screen(kept))
+            shown = [r.moved(dx, dy) for r in regions]
             full, at = _full_live(d, thumbs_dir)
             here = at or here
         else:
@@ -229,7 +230,8 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs
         except (OSError, ValueError):  # a truncated file: its header read, not its pixels
             images.append(f"<figure class='crop' data-screen='{key}'>(unreadable)</figure>")
             continue
-        caption = caption + (" (full resolution)" if full else "")
+        live_full = full is not None
+        caption = caption + (" (full resolution)" if live_full else "")
         drawn = outlined(crop, shown, here)
         images.append(
             f"<figure class='crop' data-screen='{key}' data-box='{_box(here)}' "
@@ -247,15 +249,14 @@ def _divergence_html(recording: Recording, d: dict[str, Any], thumbs_dir: Thumbs
     return (
         f"<div class='divergence' data-step='{step if isinstance(step, int) else ''}'>"
         f"<div class='num'>diverged {title}</div><div class='where'>{_e(where)}, one pixel "
-        f"a screen pixel ({_e(_scales(images))})</div>"
+        f"a screen pixel ({_e(_scales(live_full))})</div>"
         f"<div class='pair'>{''.join(images)}{why}</div></div>"
     )
 
 
-def _scales(images: list[str]) -> str:
-    full = any("(full resolution)" in image for image in images)
+def _scales(live_full: bool) -> str:
     kept = f"kept at 1/{SCALE} scale: each kept pixel shows as {SCALE}x{SCALE}"
-    if full:
+    if live_full:
         return f"the live screen as it was; the recorded one {kept}"
     return (
         f"screens {kept}; the live screen is kept at full size only for a recording that "
@@ -322,10 +323,6 @@ def _rect(value: object) -> Rect | None:
         return value
     found = rect_of(value)
     return Rect(*found) if found else None
-
-
-def _moved(r: Rect, dx: int, dy: int) -> Rect:
-    return Rect(r.x + dx, r.y + dy, r.w, r.h)
 
 
 def _box(r: Rect) -> str:

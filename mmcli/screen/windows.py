@@ -62,9 +62,7 @@ def keyboard_taken(
     None: the pixels judge alone, as without a window manager)."""
     if live is None:
         return None
-    dx, dy = offset
-    r = recorded.rect
-    expected = WindowRef(recorded.wm_class, Rect(r.x + dx, r.y + dy, r.w, r.h))
+    expected = WindowRef(recorded.wm_class, recorded.rect.moved(*offset))
     if live == expected:
         return None
     return (

@@ -106,7 +106,9 @@ def replay(store: Store, request: ReplayRequest, progress: Progress | None = Non
         if request.params_file is not None:
             return _batch(store, request, progress)
         return _not_recorded_yet(store, request, progress)
-    return REPLAY[_kind(store, request.name)](store, request, progress)
+    from mmcli.inventory.kinds import kind_of_stored
+
+    return REPLAY[kind_of_stored(store, request.name).name](store, request, progress)
 
 
 def _not_recorded_yet(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
@@ -195,10 +197,3 @@ REPLAY: dict[str, Callable[[Store, ReplayRequest, Progress | None], Report]] = {
     "sdk": _replay_sdk,
 }
 """Each kind's replay, by the name `inventory.kinds.KINDS` gives it."""
-
-
-def _kind(store: Store, name: str) -> str:
-    """The document's kind, one `mm` knows (else `RecordingCorrupt`, naming the file)."""
-    from mmcli.inventory.kinds import kind_named
-
-    return kind_named(store.kind(name), store.locate(name)).name

@@ -101,7 +101,9 @@ View = ScreenView | ModelView | SDKView
 
 def show(store: Store, name: str, html: Path | None = None) -> View:
     validate_name(name)
-    return SHOW[_kind(store, name)](store, name, html)
+    from mmcli.inventory.kinds import kind_of_stored
+
+    return SHOW[kind_of_stored(store, name).name](store, name, html)
 
 
 def _show_screen(store: Store, name: str, html: Path | None) -> View:
@@ -158,10 +160,3 @@ SHOW: dict[str, Callable[[Store, str, Path | None], View]] = {
     "sdk": _show_sdk,
 }
 """Each kind's view, by the name `inventory.kinds.KINDS` gives it."""
-
-
-def _kind(store: Store, name: str) -> str:
-    """The document's kind, one `mm` knows (else `RecordingCorrupt`, naming the file)."""
-    from mmcli.inventory.kinds import kind_named
-
-    return kind_named(store.kind(name), store.locate(name)).name
