@@ -2,9 +2,11 @@
 
 It perceives the screen only through the layout file the app publishes (its
 "accessibility tree") and acts only through pyautogui, so the mm recorder sees
-every action. It decides from what is on screen each time, which makes it
-resumable: a half-filled form, a Notice dialog or an already open confirmation
-are all handled.
+every action; or, with `--input vnc`, through a VNC client library (vncdotool) connected
+to `MM_VNC_ADDRESS` with the password in `MM_VNC_PASSWORD`, as an agent driving a
+remote desktop does (under `mm record --display vnc://...` that is mm's endpoint). It
+decides from what is on screen each time, which makes it resumable: a half-filled form,
+a Notice dialog or an already open confirmation are all handled.
 
     python examples/loan_agent.py --layout /tmp/layout.json --name John \\
         --email john@example.com --amount 1200 --product Auto [--urgent]
@@ -22,7 +24,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 EXIT_DONE, EXIT_ERROR, EXIT_CANNOT = 0, 1, 3
 LAYOUT_TIMEOUT = 10.0  # seconds to wait for the app to publish its layout
@@ -254,13 +256,56 @@ def decide(layout: Layout, goal: Goal) -> Act:
 # ----- action -----------------------------------------------------------------------
 
 
-class Agent:
-    def __init__(self, layout_path: Path, goal: Goal, think: float, typing: str = "whole") -> None:
-        import pyautogui  # imported late: it needs a display at import time
+class VncGui:
+    """The few pyautogui calls the agent makes, given through a VNC client instead."""
 
-        pyautogui.FAILSAFE = True  # slamming the pointer into a corner aborts the run
-        pyautogui.PAUSE = 0.05
-        self.gui = pyautogui
+    KEYS: ClassVar[dict[str, str]] = {"backspace": "bsp", "enter": "enter", "esc": "esc"}
+
+    def __init__(self) -> None:
+        from vncdotool import api  # imported late: only this input mode needs it
+
+        address = os.environ.get("MM_VNC_ADDRESS")
+        if not address:
+            raise Stop(EXIT_ERROR, "--input vnc needs MM_VNC_ADDRESS (HOST:PORT)")
+        host, _, port = address.rpartition(":")
+        self.client = api.connect(f"{host}::{port}", password=os.environ.get("MM_VNC_PASSWORD"))
+
+    def click(self, x: int, y: int, clicks: int = 1) -> None:
+        self.client.mouseMove(x, y)
+        for _ in range(clicks):
+            self.client.mousePress(1)
+
+    def tripleClick(self, x: int, y: int) -> None:
+        self.click(x, y, 3)
+
+    def press(self, key: str) -> None:
+        self.client.keyPress(self.KEYS.get(key, key))
+
+    def write(self, text: str) -> None:
+        for char in text:
+            self.client.keyPress(char)
+            time.sleep(0.012)
+
+    def close(self) -> None:
+        self.client.disconnect()
+
+
+class Agent:
+    def __init__(
+        self,
+        layout_path: Path,
+        goal: Goal,
+        think: float,
+        typing: str = "whole",
+        gui: object | None = None,
+    ) -> None:
+        if gui is None:
+            import pyautogui  # imported late: it needs a display at import time
+
+            pyautogui.FAILSAFE = True  # slamming the pointer into a corner aborts the run
+            pyautogui.PAUSE = 0.05
+            gui = pyautogui
+        self.gui: Any = gui
         self.path = layout_path
         self.goal = goal
         self.think = think
@@ -379,6 +424,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="whole",
         help="type each value in one call, in two halves, or one key press per character",
     )
+    p.add_argument(
+        "--input",
+        choices=("pyautogui", "vnc"),
+        default="pyautogui",
+        help="act through pyautogui on $DISPLAY, or through a VNC client on $MM_VNC_ADDRESS",
+    )
     return p.parse_args(argv)
 
 
@@ -386,7 +437,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         goal = resolve_goal(args, {} if args.args_only else dict(os.environ))
-        Agent(args.layout, goal, max(0.0, args.think), args.typing).run()
+        gui = VncGui() if args.input == "vnc" else None
+        try:
+            Agent(args.layout, goal, max(0.0, args.think), args.typing, gui).run()
+        finally:
+            if gui is not None:
+                gui.close()
     except Stop as stop:
         log(str(stop))
         return stop.code

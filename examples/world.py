@@ -96,13 +96,16 @@ def agent_command(
     counter: Path | None = None,
     think: float = 0.05,
     args_only: bool = False,
+    via: str = "pyautogui",
     **fields: str,
 ) -> list[str]:
     """The example agent's command line; with `counter`, each start appends a line to it;
-    `args_only`: the agent ignores MM_PARAM_* (its values are its arguments alone)."""
+    `args_only`: the agent ignores MM_PARAM_* (its values are its arguments alone); `via`:
+    how it acts (pyautogui, or vnc: a VNC client on $MM_VNC_ADDRESS)."""
     values = {**WANTED, **fields}
     args = [sys.executable, str(AGENT), "--layout", str(app.layout), "--think", str(think)]
     args += ["--args-only"] if args_only else []
+    args += ["--input", via] if via != "pyautogui" else []
     for key, value in values.items():
         args += [f"--{key}", value]
     if counter is None:

@@ -15,6 +15,7 @@ from mmcli.screen.fingerprint import Frame, Rect, same_picture
 from mmcli.screen.windows import WindowRef
 
 if TYPE_CHECKING:
+    from mmcli.backends.rfbproxy import Input, RFBProxy
     from mmcli.desktop.input_watch import EventSource, Grabber
 
 FAILSAFE_MARGIN = 0
@@ -213,6 +214,20 @@ class Backend(ABC):
         """A source of the display's device events (`input_watch.EventSource`), or None
         where input cannot be watched. Raises `DisplayError` when it should be possible
         but fails."""
+        return None
+
+    takes_vnc_clients: bool = False
+    """The display is reached over VNC: an agent acts on it through a VNC client of its
+    own, given an endpoint in front of it (`open_proxy`)."""
+
+    def open_proxy(
+        self,
+        on_input: Callable[[Input], None],
+        on_refused: Callable[[str], None],
+        on_dropped: Callable[[str], None],
+    ) -> RFBProxy | None:
+        """An endpoint for an agent's VNC client in front of this display (see
+        `rfbproxy.RFBProxy`), not yet listening; None where there is none."""
         return None
 
     def __enter__(self) -> Backend:

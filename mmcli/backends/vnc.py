@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from mmcli.backends.base import SETTLE_LIMIT, Backend, ChangeLog, Settled
 from mmcli.backends.rfb import BUTTONS, WHEEL_DOWN, WHEEL_UP, RFBClient
+from mmcli.backends.rfbproxy import Input, RFBProxy
 from mmcli.backends.x11 import CLICK_SETTLE
 from mmcli.backends.xinput import DRAG_SECONDS, DRAG_STEPS, keysym_of
 from mmcli.desktop.display import VncAddress
@@ -272,6 +274,20 @@ class VncBackend(Backend):
         wait = self._clicked_at + CLICK_SETTLE - time.monotonic()
         if wait > 0:
             time.sleep(wait)
+
+    takes_vnc_clients = True
+
+    def open_proxy(
+        self,
+        on_input: Callable[[Input], None],
+        on_refused: Callable[[str], None],
+        on_dropped: Callable[[str], None],
+    ) -> RFBProxy:
+        """An endpoint in front of this server for an agent's VNC client: it logs in with
+        this backend's password, which the agent never sees."""
+        return RFBProxy(
+            self.address, self._password, on_input, on_refused=on_refused, on_dropped=on_dropped
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from mmcli.backends.base import Backend
 from mmcli.capture.integrate import FinishedRun, Into, integrate
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import describe
+from mmcli.capture.vnc import ADDRESS_ENV, VncChannel
 from mmcli.desktop.agent import AgentRun, Interrupt, run_agent
 from mmcli.desktop.input_events import STOP_CHORD, summarize
 from mmcli.desktop.input_watch import InputWatch
 from mmcli.errors import (
     Aborted,
     DisplayError,
+    DisplayLost,
     ExitCode,
     MMError,
     NotSaved,
@@ -77,20 +80,28 @@ def run_recorded(
         if progress is not None:
             progress(f"warning: {message}")
 
-    with Recorder(
-        backend, start_focus=start_focus, on_action=on_action, on_warning=on_warning
-    ) as recorder:
+    with (
+        Recorder(
+            backend, start_focus=start_focus, on_action=on_action, on_warning=on_warning
+        ) as recorder,
+        _vnc_channel(recorder, backend, progress) as vnc,
+    ):
         watch = open_watch(backend, recorder, build=record_input, progress=progress)
         try:
             if observe > 0:
                 if progress is not None:
                     progress(f"watching the screen for {observe:g}s to learn what changes alone")
                 recorder.observe(observe)
-            run = run_agent(command, {**recorder.env(), **env}, timeout=timeout, cwd=cwd)
+            agent_env = {**recorder.env(), **(vnc.env() if vnc else {}), **env}
+            run = run_agent(command, agent_env, timeout=timeout, cwd=cwd)
         finally:
             if watch is not None:
                 watch.stop()
         recorder.finish()
+        if vnc is not None:
+            vnc.proxy.close()  # no input after this: the actions are final
+            recorder.add_captures(vnc.finish())
+            recorder.dropped.extend(vnc.dropped)
         if watch is not None and record_input and run.ok:
             _add_observed(recorder, watch, values, progress)
         if run.ok and recorder.captures:
@@ -98,6 +109,21 @@ def run_recorded(
         if watch is not None:
             watch.close()
     return run, recorder
+
+
+@contextlib.contextmanager
+def _vnc_channel(
+    recorder: Recorder, backend: Backend, progress: Progress | None
+) -> Iterator[VncChannel | None]:
+    """On a display reached over VNC, the agent's own endpoint (`MM_VNC_ADDRESS`)."""
+    channel = VncChannel.open(recorder, backend)
+    if channel is None:
+        yield None
+        return
+    with channel:
+        if progress is not None:
+            progress(f"the agent's VNC endpoint: {channel.proxy.address} ({ADDRESS_ENV})")
+        yield channel
 
 
 def open_watch(
@@ -150,6 +176,12 @@ def _add_observed(
 
 
 def check_recordable(recorder: Recorder, who: str = "the agent") -> None:
+    if recorder.dropped:
+        raise DisplayLost(
+            f"the connection to the VNC server dropped while {who} was connected "
+            f"({recorder.dropped[0]}): what it sent last may not have arrived; "
+            "nothing was saved"
+        )
     if recorder.unsupported:
         used = ", ".join(sorted(set(recorder.unsupported)))
         raise MMError(

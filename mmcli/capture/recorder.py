@@ -165,6 +165,8 @@ class Recorder:
     start_focus: tuple[int, int] | None = None
     captures: list[Capture] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    """Why the connection to a remote display dropped while the agent was connected."""
     on_action: Callable[[int, Action, str], None] | None = None
     """Called with each step's index, action and a note, once the step is complete (typed
     text when the next action shows that no more text follows)."""
@@ -208,6 +210,12 @@ class Recorder:
             action, note = self._pasted(action)
             with self._pointer_kept(keep_pointer):
                 self._append(self._shoot(action, note))
+
+    def shoot(self, action: Action) -> Capture:
+        """The screen before `action`, kept but not added yet (a channel that builds its
+        actions from input events adds them once they are final: `add_captures`)."""
+        with self._lock:
+            return self._shoot(action)
 
     @contextlib.contextmanager
     def _pointer_kept(self, keep: bool = True) -> Iterator[None]:
@@ -362,6 +370,17 @@ class Recorder:
         ]
         self.captures = sorted([*self.captures, *added], key=lambda c: c.at)
         return len(added)
+
+    def add_captures(self, captures: list[Capture]) -> None:
+        """Add the final captures of a channel that built its actions from input events,
+        in time order with the others, each announced."""
+        with self._lock:
+            self._announce_typed()
+            self.captures = sorted([*self.captures, *captures], key=lambda c: c.at)
+            added = {id(c) for c in captures}
+            for index, capture in enumerate(self.captures):
+                if id(capture) in added:
+                    self._announce(index)
 
     def observe(self, seconds: float) -> None:
         """Watch the idle screen before the agent starts: what changes now changes alone."""

@@ -49,10 +49,10 @@ class RecordRequest:
                     "screen recordings, not --llm"
                 )
             return
-        if self.display.is_vnc:
+        if self.display.is_vnc and (self.demo or self.record_input):
             raise UsageError(
-                "mm record does not drive a VNC display yet: record on the X display the "
-                "agent acts on, then replay with --display vnc://..."
+                "--demo and --record-input need an X display's input; over VNC an agent "
+                "acts through its VNC endpoint (MM_VNC_ADDRESS)"
             )
         if self.demo and self.command:
             raise UsageError("--demo records a person: give no agent command with it")

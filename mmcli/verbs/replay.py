@@ -53,11 +53,8 @@ class ReplayRequest:
         validate_name(self.name)
         if self.agent and self.no_agent:
             raise UsageError("--agent and --no-agent exclude each other")
-        if self.display.is_vnc and not (self.no_agent or self.dry_run):
-            raise UsageError(
-                "over VNC, mm replay takes --no-agent or --dry-run: an agent's run over "
-                "VNC cannot be recorded yet"
-            )
+        if self.display.is_vnc and self.record_input:
+            raise UsageError("--record-input needs an X display's input, not a VNC display")
         if self.before_each and self.params_file is None:
             raise UsageError("--before-each goes with --params-file")
 

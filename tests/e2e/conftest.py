@@ -11,10 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from examples.vncserver import VncServer
 from examples.world import WANTED, LoanApp, agent_command
 from mmcli.desktop.display import VirtualDisplay
 
-__all__ = ["WANTED", "LoanApp", "agent_command", "mm"]
+__all__ = ["PASSWORD", "WANTED", "LoanApp", "agent_command", "mm"]
+
+PASSWORD = "t0p-s3cr"
+"""The password of the VNC server `vnc_locked` starts."""
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +29,25 @@ def xdisplay() -> Iterator[str]:
         pytest.skip("Xvfb not installed (apt-get install xvfb)")
     with VirtualDisplay() as display:
         yield display.display
+
+
+@pytest.fixture
+def vnc(xdisplay: str) -> Iterator[VncServer]:
+    """x11vnc serving the test display, no password."""
+    if shutil.which("x11vnc") is None:
+        pytest.fail("x11vnc is required (apt-get install x11vnc; scripts/setup installs it)")
+    with VncServer(xdisplay) as server:
+        yield server
+
+
+@pytest.fixture
+def vnc_locked(xdisplay: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[VncServer]:
+    """x11vnc asking for `PASSWORD`, given to mm in the environment."""
+    if shutil.which("x11vnc") is None:
+        pytest.fail("x11vnc is required (apt-get install x11vnc; scripts/setup installs it)")
+    with VncServer(xdisplay, PASSWORD) as server:
+        monkeypatch.setenv("MM_VNC_PASSWORD", PASSWORD)
+        yield server
 
 
 @pytest.fixture

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,27 +19,9 @@ from mmcli.backends.vncauth import des_encrypt_block
 from mmcli.desktop.display import vnc_address
 from mmcli.errors import DisplayError, DisplayLost
 from mmcli.model import Action, ActionKind
-from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
+from tests.e2e.conftest import PASSWORD, WANTED, LoanApp, agent_command, mm
 
 pytestmark = pytest.mark.e2e
-
-PASSWORD = "t0p-s3cr"
-
-
-@pytest.fixture
-def vnc(xdisplay: str) -> Iterator[VncServer]:
-    if shutil.which("x11vnc") is None:
-        pytest.fail("x11vnc is required (apt-get install x11vnc; scripts/setup installs it)")
-    with VncServer(xdisplay) as server:
-        yield server
-
-
-@pytest.fixture
-def vnc_locked(xdisplay: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[VncServer]:
-    """A server asking for a password, given to mm in the environment."""
-    with VncServer(xdisplay, PASSWORD) as server:
-        monkeypatch.setenv("MM_VNC_PASSWORD", PASSWORD)
-        yield server
 
 
 def test_des_known_answer() -> None:
@@ -195,10 +175,10 @@ def test_cli_over_vnc_act_doctor_and_refusals(
     assert result.returncode == 0, result.stderr
     assert vnc_locked.address in result.stdout and PASSWORD not in result.stdout
 
-    result = mm("record", "x", "--", "true")
+    result = mm("record", "x", "--demo")
     assert result.returncode == 2 and "VNC" in result.stderr
-    result = mm("replay", "x")
-    assert result.returncode == 2 and "--no-agent" in result.stderr
+    result = mm("replay", "x", "--record-input")
+    assert result.returncode == 2 and "VNC" in result.stderr
     result = mm("replay", "x", "--no-agent", "--display", "vnc://:pw@127.0.0.1:1")
     assert result.returncode == 2 and "MM_VNC_PASSWORD" in result.stderr
     monkeypatch.setenv("MM_VNC_PASSWORD", "wrong")

@@ -1,0 +1,162 @@
+"""Recording an agent that acts through a VNC client of its own (vncdotool), unmodified:
+the real `mm record --display vnc://...` gives it an endpoint (`MM_VNC_ADDRESS`) in
+front of a real x11vnc serving Xvfb; replay, refusal, heal by the same agent through the
+same kind of endpoint, and replay from memory, all over VNC."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from examples.vncserver import VncServer
+from tests.e2e.conftest import PASSWORD, WANTED, LoanApp, agent_command, mm
+
+pytestmark = pytest.mark.e2e
+
+
+def fields(record: dict[str, object]) -> dict[str, str]:
+    return {k: str(record[k]) for k in WANTED}
+
+
+def starts(counter: Path) -> int:
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def test_an_agent_on_its_own_vnc_client_is_recorded_replayed_refused_and_healed(
+    vnc_locked: VncServer, loan_app: LoanApp, isolated_store: Path, tmp_path: Path
+) -> None:
+    display = ["--display", vnc_locked.address]
+    counter = tmp_path / "agent-starts"
+    loan_app.start()
+    agent = agent_command(loan_app, counter, via="vnc")
+    result = mm("record", "loan", "--observe", "0.5", *display, "--", *agent)
+    assert result.returncode == 0, result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+    assert "recorded step 2: type 'John Smith'" in result.stderr
+    assert "MM_VNC_ADDRESS" in result.stderr
+    document = (isolated_store / "loan.toml").read_text()
+    assert PASSWORD not in document and PASSWORD not in result.stdout + result.stderr
+    shown = json.loads(mm("show", "loan", "--json").stdout)
+    assert [s["action"].split()[0] for s in shown["steps"]] == ["click", "type"] * 3 + ["click"] * 3
+
+    loan_app.out.unlink()
+    loan_app.start()
+    result = mm("replay", "loan", "--no-agent", *display)
+    assert result.returncode == 0, result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]  # the same result
+
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2", *display)
+    assert result.returncode == 3, result.stderr
+    assert loan_app.records() == []  # refused: nothing done
+
+    assert starts(counter) == 1
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--timeout", "2", *display)  # the recorded agent heals
+    assert result.returncode == 0, result.stderr
+    assert starts(counter) == 2
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--timeout", "2", "--json", *display)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["outcome"] == "from-memory"
+    assert starts(counter) == 2  # no agent run: the heal was learned
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+
+
+AGENT = """
+import os, socket, struct, sys, time
+from mmcli.backends.rfb import RFBClient
+from mmcli.errors import DisplayError
+
+host, port = os.environ["MM_VNC_ADDRESS"].rsplit(":", 1)
+try:
+    RFBClient(host, int(port), "not-it!!")
+    sys.exit("a wrong password was let in")
+except DisplayError as e:
+    print("refused:", e, file=sys.stderr)
+try:
+    RFBClient(host, int(port), os.environ["MM_VNC_PASSWORD_REAL"])
+    sys.exit("the real server's password was let in")
+except DisplayError:
+    pass
+client = RFBClient(host, int(port), os.environ["MM_VNC_PASSWORD"])
+client.wait_update(0, 10)
+{action}
+time.sleep(1)
+client.close()
+"""
+
+
+def run_agent_script(
+    server: VncServer, tmp_path: Path, action: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT.format(action=textwrap.dedent(action)))
+    return mm(
+        "record", "raw", "--observe", "0", "--display", server.address, *args,
+        "--", "env", f"MM_VNC_PASSWORD_REAL={PASSWORD}", sys.executable, str(script),
+    )  # fmt: skip
+
+
+def test_the_endpoint_wants_the_runs_password_and_fails_input_it_cannot_record(
+    vnc_locked: VncServer, loan_app: LoanApp, isolated_store: Path, tmp_path: Path
+) -> None:
+    loan_app.start()
+    x, y = loan_app.center("Name")
+    # QEMU's extended key event (message 255): never enabled, never passed on.
+    sent = f"""
+    client.pointer_event({x}, {y}, 1)
+    client.pointer_event({x}, {y}, 0)
+    client._send(struct.pack(">BBHII", 255, 0, 1, 0x61, 30))
+    """
+    result = run_agent_script(vnc_locked, tmp_path, sent)
+    assert result.returncode == 1, result.stderr
+    assert "refused: VNC server" in result.stderr  # the wrong password: no way in
+    assert "RFB message type 255, which mm cannot record" in result.stderr
+    assert "nothing was saved" in result.stderr
+    assert not (isolated_store / "raw.toml").exists()
+
+    typed = """
+    for key in (0xFE50, 0x61):  # a dead key, then 'a'
+        client.key_event(key, True)
+        client.key_event(key, False)
+    """
+    loan_app.start()
+    result = run_agent_script(vnc_locked, tmp_path, typed)
+    assert result.returncode == 1, result.stderr
+    assert "unnamed key" in result.stderr and "nothing was saved" in result.stderr
+    assert not (isolated_store / "raw.toml").exists()
+
+
+def test_a_server_that_drops_while_the_agent_is_connected_saves_nothing(
+    xdisplay: str,
+    loan_app: LoanApp,
+    isolated_store: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loan_app.start()
+    x, y = loan_app.center("Name")
+    monkeypatch.setenv("MM_VNC_PASSWORD", PASSWORD)
+    with VncServer(xdisplay, PASSWORD) as server:
+        assert server.process is not None
+        stop = f"""
+        client.pointer_event({x}, {y}, 1)
+        client.pointer_event({x}, {y}, 0)
+        time.sleep(1)
+        os.kill({server.process.pid}, 9)
+        time.sleep(1)
+        """
+        result = run_agent_script(server, tmp_path, stop)
+    assert result.returncode == 1, result.stderr
+    assert "nothing was saved" in result.stderr or "lost the VNC connection" in result.stderr
+    assert not (isolated_store / "raw.toml").exists()
