@@ -10,7 +10,8 @@ third-party library's process-wide settings.
   no more than pyautogui: `mm act` outside a recorder uses it alone); `damage`: the X
   server's change reports; `xrecord`: the display's input events (RECORD).
 - `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`
-  (VNC password authentication).
+  (VNC password authentication); `rfbproxy`: an endpoint in front of the server for an
+  agent's own VNC client, each input handed over before it is passed on.
 - `fake`: a scripted screen for unit tests.
 
 May import: the vocabulary, `screen`, `store` (and `desktop`, its own layer).

@@ -2,6 +2,7 @@
 
 - `recorder`: the socket every channel reports to; the settled screen before each action.
 - `shim`: the `xdotool` first on a recorded agent's PATH (a shell front for hook/'s).
+- `vnc`: an agent's own VNC client, heard through its endpoint (`MM_VNC_ADDRESS`).
 - `steps`: a finished run's captures as steps (effects, placeholders, masks, fingerprints).
 - `secrets`: keeping secrets out of what is written (text and pixels).
 - `stale`: a heal that typed a param's recorded value where the replay gave another.

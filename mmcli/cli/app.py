@@ -130,7 +130,10 @@ RECORD_EPILOG = f"""{SECRET_ON_COMMAND_LINE}
 
 Example: mm record loan -- python examples/loan_agent.py --layout /tmp/l.json --name John
 
-Example: mm record loan --demo --param name=John"""
+Example: mm record loan --demo --param name=John
+
+Example: mm record loan --display vnc://10.0.0.5 -- python agent.py (over VNC the agent
+connects to $MM_VNC_ADDRESS with the password in $MM_VNC_PASSWORD)"""
 REPLAY_EPILOG = (
     "Exit codes: 0 done (from memory or healed) and the recorded outcome seen, 3 diverged "
     "with no agent allowed, 4 the agent failed (or healed nothing), 5 done but what was "

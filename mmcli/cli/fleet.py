@@ -145,8 +145,6 @@ def _check_worker(names: list[str], agent: str | None, no_agent: bool) -> None:
         validate_name(name)
     if agent and no_agent:
         raise UsageError("--agent and --no-agent exclude each other")
-    if seat().is_vnc and not no_agent:
-        raise UsageError("over VNC, mm worker takes --no-agent: an agent's run cannot be recorded")
     _needs_temporalio()
 
 
