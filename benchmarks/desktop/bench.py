@@ -107,12 +107,15 @@ class Bench:
         store: Path,
         timeout: float = 4.0,
         style: str = "pyautogui",
+        display: str | None = None,
     ) -> None:
         self.desktop = desktop
         self.app = app
         self.store = store
         self.timeout = timeout
         self.style = style
+        self.display = display
+        """Where replays drive the desktop (`vnc://...`: over VNC); None: its X display."""
 
     def record(self, index: int, attempts: int = 2) -> Recorded:
         """Record the task (retried once: a recording that failed is not what is measured)."""
@@ -202,6 +205,8 @@ class Bench:
             ]
             if scenario.relocate:
                 args.append("--relocate")
+            if self.display is not None:
+                args += ["--display", self.display]
             result = mm(self.store, *args)
             record = app.result(result.returncode)
         finally:

@@ -14,6 +14,7 @@ recordings) and the masked fraction of each recording's task window.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from benchmarks.desktop.apps import APPS
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
 from benchmarks.desktop.desktop import Desktop, missing_programs
 from benchmarks.desktop.scenarios import SCENARIOS, Scenario
+from examples.vncserver import VncServer
 
 SHORT = {
     Outcome.CORRECT: "ok",
@@ -45,9 +47,10 @@ def run_app(
     recordings: range,
     timeout: float,
     style: str,
+    display: str | None = None,
 ) -> tuple[list[Recorded], list[Judgement]]:
     app = APPS[key](desktop, work / key)
-    bench = Bench(desktop, app, work / "store", timeout=timeout, style=style)
+    bench = Bench(desktop, app, work / "store", timeout=timeout, style=style, display=display)
     judgements: list[Judgement] = []
     try:
         recorded = []
@@ -127,6 +130,12 @@ def main() -> int:
         default="ours",
         help="tint2's configuration: ours, or the distribution's default",
     )
+    parser.add_argument(
+        "--vnc",
+        action="store_true",
+        help="replay over VNC (x11vnc serving the desktop, --display vnc://...); the agent "
+        "is recorded on the X display",
+    )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
     missing = missing_programs()
@@ -140,7 +149,11 @@ def main() -> int:
     with (
         tempfile.TemporaryDirectory(prefix="mm-desktop-") as tmp,
         Desktop(Path(tmp) / "desktop", panel_config=args.panel) as desktop,
+        contextlib.ExitStack() as stack,
     ):
+        display = None
+        if args.vnc:
+            display = stack.enter_context(VncServer(desktop.display)).address
         for key in args.apps:
             recorded[key], found = run_app(
                 desktop,
@@ -150,13 +163,15 @@ def main() -> int:
                 range(args.first, args.first + args.recordings),
                 args.timeout,
                 args.style,
+                display,
             )
             judgements += found
             if args.json:  # after each app, so that an interrupted run keeps its figures
                 write_json(args.json, args.recordings, started, recorded, judgements)
     minutes = (time.monotonic() - started) / 60
     print(
-        f"\nreal desktop, {args.recordings} recordings per task (from #{args.first}), "
+        f"\nreal desktop{' replayed over VNC' if args.vnc else ''}, {args.recordings} "
+        f"recordings per task (from #{args.first}), "
         f"commit {git_commit()}, "
         f"{minutes:.1f} min"
     )

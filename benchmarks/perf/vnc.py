@@ -9,6 +9,9 @@ a click given (the call returning), a click seen (from the call to the first rep
 the screen changing: DAMAGE locally, the server's update over VNC), and a whole
 `mm replay loan --no-agent` (9 steps, a subprocess, on a freshly started app that must
 receive the application). Replays alternate between the two displays within each round.
+Then recording: the example agent alone and under `mm record`, acting through pyautogui
+on the local display and through its own VNC client (vncdotool) over VNC, where under
+`mm record` it connects to mm's endpoint (`MM_VNC_ADDRESS`): the overhead per action.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def step_check(backend: Backend, store: Store) -> Callable[[], object]:
     recording = store.load("loan")
     step = recording.trunk()[0]
     options = ReplayOptions()
-    references = Replayer(store, backend, recording, Values(), options).references(step)
+    references = Replayer(store, backend, recording, Values(), options).screens.references(step)
 
     def check() -> object:
         return compare(
@@ -85,6 +88,48 @@ def step_check(backend: Backend, store: Store) -> Callable[[], object]:
         )
 
     return check
+
+
+ACTIONS = 9
+"""The loan task's actions (3 fields clicked and typed, the product, Submit, OK)."""
+
+
+def recording_overhead(
+    app: LoanApp, server: VncServer, work: Path, runs: int
+) -> dict[str, dict[str, str]]:
+    """The agent alone and under `mm record`, alternating, on each display; the median
+    of `runs` each, and the overhead per action."""
+    port = server.address.rsplit(":", 1)[1]
+    ways = {
+        "local X11": ([], "pyautogui", {}),
+        "VNC": (["--display", server.address], "vnc", {"MM_VNC_ADDRESS": f"127.0.0.1:{port}"}),
+    }
+    walls: dict[tuple[str, str], list[float]] = {}
+    for round_ in range(runs):
+        for label, (display, via, bare_env) in ways.items():
+            agent = agent_command(app, via=via)
+            for how in ("alone", "recorded"):
+                app.out.unlink(missing_ok=True)
+                app.start()
+                store = work / f"rec-{label[:3]}-{round_}"
+                command = agent
+                if how == "recorded":
+                    command = mm_command("record", "loan", "--observe", "0", *display, "--", *agent)
+                done = run_timed(command, env=mm_env(store, **bare_env))
+                received = [{k: str(r[k]) for k in WANTED} for r in app.records()]
+                if done.returncode != 0 or received != [WANTED]:
+                    sys.exit(f"{label} agent {how} failed: {done.stderr[-800:]}")
+                walls.setdefault((label, how), []).append(done.wall)
+    out: dict[str, dict[str, str]] = {}
+    for label in ways:
+        alone = statistics.median(walls[(label, "alone")])
+        recorded = statistics.median(walls[(label, "recorded")])
+        out[label] = {
+            "the agent alone, 9 actions": f"{alone:.2f} s",
+            "the agent under `mm record`": f"{recorded:.2f} s",
+            "recording overhead per action": f"{(recorded - alone) / ACTIONS * 1000:.0f} ms",
+        }
+    return out
 
 
 def main() -> None:
@@ -141,6 +186,8 @@ def main() -> None:
                 rows[label]["whole replay, 9 steps (subprocess)"] = (
                     f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
                 )
+            for label, figures in recording_overhead(app, server, work, args.runs).items():
+                rows[label].update(figures)
         finally:
             app.stop()
     print(machine_line())

@@ -130,7 +130,8 @@ def timings(
     """Median ms of a raw mss grab and of a full check (grab + fingerprint + compare),
     interleaved on the same screen."""
     step = recording.trunk()[0]
-    references = Replayer(store, backend, recording, Values(), ReplayOptions()).references(step)
+    replayer = Replayer(store, backend, recording, Values(), ReplayOptions())
+    references = replayer.screens.references(step)
     raw, check = [], []
     for _ in range(rounds):
         t0 = time.perf_counter()
