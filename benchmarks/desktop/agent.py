@@ -3,8 +3,9 @@
     python -m benchmarks.desktop.agent PLAN.json [--style pyautogui|xdotool] [--seed N]
 
 A plan is a JSON list of {"op": "click", "x", "y"} | {"op": "write", "text"} |
-{"op": "press", "key"}. Between actions the agent "thinks" a random 0.2-0.9 s (seeded), so
-recordings of the same task differ in their timing as real ones do. Styles:
+{"op": "press", "key"} | {"op": "hotkey", "keys"}. Between actions the agent "thinks" a
+random 0.2-0.9 s (seeded), so recordings of the same task differ in their timing as real
+ones do. Styles:
 `pyautogui` (calls pyautogui, which `mm record` hooks) and `xdotool` (runs xdotool
 command lines, as the widely copied computer-use reference agent does).
 """
@@ -33,6 +34,8 @@ def act_pyautogui(step: dict[str, Any]) -> None:
         pyautogui.write(step["text"], interval=0.02)
     elif step["op"] == "press":
         pyautogui.press(PYAUTOGUI_KEYS.get(step["key"], step["key"]))
+    elif step["op"] == "hotkey":
+        pyautogui.hotkey(*step["keys"])
 
 
 def act_xdotool(step: dict[str, Any]) -> None:
@@ -40,6 +43,8 @@ def act_xdotool(step: dict[str, Any]) -> None:
         argv = ["xdotool", "mousemove", str(step["x"]), str(step["y"]), "click", "1"]
     elif step["op"] == "write":
         argv = ["xdotool", "type", "--delay", "20", step["text"]]
+    elif step["op"] == "hotkey":
+        argv = ["xdotool", "key", "+".join(step["keys"])]
     else:
         argv = ["xdotool", "key", step["key"]]
     subprocess.run(argv, check=True)

@@ -9,6 +9,7 @@ absolute screen actions (what an agent reading the screenshot would click).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -484,10 +485,66 @@ class TkLoan(App):
         )
 
 
+# ----- a Windows app under Wine: notepad editing a file -------------------------------
+
+
+@dataclass
+class WineNotepad(App):
+    """Wine's notepad with a file: type the name, a new line and the city, save (Ctrl+S);
+    the record is the saved file's lines."""
+
+    key: str = "wine"
+    title: str = "^note.txt - Notepad$"
+    native: frozenset[str] = frozenset()
+
+    @property
+    def note(self) -> Path:
+        return self.work / "note.txt"
+
+    def env(self) -> dict[str, str]:
+        prefix = self.work.parent / "wineprefix"
+        env = {**os.environ, "WINEPREFIX": str(prefix), "WINEDEBUG": "-all"}
+        if not (prefix / "system.reg").exists():  # once per benchmark: about 12 s
+            subprocess.run(["wineboot", "-i"], env=env, capture_output=True, timeout=300)
+        return env
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        path = "Z:" + str(self.note).replace("/", "\\")
+        return subprocess.Popen(
+            ["wine", "notepad", path], env=self.env(), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        super().stop()
+        subprocess.run(["wineserver", "-k"], env=self.env(), capture_output=True, timeout=30)
+
+    def reset_result(self) -> None:
+        self.note.write_text("")
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(200, 120)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.at(200, 120)),
+            _write(value),
+            {"op": "press", "key": "Return"},
+            _write("Paris"),
+            {"op": "hotkey", "keys": ["ctrl", "s"]},
+        ]
+
+    def result(self, exit_code: int) -> str | None:
+        time.sleep(0.5)  # notepad writes the file when it handles the key
+        lines = [line for line in self.note.read_text(encoding="latin-1").splitlines() if line]
+        return "|".join(lines) or None
+
+
 APPS: dict[str, type[App]] = {
     "gtk": Zenity,
     "qt": QtForm,
     "chromium": Chromium,
     "xaw": XCalc,
     "tk": TkLoan,
+    "wine": WineNotepad,
 }

@@ -31,6 +31,7 @@ PROGRAMS = (
     "xdotool", "xwininfo", "xprop", "feh", "xmessage", "xterm", "xclip",
 )  # fmt: skip
 PANEL_HEIGHT = 30
+WMS = ("openbox", "icewm")
 
 DEFAULT_TINT2RC = Path("/etc/xdg/tint2/tint2rc")
 """tint2's configuration as the distribution ships it: what a user who never opened its
@@ -156,13 +157,19 @@ class Desktop:
         size: tuple[int, int] = (1280, 800),
         panel: bool = True,
         panel_config: str = "ours",
+        wm: str = "openbox",
     ):
         """`panel_config`: "ours" (a bottom taskbar and a clock with seconds, `TINT2RC`)
-        or "default" (tint2 as Debian ships it, /etc/xdg/tint2/tint2rc)."""
+        or "default" (tint2 as Debian ships it, /etc/xdg/tint2/tint2rc). `wm`: openbox
+        (with tint2 as the panel), or icewm with its own taskbar, clock and menus, at the
+        configuration Debian ships (/usr/share/icewm; a private, empty user folder)."""
+        if wm not in WMS:
+            raise ValueError(f"unknown window manager {wm!r} (one of {', '.join(WMS)})")
         self.work = work
         self.size = size
         self.panel = panel
         self.panel_config = panel_config
+        self.wm = wm
         self.display = ""
         self.xvfb: subprocess.Popen[bytes] | None = None
         self.procs: list[subprocess.Popen[bytes]] = []
@@ -181,15 +188,22 @@ class Desktop:
     def start(self) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
         self.xvfb, self.display = start_xvfb(*self.size)
-        for key in ("DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS"):
+        for key in ("DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "ICEWM_PRIVCFG"):
             self._saved[key] = os.environ.get(key)
         os.environ["DISPLAY"] = self.display
         ensure_xauthority()
         self._start_bus()
         self._set_wallpaper()
-        self._spawn(["openbox", "--config-file", str(self._openbox_rc())])
-        self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "openbox")
-        if self.panel:
+        if self.wm == "icewm":
+            os.environ["ICEWM_PRIVCFG"] = str(self.work / "icewm")
+            self._spawn(["icewm"] if self.panel else ["icewm", "--notray"])
+            self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "icewm")
+            if self.panel:
+                self._wait(lambda: self.find_windows("^TaskBar$", by="class"), "icewm's taskbar")
+        else:
+            self._spawn(["openbox", "--config-file", str(self._openbox_rc())])
+            self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "openbox")
+        if self.panel and self.wm == "openbox":
             rc = self.work / "tint2rc"
             if self.panel_config == "default":
                 rc = DEFAULT_TINT2RC

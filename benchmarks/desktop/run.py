@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.desktop.apps import APPS
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
-from benchmarks.desktop.desktop import Desktop, missing_programs
+from benchmarks.desktop.desktop import WMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import SCENARIOS, Scenario
 from examples.vncserver import VncServer
 
@@ -131,6 +131,12 @@ def main() -> int:
         help="tint2's configuration: ours, or the distribution's default",
     )
     parser.add_argument(
+        "--wm",
+        choices=WMS,
+        default="openbox",
+        help="the window manager: openbox with tint2, or icewm with its own taskbar",
+    )
+    parser.add_argument(
         "--vnc",
         action="store_true",
         help="replay over VNC (x11vnc serving the desktop, --display vnc://...); the agent "
@@ -138,7 +144,7 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
-    missing = missing_programs()
+    missing = missing_programs(*([args.wm] if args.wm != "openbox" else []))
     if missing:
         print(f"missing programs: {', '.join(missing)} (scripts/setup)", file=sys.stderr)
         return 1
@@ -148,7 +154,7 @@ def main() -> int:
     judgements: list[Judgement] = []
     with (
         tempfile.TemporaryDirectory(prefix="mm-desktop-") as tmp,
-        Desktop(Path(tmp) / "desktop", panel_config=args.panel) as desktop,
+        Desktop(Path(tmp) / "desktop", panel_config=args.panel, wm=args.wm) as desktop,
         contextlib.ExitStack() as stack,
     ):
         display = None
@@ -170,7 +176,8 @@ def main() -> int:
                 write_json(args.json, args.recordings, started, recorded, judgements)
     minutes = (time.monotonic() - started) / 60
     print(
-        f"\nreal desktop{' replayed over VNC' if args.vnc else ''}, {args.recordings} "
+        f"\nreal desktop ({args.wm}){' replayed over VNC' if args.vnc else ''}, "
+        f"{args.recordings} "
         f"recordings per task (from #{args.first}), "
         f"commit {git_commit()}, "
         f"{minutes:.1f} min"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from benchmarks.desktop.apps import APPS
 from benchmarks.desktop.bench import Bench
-from benchmarks.desktop.desktop import Desktop
+from benchmarks.desktop.desktop import WMS, Desktop
 from benchmarks.desktop.scenarios import BY_KEY
 
 
@@ -26,12 +26,13 @@ def main() -> int:
     parser.add_argument(
         "--panel", choices=("ours", "default"), default="ours", help="tint2's configuration"
     )
+    parser.add_argument("--wm", choices=WMS, default="openbox", help="the window manager")
     parser.add_argument("--keep", type=Path, help="keep the store and logs in this directory")
     args = parser.parse_args()
     scenario = BY_KEY[args.scenario]
     with tempfile.TemporaryDirectory(prefix="mm-desktop-") as tmp:
         work = args.keep or Path(tmp)
-        with Desktop(work / "desktop", panel_config=args.panel) as desktop:
+        with Desktop(work / "desktop", panel_config=args.panel, wm=args.wm) as desktop:
             app = APPS[args.app](desktop, work / args.app)
             if not scenario.applies_to(app):
                 print(f"{args.scenario} cannot be shown by {args.app}", file=sys.stderr)

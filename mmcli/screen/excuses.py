@@ -184,7 +184,9 @@ def left_behind(region: Rect, reference: np.ndarray, ctx: Context) -> bool:
     unmoved, area = ctx.unmoved, ctx.area
     if unmoved is None or area is None or not ctx.tolerance.outside_area:
         return False
-    if region.intersects(area) or unmoved.shape != reference.shape:
+    # A region found on the grid may reach into that ring (a title bar just inside the
+    # area's edge); one that reaches further is inside the task.
+    if region.intersects(area.grow(-SCALE)) or unmoved.shape != reference.shape:
         return False
     edge = area.grow(SCALE)
     for dx, dy in ((0, 0), ctx.offset):

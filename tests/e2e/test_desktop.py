@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.desktop.apps import App, QtForm, XCalc, Zenity
+from benchmarks.desktop.apps import App, QtForm, TkLoan, XCalc, Zenity
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
 from benchmarks.desktop.desktop import Desktop, missing_programs
 from benchmarks.desktop.scenarios import BY_KEY
@@ -133,3 +133,35 @@ def test_gtk_form_on_the_default_panel(
     j = judge(gtk_default_panel, scenario)
     if scenario == "moved-relocate":  # found where the window manager says it is
         assert "found moved by (+60, +0) (by its window)" in j.stderr, j.stderr
+
+
+@pytest.fixture(scope="module")
+def icewm_desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
+    """IceWM at the configuration Debian ships: its own title bars, taskbar and clock."""
+    missing = missing_programs("icewm")
+    if missing:
+        pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
+    with Desktop(tmp_path_factory.mktemp("icewm"), wm="icewm") as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def tk_on_icewm(
+    icewm_desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Bench, Recorded]]:
+    yield from _bench(icewm_desktop, TkLoan, tmp_path_factory.mktemp("tk-icewm"))
+
+
+ICEWM_CASES = {
+    "plain": "plain",
+    "moved-relocate": "moved-relocate",
+    "modal-dialog": "modal-dialog-refused",
+}
+
+
+@pytest.mark.parametrize("scenario", list(ICEWM_CASES), ids=list(ICEWM_CASES.values()))
+def test_tk_form_on_icewm(tk_on_icewm: tuple[Bench, Recorded], scenario: str) -> None:
+    """The window moved with --relocate: the region that differs on the desktop behind it
+    reaches one ring of cells into the recorded area (IceWM's title bar, recorded as
+    changing), and is still the desktop left behind."""
+    judge(tk_on_icewm, scenario)

@@ -160,6 +160,14 @@ def test_the_desktop_rule_excuses_an_unchanged_place_beside_the_area() -> None:
     assert not left_behind(Rect(20, 20, 8, 8), (5, 5), level=13)
 
 
+def test_a_region_reaching_into_the_areas_edge_ring_only_is_beside_the_area() -> None:
+    # A window manager's title bar just inside the recorded area's top edge: the region
+    # found on the 4 px grid reaches 4 px (one ring of cells) into the area.
+    assert left_behind(Rect(120, 80, 8, 24))
+    assert not left_behind(Rect(120, 80, 8, 24), (30, 21))  # new above the area
+    assert not left_behind(Rect(120, 80, 8, 28))  # 8 px in: inside the area proper
+
+
 def test_the_desktop_rule_never_excuses_inside_the_area_or_without_its_screen() -> None:
     from mmcli.screen import excuses
     from mmcli.screen.matcher import Context, Policy
