@@ -124,3 +124,36 @@ def test_help_and_ls_start_without_numpy_or_pil(argv: list[str], tmp_path: Path)
         "mmcli.screen.fingerprint",
         "temporalio",
     }
+
+
+def test_mm_act_outside_a_recorder_starts_without_pyautogui_numpy_pil_or_typer() -> None:
+    """Outside a recorder `mm act` gives its input itself, through XTEST with python-xlib's
+    protocol layer: importing pyautogui alone costs about 4.5x a bare Python start."""
+    import shutil
+
+    from mmcli.desktop.display import VirtualDisplay
+
+    if shutil.which("Xvfb") is None:
+        if os.environ.get("MM_REQUIRE_XVFB"):
+            pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
+        pytest.skip("Xvfb not installed (apt-get install xvfb)")
+    env = {k: v for k, v in os.environ.items() if k != "MM_RECORD_SOCKET"}
+    with VirtualDisplay(640, 480) as display:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mmcli", "act", "move", "5", "6"],
+            capture_output=True,
+            text=True,
+            env={**env, "DISPLAY": display.display},
+            timeout=60,
+        )
+        from mmcli.backends.xtest import XTest
+
+        with XTest(display.display) as x11:
+            assert x11.pointer() == (5, 6)
+    assert done.returncode == 0, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert "mmcli.backends.xtest" in imported
+    assert not imported & {
+        *("pyautogui", "numpy", "PIL", "mss", "typer", "rich", "mmcli.cli.app"),
+        *("Xlib.display", "mmcli.model", "mmcli.backends.xinput"),
+    }
