@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from mmcli.errors import DisplayError
 
+TYPE_CHECKING = False  # as typing has it, without loading typing (`mm act`: backends.xtest)
 if TYPE_CHECKING:
+    from typing import Any
+
     from mmcli.backends.base import Backend, in_failsafe_corner
     from mmcli.backends.fake import FakeBackend
 
