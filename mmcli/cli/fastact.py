@@ -139,6 +139,9 @@ def run(args: list[str]) -> ExitCode | None:
         except MMError as e:
             print(f"mm: error: {e}", file=sys.stderr)
             return e.exit_code
+        except KeyboardInterrupt:  # as the full CLI says it (what was held is released)
+            print("mm: error: interrupted", file=sys.stderr)
+            return ExitCode.ABORTED
         return ExitCode.OK
     import json
 
