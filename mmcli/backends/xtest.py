@@ -414,14 +414,17 @@ def _connect(display: str | None) -> Any:
 
 
 def _ensure_xauthority() -> None:
-    """`desktop.display.ensure_xauthority`, loaded only when the user's file is missing or
-    empty (that module loads much more than this one)."""
-    path = os.environ.get("XAUTHORITY") or os.path.expanduser("~/.Xauthority")
+    """python-xlib takes a missing Xauthority file for no authorization, silently, but
+    prints a warning on stdout when the file is empty: only then is XAUTHORITY pointed at
+    a file with an entry (`desktop.display.ensure_xauthority`, a module that loads ~40 ms
+    more than this one)."""
+    home = os.environ.get("HOME", "")
+    path = os.environ.get("XAUTHORITY") or os.path.join(home, ".Xauthority")
     try:
         if os.stat(path).st_size > 0:
             return
     except OSError:
-        pass
+        return
     from mmcli.desktop.display import ensure_xauthority
 
     ensure_xauthority()

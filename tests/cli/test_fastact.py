@@ -199,3 +199,35 @@ def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycode
     assert proc.returncode == 130, err
     assert err == "mm: error: interrupted\n"
     assert after == before
+
+
+@pytest.mark.parametrize("xauthority", ["missing", "empty"])
+def test_mm_act_outside_a_recorder_with_no_usable_xauthority(
+    xauthority: str, tmp_path: Path
+) -> None:
+    """A missing Xauthority file is no authorization (nothing more loaded); an empty one
+    would make python-xlib print a warning on stdout: mm points XAUTHORITY elsewhere."""
+    import shutil
+
+    from mmcli.desktop.display import VirtualDisplay
+
+    if shutil.which("Xvfb") is None:
+        if os.environ.get("MM_REQUIRE_XVFB"):
+            pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
+        pytest.skip("Xvfb not installed (apt-get install xvfb)")
+    path = tmp_path / "Xauthority"
+    if xauthority == "empty":
+        path.write_bytes(b"")
+    env = {k: v for k, v in os.environ.items() if k != "MM_RECORD_SOCKET"}
+    with VirtualDisplay(640, 480) as display:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mmcli", "act", "move", "7", "8"],
+            capture_output=True,
+            text=True,
+            env={**env, "DISPLAY": display.display, "XAUTHORITY": str(path)},
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert ("mmcli.desktop.display" in imported) == (xauthority == "empty")
