@@ -114,7 +114,6 @@ class Keymap:
     keysym at all (spare, to bind a character on no key to)."""
 
     def __init__(self, first: int, rows: Sequence[Sequence[int]]) -> None:
-        self.first = first
         self.width = max((len(row) for row in rows), default=1)
         self.at: dict[int, tuple[int, int]] = {}
         for level in (0, 1):
