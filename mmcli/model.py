@@ -16,6 +16,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from mmcli.pace import typing_pause
+
 if TYPE_CHECKING:
     from mmcli.screen.fingerprint import Fingerprint, Rect
     from mmcli.screen.windows import WindowRef
@@ -53,17 +55,8 @@ PIECE_TEXT = 100
 PIECE_COUNT = 20
 """Key repeats or wheel steps performed between two checks for Ctrl-C."""
 
-KEY_PAUSE_MIN = 0.002
-"""Replay never types faster than one key each 2 ms. With no pause, a key's release and
-the next press share an X server timestamp, which toolkits take for auto-repeat:
-LibreOffice Calc 7.4 kept "50" of "5000" and "Boby" of "Bobby" (measured on Xvfb: keys
-lost in each of 3 tries with no pause, none in 24 tries with 1, 2 or 5 ms)."""
-KEY_PAUSE_MAX = 0.05
-"""Nor slower than one key each 50 ms, whatever pace the agent typed at."""
 MAX_KEY_MS = 10_000
 """The longest pause between two typed keys a recording keeps, in ms."""
-KEY_PAUSE_UNKNOWN = 0.012
-"""The pause when the recording does not say (xdotool's default between keys)."""
 
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9_]+)\}\}")
 
@@ -135,10 +128,8 @@ class Action:
 
     def typing_pause(self) -> float:
         """Seconds between two keys when replay types this action: the recorded pace,
-        bounded by `KEY_PAUSE_MIN` and `KEY_PAUSE_MAX`."""
-        if self.key_ms is None:
-            return KEY_PAUSE_UNKNOWN
-        return min(max(self.key_ms / 1000, KEY_PAUSE_MIN), KEY_PAUSE_MAX)
+        bounded (`pace.typing_pause`)."""
+        return typing_pause(self.key_ms)
 
     def render(self, values: dict[str, str]) -> Action:
         """The action with its placeholders replaced by `values` (which must cover them)."""

@@ -1,4 +1,5 @@
-"""The reference agent's xdotool command lines, bare and under `mm record`, side by side.
+"""The reference agent's xdotool command lines, bare, under `mm record` and as a fallback
+agent, side by side.
 
     python -m benchmarks.perf.xdotool [--rounds 3] [--repeats 5] [--json out.json]
 
@@ -7,11 +8,14 @@ per action (mouse_move, left_click with and without a point, double_click, mouse
 down/up, type in chunks of 50 with a 12 ms delay, key, cursor_position) and `mm act`
 is the channel for agents in any other language. On a fresh Xvfb with the example app,
 one bash agent runs each of those exact command lines `--repeats` times, timing each
-with `$EPOCHREALTIME` around it; the agent runs bare and under `mm record --observe 0`
-in alternating sessions (`--rounds` of each). The pointer alternates between two fields,
-so each `mousemove --sync` is a real move (bare xdotool waits out its 15 s timeout for a
-pointer already there too). Per command line: the median bare and under `mm record`
-and their difference (target <= 30 ms). Bare, `mm act click` runs outside any recorder:
+with `$EPOCHREALTIME` around it. The agent runs bare, under `mm record --observe 0`, and
+as the fallback agent of a replay that diverges at its first step (`mm replay SEED
+--agent 'bash agent.sh'`: the agent heals it, under the recorder), in rotating sessions
+(`--rounds` of each; each round's seed is a click recorded on the empty screen before the
+app starts). The pointer alternates between two fields, so each `mousemove --sync` is a
+real move (bare xdotool waits out its 15 s timeout for a pointer already there too).
+Per command line: the median bare, under `mm record` and in a fallback, and their
+overhead over bare (target <= 30 ms). Bare, `mm act click` runs outside any recorder:
 its start-up against `python -c pass` (target <= 5x).
 """
 
@@ -98,37 +102,68 @@ def _mm() -> str:
     return shlex.quote(str(script)) if script.exists() else shlex.join(mm_command())
 
 
+MODES = ("bare", "record", "fallback")
+
+
 def run(args: argparse.Namespace, work: Path) -> Report:
     if shutil.which("xdotool") is None:
         raise SystemExit("xdotool is not installed (apt-get install xdotool)")
     app = LoanApp(work / "app").start()
     try:
         a, b = ("{} {}".format(*app.center(label)) for label in ("Name", "Email"))
+        app.stop()
+        store = work / "store"
+        _record_seeds(work, store, a, args.rounds)
+        app.start()
         lines = command_lines(a, b, _mm())
         script = work / "agent.sh"
         script.write_text(agent_script(lines, b, args.repeats))
         times = work / "times"
-        samples: dict[str, dict[str, list[float]]] = {"bare": {}, "record": {}}
-        env = {**os.environ, "MM_BENCH_TIMES": str(times)}
+        samples: dict[str, dict[str, list[float]]] = {mode: {} for mode in MODES}
         for i in range(args.rounds):
-            for mode in ("bare", "record") if i % 2 == 0 else ("record", "bare"):
-                if mode == "bare":
-                    command = ["bash", str(script)]
-                    run_env = env
-                else:
-                    command = mm_command(
-                        "record", f"xdotool-{i}", "--observe", "0", "--", "bash", str(script)
-                    )
-                    run_env = mm_env(work / "store", MM_BENCH_TIMES=str(times))
+            for mode in MODES[i % 3 :] + MODES[: i % 3]:
+                command, run_env = _session(mode, i, script, store, times)
                 done = run_timed(command, run_env, timeout=900)
-                if done.returncode != 0:
+                # A heal ends on an outcome the seed never saw: pending, exit 6.
+                if done.returncode not in ((0, 6) if mode == "fallback" else (0,)):
                     raise SystemExit(f"{mode} run failed ({done.returncode}):\n{done.stderr}")
-                for key, values in _times(times).items():
+                found = _times(times)
+                if not found:
+                    raise SystemExit(f"{mode} run timed nothing (did the agent run?)")
+                for key, values in found.items():
                     samples[mode].setdefault(key, []).extend(values)
                 say(f"round {i + 1}: {mode} {done.wall:.1f} s")
     finally:
         app.stop()
     return _report(args, lines, samples)
+
+
+def _record_seeds(work: Path, store: Path, a: str, rounds: int) -> None:
+    """One recording a round for the fallback sessions: a click where the form's Name
+    field will be, recorded on the empty screen, so that its replay on the form diverges
+    at its first step and hands over to the agent (a new seed each round: a healed one
+    would replay the heal from memory)."""
+    seed = work / "seed.sh"
+    seed.write_text(f"xdotool mousemove --sync {a} click 1\n")
+    for i in range(rounds):
+        command = mm_command("record", f"seed-{i}", "--observe", "0", "--", "bash", str(seed))
+        done = run_timed(command, mm_env(store), timeout=300)
+        if done.returncode != 0:
+            raise SystemExit(f"recording seed-{i} failed ({done.returncode}):\n{done.stderr}")
+
+
+def _session(
+    mode: str, i: int, script: Path, store: Path, times: Path
+) -> tuple[list[str], dict[str, str]]:
+    """The command running the agent in `mode`, and its environment."""
+    if mode == "bare":
+        return ["bash", str(script)], {**os.environ, "MM_BENCH_TIMES": str(times)}
+    if mode == "record":
+        command = mm_command("record", f"xdotool-{i}", "--observe", "0", "--", "bash", str(script))
+    else:  # the seed diverges at once: the agent heals it, under the recorder
+        agent = shlex.join(["bash", str(script)])
+        command = mm_command("replay", f"seed-{i}", "--agent", agent, "--timeout", "2")
+    return command, mm_env(store, MM_BENCH_TIMES=str(times))
 
 
 def _report(
@@ -137,14 +172,12 @@ def _report(
     samples: dict[str, dict[str, list[float]]],
 ) -> Report:
     report = Report(
-        f"xdotool command lines bare and under mm record, {args.rounds} sessions each, "
-        f"{args.repeats} repeats a session"
+        f"xdotool command lines bare, under mm record and as a fallback agent, "
+        f"{args.rounds} sessions each, {args.repeats} repeats a session"
     )
     shown = dict(lines)
     for key in shown:
-        bare, rec = (Spread.of(samples[m][key]) for m in ("bare", "record"))
-        over = rec.median - bare.median
-        best = min(samples["record"][key]) - min(samples["bare"][key])
+        bare = Spread.of(samples["bare"][key])
         command = shown[key].replace(sys.executable, "python")
         if key == "python -c pass":
             report.add(Figure("python_ms", "python -c pass", bare.median, "ms", spread=bare))
@@ -154,20 +187,19 @@ def _report(
                 Figure("act_outside_ms", "mm act click, outside a recorder", bare.median, "ms",
                        spread=bare)
             )  # fmt: skip
-            report.add(
-                Figure("act_recorded_ms", "mm act click, under mm record", rec.median, "ms",
-                       spread=rec)
-            )  # fmt: skip
+            for mode, name, where in (
+                ("record", "recorded", "under mm record"),
+                ("fallback", "fallback", "as a fallback agent"),
+            ):
+                got = Spread.of(samples[mode][key])
+                report.add(
+                    Figure(f"act_{name}_ms", f"mm act click, {where}", got.median, "ms",
+                           spread=got)
+                )  # fmt: skip
             continue
         report.add(Figure(f"{key}_bare_ms", f"{command}: bare", bare.median, "ms", spread=bare))
-        report.add(
-            Figure(f"{key}_record_ms", f"{command}: under mm record", rec.median, "ms",
-                   spread=rec)
-        )  # fmt: skip
-        report.add(
-            Figure(f"{key}_overhead_ms", f"{command}: overhead", over, "ms", OVERHEAD_MS,
-                   note=f"best of each: {best:+.1f} ms")
-        )  # fmt: skip
+        for mode, where in (("record", "under mm record"), ("fallback", "as a fallback agent")):
+            _overhead(report, key, command, mode, where, samples)
     python = statistics.median(samples["bare"]["python -c pass"])
     act = statistics.median(samples["bare"]["mm act click"])
     report.add(
@@ -179,6 +211,26 @@ def _report(
         for mode, by_key in samples.items()
     }
     return report
+
+
+def _overhead(
+    report: Report,
+    key: str,
+    command: str,
+    mode: str,
+    where: str,
+    samples: dict[str, dict[str, list[float]]],
+) -> None:
+    """A command line's median in `mode`, and its overhead over bare (target <= 30 ms)."""
+    got = Spread.of(samples[mode][key])
+    over = got.median - statistics.median(samples["bare"][key])
+    best = min(samples[mode][key]) - min(samples["bare"][key])
+    suffix = "" if mode == "record" else f"_{mode}"
+    report.add(Figure(f"{key}_{mode}_ms", f"{command}: {where}", got.median, "ms", spread=got))
+    report.add(
+        Figure(f"{key}{suffix}_overhead_ms", f"{command}: overhead {where}", over, "ms",
+               OVERHEAD_MS, note=f"best of each: {best:+.1f} ms")
+    )  # fmt: skip
 
 
 def main() -> int:

@@ -7,8 +7,10 @@ third-party library's process-wide settings.
 
 - `base`: the `Backend` interface and what every backend shares (checked input, waits).
 - `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input (`xinput`, which loads
-  no more than pyautogui: `mm act` outside a recorder uses it alone); `damage`: the X
-  server's change reports; `xrecord`: the display's input events (RECORD).
+  no more than pyautogui); `damage`: the X server's change reports; `xrecord`: the
+  display's input events (RECORD).
+- `xtest`: the same input through XTEST with python-xlib's protocol layer alone, no
+  pyautogui: `mm act` outside a recorder gives its one action through it.
 - `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`
   (VNC password authentication); `rfbproxy`: an endpoint in front of the server for an
   agent's own VNC client, each input handed over before it is passed on.
@@ -21,11 +23,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from mmcli.errors import DisplayError
 
+TYPE_CHECKING = False  # as typing has it, without loading typing (`mm act`: backends.xtest)
 if TYPE_CHECKING:
+    from typing import Any
+
     from mmcli.backends.base import Backend, in_failsafe_corner
     from mmcli.backends.fake import FakeBackend
 

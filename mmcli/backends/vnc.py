@@ -28,7 +28,8 @@ from mmcli.backends.x11 import CLICK_SETTLE
 from mmcli.backends.xinput import DRAG_SECONDS, DRAG_STEPS, keysym_of
 from mmcli.desktop.display import VncAddress
 from mmcli.errors import DisplayError, DisplayLost, UsageError
-from mmcli.model import KEY_PAUSE_MIN, Action, ActionKind
+from mmcli.model import Action, ActionKind
+from mmcli.pace import KEY_PAUSE_MIN
 from mmcli.screen.fingerprint import Frame
 
 PASSWORD_ENV = "MM_VNC_PASSWORD"

@@ -1,9 +1,9 @@
 """Input on an X11 display through pyautogui's X11 layer (XTEST), without the screen.
 
 `XInput` gives an `Action` as input the way the X11 backend does (it is the backend's
-input half), and loads no more than pyautogui: no numpy, no mss, no change reports. `mm
-act` outside a recorder acts through it alone (`mmcli/cli/fastact.py`), so that an agent
-running one `mm act` per action does not pay for what the screen half needs.
+input half), and loads no more than pyautogui: no numpy, no mss, no change reports. (`mm
+act` outside a recorder loads less still: `xtest.XTest`, which gives the same input
+without pyautogui.)
 
 Input goes through `pyautogui.platformModule` (`_moveTo`, `_mouseDown`, `_keyDown`, ...),
 below the module functions that read pyautogui's process-wide settings (`PAUSE`,
@@ -16,13 +16,11 @@ import os
 import time
 from typing import Any
 
+from mmcli.backends.xtest import DRAG_SECONDS, DRAG_STEPS, REMAP_SETTLE, keysym_of
 from mmcli.desktop.display import ensure_xauthority
 from mmcli.errors import DisplayError
-from mmcli.model import KEY_PAUSE_MIN, Action, ActionKind
-
-DRAG_SECONDS = 0.2
-"""Apps need pointer motion between press and release to see a drag."""
-DRAG_STEPS = 10
+from mmcli.model import Action, ActionKind
+from mmcli.pace import KEY_PAUSE_MIN
 
 
 def import_pyautogui() -> Any:
@@ -35,18 +33,6 @@ def import_pyautogui() -> Any:
     except Exception as e:  # pyautogui raises several types when X is unreachable
         raise DisplayError(f"cannot use display {os.environ['DISPLAY']}: {e}") from None
     return pyautogui
-
-
-REMAP_SETTLE = 0.15
-"""Seconds an app gets to take in a keyboard mapping change: before the keys come (else it
-reads them with its old map), and after them before the mapping is undone."""
-
-
-def keysym_of(char: str) -> int:
-    """The X keysym that types `char`: Latin-1 keysyms are the code points, others are
-    0x01000000 + the code point."""
-    code = ord(char)
-    return code if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF else 0x01000000 | code
 
 
 def type_unicode(text: str, pause: float = KEY_PAUSE_MIN) -> None:

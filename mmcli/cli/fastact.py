@@ -3,8 +3,8 @@
 An agent in a loop runs `mm act` once per action. Under `mm record` (MM_RECORD_SOCKET
 set) the recorder has the display open already: `mm act` only parses its words, sends the
 action, and the recorder captures the screen and performs it. Outside a recorder the
-action is given through the backend's input half alone (`backends/xinput.py`: pyautogui,
-no numpy, mss or typer). This module is imported before typer, rich or numpy and uses
+action is given through XTEST alone (`backends/xtest.py`: python-xlib's protocol layer;
+no pyautogui, numpy, mss or typer). This module is imported before typer, rich or numpy and uses
 only the standard library; anything it does not recognise (help, a malformed word) is
 left to the full CLI, which explains.
 """
@@ -125,7 +125,7 @@ def _ask(path: str, request: bytes) -> bytes:
 
 
 def run(args: list[str]) -> ExitCode | None:
-    """Perform `mm act ARGS` through the recorder, or outside one through `XInput` alone;
+    """Perform `mm act ARGS` through the recorder, or outside one through `XTest` alone;
     None when the full CLI should."""
     path = os.environ.get(SOCKET_ENV)
     action = parse(args)
@@ -139,6 +139,9 @@ def run(args: list[str]) -> ExitCode | None:
         except MMError as e:
             print(f"mm: error: {e}", file=sys.stderr)
             return e.exit_code
+        except KeyboardInterrupt:  # as the full CLI says it (what was held is released)
+            print("mm: error: interrupted", file=sys.stderr)
+            return ExitCode.ABORTED
         return ExitCode.OK
     import json
 
@@ -157,15 +160,12 @@ def run(args: list[str]) -> ExitCode | None:
 
 
 def _give(action: dict[str, Any]) -> None:
-    """The action given on the display through pyautogui's X11 layer alone: no numpy, mss
-    or typer, which the full CLI's backend loads to look at the screen."""
-    from mmcli.backends.xinput import XInput
-    from mmcli.model import Action, ActionKind
+    """The action given on the display through XTEST with python-xlib's protocol layer
+    alone (`backends/xtest.py`): no pyautogui, numpy, mss, typer or recording model."""
+    from mmcli.backends.xtest import XTest
 
-    fields: dict[str, Any] = {k: v for k, v in action.items() if k != "kind"}
-    if "keys" in fields:
-        fields["keys"] = tuple(fields["keys"])
-    XInput().give(Action(ActionKind(action["kind"]), **fields))
+    with XTest() as xtest:
+        xtest.give(action)
 
 
 def main() -> None:

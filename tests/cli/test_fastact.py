@@ -124,3 +124,110 @@ def test_help_and_ls_start_without_numpy_or_pil(argv: list[str], tmp_path: Path)
         "mmcli.screen.fingerprint",
         "temporalio",
     }
+
+
+def test_mm_act_outside_a_recorder_starts_without_pyautogui_numpy_pil_or_typer() -> None:
+    """Outside a recorder `mm act` gives its input itself, through XTEST with python-xlib's
+    protocol layer: importing pyautogui alone costs about 4.5x a bare Python start."""
+    import shutil
+
+    from mmcli.desktop.display import VirtualDisplay
+
+    if shutil.which("Xvfb") is None:
+        if os.environ.get("MM_REQUIRE_XVFB"):
+            pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
+        pytest.skip("Xvfb not installed (apt-get install xvfb)")
+    env = {k: v for k, v in os.environ.items() if k != "MM_RECORD_SOCKET"}
+    with VirtualDisplay(640, 480) as display:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mmcli", "act", "move", "5", "6"],
+            capture_output=True,
+            text=True,
+            env={**env, "DISPLAY": display.display},
+            timeout=60,
+        )
+        from mmcli.backends.xtest import XTest
+
+        with XTest(display.display) as x11:
+            assert x11.pointer() == (5, 6)
+    assert done.returncode == 0, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert "mmcli.backends.xtest" in imported
+    assert not imported & {
+        *("pyautogui", "numpy", "PIL", "mss", "typer", "rich", "mmcli.cli.app"),
+        *("Xlib.display", "mmcli.model", "mmcli.backends.xinput"),
+    }
+
+
+def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycodes() -> None:
+    """Ctrl-C while `mm act type` types characters on no key (bound to spare keycodes):
+    one line, exit 130, and the keyboard map is as it was."""
+    import shutil
+    import signal
+    import time
+
+    from mmcli.desktop.display import VirtualDisplay
+
+    if shutil.which("Xvfb") is None:
+        if os.environ.get("MM_REQUIRE_XVFB"):
+            pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
+        pytest.skip("Xvfb not installed (apt-get install xvfb)")
+    env = {k: v for k, v in os.environ.items() if k != "MM_RECORD_SOCKET"}
+    with VirtualDisplay(640, 480) as display:
+        from mmcli.backends.xtest import XTest
+
+        with XTest(display.display) as x11:
+            before = dict(x11.keymap.at), list(x11.keymap.spare)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mmcli", "act", "type", "é€" * 200],
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**env, "DISPLAY": display.display},
+        )
+        deadline = time.monotonic() + 30
+        while True:  # until the keycodes are bound: then typing 400 keys takes seconds
+            with XTest(display.display) as x11:
+                if 0xE9 in x11.keymap.at:
+                    break
+            assert time.monotonic() < deadline and proc.poll() is None, "never bound"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        with XTest(display.display) as x11:
+            after = dict(x11.keymap.at), list(x11.keymap.spare)
+    assert proc.returncode == 130, err
+    assert err == "mm: error: interrupted\n"
+    assert after == before
+
+
+@pytest.mark.parametrize("xauthority", ["missing", "empty"])
+def test_mm_act_outside_a_recorder_with_no_usable_xauthority(
+    xauthority: str, tmp_path: Path
+) -> None:
+    """A missing Xauthority file is no authorization (nothing more loaded); an empty one
+    would make python-xlib print a warning on stdout: mm points XAUTHORITY elsewhere."""
+    import shutil
+
+    from mmcli.desktop.display import VirtualDisplay
+
+    if shutil.which("Xvfb") is None:
+        if os.environ.get("MM_REQUIRE_XVFB"):
+            pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
+        pytest.skip("Xvfb not installed (apt-get install xvfb)")
+    path = tmp_path / "Xauthority"
+    if xauthority == "empty":
+        path.write_bytes(b"")
+    env = {k: v for k, v in os.environ.items() if k != "MM_RECORD_SOCKET"}
+    with VirtualDisplay(640, 480) as display:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mmcli", "act", "move", "7", "8"],
+            capture_output=True,
+            text=True,
+            env={**env, "DISPLAY": display.display, "XAUTHORITY": str(path)},
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert ("mmcli.desktop.display" in imported) == (xauthority == "empty")

@@ -314,7 +314,7 @@ def test_importing_a_submodule_counts_its_package() -> None:
 def test_a_module_in_two_groups_or_none_is_reported() -> None:
     text = DOC.read_text(encoding="utf-8")
     members, _ = parse_groups(
-        text.replace("| `errors`, `model`, `params` |", "| `model`, `params` |")
+        text.replace("| `errors`, `model`, `params`, `pace` |", "| `model`, `params`, `pace` |")
     )
     assert any("mmcli.errors is in 0 groups" in p for p in group_of(members)[1])
     members, _ = parse_groups(

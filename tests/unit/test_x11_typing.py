@@ -102,7 +102,8 @@ def test_keys_are_typed_no_faster_than_the_pause(monkeypatch: pytest.MonkeyPatch
 
 
 def test_typing_pause_keeps_the_recorded_pace_within_bounds() -> None:
-    from mmcli.model import KEY_PAUSE_MAX, KEY_PAUSE_MIN, KEY_PAUSE_UNKNOWN, Action, ActionKind
+    from mmcli.model import Action, ActionKind
+    from mmcli.pace import KEY_PAUSE_MAX, KEY_PAUSE_MIN, KEY_PAUSE_UNKNOWN
 
     def pause(ms: int | None) -> float:
         return Action(ActionKind.TYPE, text="x", key_ms=ms).typing_pause()
