@@ -22,7 +22,7 @@ from mmcli.backends.xinput import import_pyautogui as import_pyautogui  # as doc
 from mmcli.errors import DisplayError
 from mmcli.model import Action, ActionKind
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.windows import WindowRef
+from mmcli.screen.windows import StackedWindow, WindowRef
 
 if TYPE_CHECKING:
     from mmcli.desktop.input_watch import EventSource, Grabber
@@ -141,6 +141,19 @@ class X11Backend(XInput, Backend):
             return None
         try:
             return _client_windows(display)
+        except Exception:  # a window vanished under us, or no window manager
+            return None
+
+    def stack(self) -> list[StackedWindow] | None:
+        """The top-level windows as the X server stacks them (the root window's children,
+        bottom to top): each managed window's client with its frame, each
+        override-redirect window as itself; with its EWMH type, `WM_TRANSIENT_FOR` and
+        whether it has the input focus. None with no window manager (`windows`)."""
+        display = getattr(self._x11, "_display", None)
+        if display is None:
+            return None
+        try:
+            return _stacked_windows(display)
         except Exception:  # a window vanished under us, or no window manager
             return None
 
@@ -279,6 +292,102 @@ def _client_windows(display: Any) -> list[WindowRef] | None:
         if ref is not None:
             found.append(ref)
     return found
+
+
+WINDOW_TYPES = (
+    "NORMAL", "DIALOG", "DOCK", "NOTIFICATION", "TOOLTIP", "POPUP_MENU", "DROPDOWN_MENU",
+    "MENU", "SPLASH", "UTILITY", "TOOLBAR", "DESKTOP", "COMBO", "DND",
+)  # fmt: skip
+"""EWMH `_NET_WM_WINDOW_TYPE_*`: what a window says it is."""
+
+
+def _stacked_windows(display: Any) -> list[StackedWindow] | None:
+    from Xlib import X
+
+    root = display.screen().root
+    clients = root.get_full_property(
+        display.get_atom("_NET_CLIENT_LIST_STACKING"), X.AnyPropertyType
+    )
+    if clients is None:
+        return None  # no window manager: the window system says nothing we rely on
+    managed = _clients_by_frame(display, [int(w) for w in clients.value])
+    focused = _focus_chain(display)
+    found = []
+    for top in root.query_tree().children:
+        attributes = top.get_attributes()
+        if attributes.map_state != X.IsViewable:
+            continue
+        g = top.get_geometry()
+        frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
+        override = bool(attributes.override_redirect)
+        client = top if override else managed.get(top.id)
+        ref = _window_ref(display, client) if client is not None else None
+        if client is None or ref is None:  # not a client window: what it is is unknown
+            found.append(StackedWindow(WindowRef("", frame), frame, focused=top.id in focused))
+            continue
+        found.append(
+            StackedWindow(
+                ref,
+                frame,
+                kind=_window_type(display, client),
+                transient=_transient(display, client),
+                override_redirect=override,
+                focused=bool({top.id, client.id} & focused),
+            )
+        )
+    return found
+
+
+def _clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
+    """The window manager's clients by the root window's child that holds each (its
+    frame, or the client itself when it is not reparented)."""
+    root_id = display.screen().root.id
+    found = {}
+    for wid in clients:
+        client = display.create_resource_object("window", wid)
+        top = client
+        for _ in range(8):
+            parent = top.query_tree().parent
+            if parent is None or isinstance(parent, int) or parent.id == root_id:
+                break
+            top = parent
+        found[top.id] = client
+    return found
+
+
+def _window_type(display: Any, window: Any) -> str:
+    """The first type of `_NET_WM_WINDOW_TYPE` that EWMH names ("" for none)."""
+    from Xlib import X
+
+    prop = window.get_full_property(display.get_atom("_NET_WM_WINDOW_TYPE"), X.AnyPropertyType)
+    if prop is None:
+        return ""
+    names = {display.get_atom(f"_NET_WM_WINDOW_TYPE_{t}"): t for t in WINDOW_TYPES}
+    for atom in prop.value:
+        if int(atom) in names:
+            return names[int(atom)]
+    return ""
+
+
+def _transient(display: Any, window: Any) -> bool:
+    from Xlib import X
+
+    prop = window.get_full_property(display.get_atom("WM_TRANSIENT_FOR"), X.AnyPropertyType)
+    return prop is not None and len(prop.value) > 0
+
+
+def _focus_chain(display: Any) -> set[int]:
+    """The window with the X input focus and its ancestors (ids); empty when the focus is
+    on no window or follows the pointer."""
+    focus = display.get_input_focus().focus
+    root = display.screen().root
+    chain: set[int] = set()
+    for _ in range(16):
+        if isinstance(focus, int) or focus is None or focus.id == root.id:
+            break
+        chain.add(focus.id)
+        focus = focus.query_tree().parent
+    return chain
 
 
 def _window_ref(display: Any, window: Any) -> WindowRef | None:
