@@ -13,7 +13,7 @@ from mmcli.errors import Aborted
 from mmcli.model import Action, ActionKind, Step
 from mmcli.replay.judge import Judge, Match, fewer
 from mmcli.screen.relocate import Offset, moved_point
-from mmcli.screen.windows import keyboard_taken
+from mmcli.screen.windows import described, keyboard_taken
 
 POLL = 0.03
 """Before the pointer moves on, the screen must have been still this long since the last
@@ -118,6 +118,12 @@ class Looker:
                     match = Match(None, match.verdict, match.frame, match.offset)
                     continue
                 if match.step is not None and (settled.still or self.dry_run):
+                    if match.left_out:
+                        windows = ", ".join(described(w) for w in match.left_out)
+                        self.progress(
+                            f"step {depth + 1}: {windows} over the task but no target or "
+                            "typed field: left out of the check"
+                        )
                     return match
                 if match.step is None and (best is None or fewer(match, best)):
                     best = match
