@@ -8,7 +8,9 @@ third-party library's process-wide settings.
 - `base`: the `Backend` interface and what every backend shares (checked input, waits).
 - `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input (`xinput`, which loads
   no more than pyautogui: `mm act` outside a recorder uses it alone); `damage`: the X
-  server's change reports; `xrecord`: the display's input events (RECORD).
+  server's change reports; `xrecord`: the display's input events (RECORD);
+  `x11windows`: the window structure the window manager tells (EWMH): the listed and
+  the active window, every top-level window stacked with its type.
 - `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`
   (VNC password authentication).
 - `fake`: a scripted screen for unit tests.

@@ -13,7 +13,8 @@ Two ways to look at the whole screen, chosen by what the recording has:
   named excuses in order (`excuses`): outside the task area (a notification in a corner),
   a caret-like mark, or a small part of the screen in a state the recorded task itself
   shows at another step (a focus ring, a hovered button) is harmless; anything else, or
-  anything touching the action's target, is not.
+  anything touching the action's target, is not. Windows the window system calls
+  harmless here (`windows.left_out`: a notification over no target) are blanked first.
 - `grid` (fingerprint only): per-tile hash, tone and detail distances against tolerances.
 
 `target` always checks the patch around the action's target at full resolution (its
