@@ -13,7 +13,7 @@ from mmcli.errors import Aborted
 from mmcli.model import Action, ActionKind, Step
 from mmcli.replay.judge import Judge, Match, fewer
 from mmcli.screen.relocate import Offset, moved_point
-from mmcli.screen.windows import described, keyboard_taken
+from mmcli.screen.windows import described, focus_taken, keyboard_taken
 
 POLL = 0.03
 """Before the pointer moves on, the screen must have been still this long since the last
@@ -62,13 +62,17 @@ class Looker:
 
     def keyboard_taken(self, step: Step) -> str | None:
         """Before a key step: why its keys must not be sent (another window has the
-        keyboard: `windows.keyboard_taken`), or None. Known only where the recording kept
-        the window it typed into and the window manager says which has the focus now."""
+        keyboard: the window manager's active window, `windows.keyboard_taken`, or a
+        window that took the input focus itself, `windows.focus_taken`), or None. Known
+        only where the recording kept the window it typed into and the window system
+        says which has the focus now."""
         if step.window is None or step.action.kind not in KEYED:
             return None
         deadline = time.monotonic() + KEYBOARD_WAIT
         while True:
             why = keyboard_taken(step.window, self.backend.keyboard_window(), self.offset)
+            if why is None:
+                why = focus_taken(step.window, self.backend.stack())
             if why is None or time.monotonic() >= deadline:
                 return why
             time.sleep(POLL)

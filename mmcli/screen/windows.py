@@ -153,6 +153,21 @@ def keyboard_taken(
     )
 
 
+def focus_taken(recorded: WindowRef, stack: Sequence[StackedWindow] | None) -> str | None:
+    """Why keys must not be sent now: a window that placed itself (override-redirect,
+    which the window manager never makes its active window, so `keyboard_taken` cannot
+    see it) holds the X input focus, and it is not of the class the recording typed
+    into. None when none does, or the window system does not say (`stack` None)."""
+    for window in stack or ():
+        if window.focused and window.override_redirect and window.ref.wm_class != recorded.wm_class:
+            return (
+                f"Another window has the keyboard: {_named(window.ref)} took the input focus "
+                f"itself, where the recording typed into {_named(recorded)}. The keys would "
+                "go there"
+            )
+    return None
+
+
 def _named(window: WindowRef) -> str:
     name = repr(window.wm_class) if window.wm_class else "a window with no class"
     r = window.rect

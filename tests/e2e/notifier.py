@@ -3,11 +3,13 @@ it (python-xlib): its EWMH type set before it is mapped, override-redirect like 
 notifications of dunst or xfce4-notifyd, or managed and transient for another window.
 
     python -m tests.e2e.notifier --kind NOTIFICATION --override --at 700,130,300,90 \\
-        --ready READY_FILE [--transient-for WID] [--until-grows FILE]
+        --ready READY_FILE [--transient-for WID] [--until-grows FILE] [--take-focus KEYS]
 
 It paints a coloured card with a few bars (what a notification's text looks like to the
 pixels), touches READY_FILE once it is on the screen, and stays until terminated, or
 (`--until-grows`) until FILE grows: a notification that expires once the task saved.
+With `--take-focus`, it takes the X input focus itself once shown (as a window manager's
+active window never shows) and appends a line to KEYS for each key it receives.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--transient-for", type=lambda v: int(v, 0), default=None)
     p.add_argument("--ready", type=Path, required=True)
     p.add_argument("--until-grows", type=Path, default=None)
+    p.add_argument("--take-focus", type=Path, default=None, metavar="KEYS")
     args = p.parse_args(argv)
     x, y, w, h = (int(v) for v in args.at.split(","))
     d = display.Display()
@@ -39,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     window = screen.root.create_window(
         x, y, w, h, 0, screen.root_depth, X.InputOutput, X.CopyFromParent,
         background_pixel=card, override_redirect=args.override,
-        event_mask=X.ExposureMask | X.StructureNotifyMask,
+        event_mask=X.ExposureMask | X.StructureNotifyMask | X.KeyPressMask,
     )  # fmt: skip
     window.set_wm_class("notifier", "Notifier")
     window.set_wm_name(f"notifier {args.kind.lower()}")
@@ -66,7 +69,13 @@ def main(argv: list[str] | None = None) -> int:
                     window.fill_rectangle(gc, 16, 16 + 20 * i, width, 8)
                 d.flush()
                 drawn = True
+            elif event.type == X.KeyPress and args.take_focus is not None:
+                with args.take_focus.open("a") as keys:
+                    keys.write(f"{event.detail}\n")
         if drawn and not args.ready.exists():
+            if args.take_focus is not None:
+                args.take_focus.touch()
+                window.set_input_focus(X.RevertToParent, X.CurrentTime)
             d.sync()
             args.ready.touch()
         if watched is not None and watched.exists() and watched.stat().st_size != size:

@@ -177,3 +177,62 @@ def test_a_dialog_or_a_transient_window_over_the_task_is_refused(
     assert "left out of the check" not in result.stderr
     assert len(app.records()) == before
     assert json.loads(app.layout.read_text())["windows"][0]["widgets"]  # the form is up
+
+
+TYPES_FIRST = ("--focus", "name", "--prefill", "amount=1200")
+"""The form opens with the keyboard in Name: the task starts by typing, with no click."""
+
+
+def test_keys_never_go_to_a_window_that_took_the_input_focus_itself(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    """A notification far from the task that takes the X input focus itself: the window
+    manager does not make it the active window, so only the input focus tells. Without
+    the rule, the name went to it."""
+    app = LoanApp(tmp_path / "app")
+    store = tmp_path / "store"
+    card: subprocess.Popen[bytes] | None = None
+    try:
+        app.start(*TYPES_FIRST)
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        auto, submit = ("{} {}".format(*app.center(label)) for label in ("Auto", "Submit"))
+        agent = tmp_path / "agent.sh"
+        agent.write_text(
+            "set -e\n"
+            'xdotool type --delay 12 -- "John Smith"\n'
+            f"xdotool mousemove --sync {auto} click 1\n"
+            f"xdotool mousemove --sync {submit} click 1\n"
+        )
+        done = mm(
+            "--store", str(store), "record", "typed", "--observe", "0", "--", "bash", str(agent)
+        )
+        assert done.returncode == 0, done.stderr
+        assert [r["name"] for r in app.records()] == ["John Smith"]
+
+        app.start(*TYPES_FIRST)
+        keys = tmp_path / "keys.txt"
+        card = _open(
+            app, (0, 0, 240, 60), "--kind", "NOTIFICATION", "--override",
+            "--take-focus", str(keys), origin=(900, 600),
+        )  # fmt: skip
+        # Left out of the check: what shows the focus on this desktop (the frame's title
+        # bar, the field's focus ring), as on an app that shows it nowhere in the task.
+        form = json.loads(app.layout.read_text())["windows"][0]
+        name = app.widgets()["Name"]
+        unseen = [
+            f"{form['x'] - 20},{form['y'] - 40},{form['w'] + 40},70",
+            f"{name['x'] - 12},{name['y'] - 12},{name['w'] + 24},{name['h'] + 24}",
+        ]
+        stolen = mm(
+            "--store", str(store), "replay", "typed", "--no-agent", "--timeout", "5",
+            *(a for region in unseen for a in ("--ignore-region", region)),
+        )  # fmt: skip
+        assert keys.read_text() == "", "keys went to the notifier"
+        assert stolen.returncode == 3, stolen.stderr
+        assert "Another window has the keyboard: 'notifier.Notifier'" in stolen.stderr
+        assert "took the input focus itself" in stolen.stderr
+        assert [r["name"] for r in app.records()] == ["John Smith"]
+    finally:
+        if card is not None:
+            _stop(card)
+        app.stop()

@@ -18,7 +18,7 @@ from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy
-from mmcli.screen.windows import StackedWindow, WindowRef, left_out
+from mmcli.screen.windows import StackedWindow, WindowRef, focus_taken, left_out
 from mmcli.store.recordings import Store
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording, typing_app
@@ -98,7 +98,13 @@ def _png(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
-def _replay(stacked: list[StackedWindow] | None, at: Rect = CARD, policy: Policy = Policy.DEFAULT):  # type: ignore[no-untyped-def]
+def _replay(  # type: ignore[no-untyped-def]
+    stacked: list[StackedWindow] | None,
+    at: Rect | None = CARD,
+    policy: Policy = Policy.DEFAULT,
+):
+    """The synthetic form replayed with a card drawn `at` (None: none drawn) and the
+    window system telling `stacked`."""
     store = Store()
     rec = form_recording()
     screens = [form_screen(), form_screen(), form_screen(text="John")]
@@ -107,11 +113,14 @@ def _replay(stacked: list[StackedWindow] | None, at: Rect = CARD, policy: Policy
     ]
     store.save(rec, {f"t-{i:04d}.png": _png(screen) for i, screen in enumerate(screens)})
 
+    def drawn(image: Image.Image) -> Image.Image:
+        return image if at is None else with_card(image, at)
+
     def app(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
         typing_app(backend, action)
-        backend.screen = with_card(backend.screen, at)
+        backend.screen = drawn(backend.screen)
 
-    backend = FakeBackend(with_card(form_screen(), at), on_action=app)
+    backend = FakeBackend(drawn(form_screen()), on_action=app)
     backend.stacked = stacked
     progress: list[str] = []
     options = ReplayOptions(timeout=0.3, policy=policy)
@@ -148,3 +157,27 @@ def test_replay_stops_where_the_window_is_not_known_harmless(
     report, performed, _ = _replay(stacked, at, policy)
     assert report.outcome is Outcome.DIVERGED
     assert performed == []
+
+
+def test_a_window_that_took_the_input_focus_itself_gets_no_keys() -> None:
+    """The window manager never makes an override-redirect window its active window:
+    only the input focus says where keys go."""
+    thief = card(focused=True)
+    why = focus_taken(WINDOW, [FORM, thief])
+    assert why is not None
+    assert why.startswith("Another window has the keyboard: 'notifier.Notifier' at 450,230")
+    # The task's own window with the focus, a managed window (the active window says),
+    # nothing focused, or no window system: nothing to say.
+    own = StackedWindow(WINDOW, WINDOW.rect, override_redirect=True, focused=True)
+    managed = card("DIALOG", override_redirect=False, focused=True)
+    for stack in ([FORM, own], [FORM, managed], [FORM, card()], None):
+        assert focus_taken(WINDOW, stack) is None
+
+
+def test_no_key_is_sent_while_such_a_window_has_the_focus() -> None:
+    # Nothing of it shows in the pixels (no card drawn): only the input focus tells.
+    report, performed, _ = _replay([FORM, card(focused=True)], at=None)
+    assert report.outcome is Outcome.DIVERGED
+    assert performed == ["click"]  # the click before; not the typing
+    assert report.divergence is not None
+    assert "took the input focus itself" in report.divergence.reason
