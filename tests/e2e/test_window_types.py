@@ -15,7 +15,9 @@ tells it (`tests/e2e/notifier.py`, its EWMH type set before it is mapped):
   say so too);
 - a dialog-type window transient for the form (the window manager keeps it above the
   form), or a notification transient for the form, at the place of the first: refused
-  at the first step, nothing typed.
+  at the first step, nothing typed;
+- dunst's own notification over the form's title bar and heading: left out (exit 0);
+- a notification far away that takes the X input focus itself: no key is sent (exit 3).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -236,3 +239,50 @@ def test_keys_never_go_to_a_window_that_took_the_input_focus_itself(
         if card is not None:
             _stop(card)
         app.stop()
+
+
+def test_a_real_desktop_notification_over_the_form_is_left_out(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    """dunst's own notification (override-redirect, NOTIFICATION) in the top-right
+    corner, over the form's title bar and heading, which stands there. It is closed once
+    the record is saved (as it would expire), before the check after the last action,
+    which leaves nothing out. Without the rule, replay stops at step 1 (exit 3)."""
+    app = LoanApp(tmp_path / "app")
+    store = tmp_path / "store"
+    try:
+        desktop.clear_notifications()
+        app.start("--position", "700,0")
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        done = mm(
+            "--store", str(store), "record", "loan", "--observe", "0", "--", *agent_command(app)
+        )
+        assert done.returncode == 0, done.stderr
+
+        app.start("--position", "700,0")
+        desktop.notify("New mail", "3 unread messages")
+        assert desktop.find_windows("Dunst", by="class", visible=True)
+        saved = threading.Event()
+        expiry = threading.Thread(target=_close_once_grown, args=(desktop, app.out, saved))
+        expiry.start()
+        try:
+            result = _replay(store)
+        finally:
+            saved.set()
+            expiry.join()
+        assert result.returncode == 0, result.stderr
+        assert "a notification window ('Dunst.Dunst'" in result.stderr
+        records = app.records()
+        assert len(records) == 2
+        assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+    finally:
+        desktop.clear_notifications()
+        app.stop()
+
+
+def _close_once_grown(desktop: Desktop, path: Path, stop: threading.Event) -> None:
+    """Close the notifications once `path` grows (the record saved), or at `stop`."""
+    size = path.stat().st_size
+    while not stop.is_set() and path.stat().st_size == size:
+        time.sleep(0.02)
+    desktop.clear_notifications()
