@@ -1,7 +1,7 @@
 """The window structure of an X display as its window manager tells it (EWMH): the
 client windows it lists, the one it made active, the window at a point and its title,
 and every top-level window as the X server stacks them with what it says it is (its
-type, the window it is transient for, override-redirect, the input focus).
+type, whether it is transient for another, override-redirect, the input focus).
 
 Each function takes a python-xlib display and may raise when a window vanishes under it;
 `X11Backend` catches that and answers "not known".
