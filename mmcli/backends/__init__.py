@@ -8,7 +8,9 @@ third-party library's process-wide settings.
 - `base`: the `Backend` interface and what every backend shares (checked input, waits).
 - `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input (`xinput`, which loads
   no more than pyautogui); `damage`: the X server's change reports; `xrecord`: the
-  display's input events (RECORD).
+  display's input events (RECORD); `x11windows`: the window structure the window
+  manager tells (EWMH): the listed and the active window, every top-level window
+  stacked with its type.
 - `xtest`: the same input through XTEST with python-xlib's protocol layer alone, no
   pyautogui: `mm act` outside a recorder gives its one action through it.
 - `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`

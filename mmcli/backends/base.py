@@ -12,7 +12,7 @@ import numpy as np
 
 from mmcli.model import Action
 from mmcli.screen.fingerprint import Frame, Rect, same_picture
-from mmcli.screen.windows import WindowRef
+from mmcli.screen.windows import StackedWindow, WindowRef
 
 if TYPE_CHECKING:
     from mmcli.backends.rfbproxy import Input, RFBProxy
@@ -180,6 +180,13 @@ class Backend(ABC):
     def windows(self) -> list[WindowRef] | None:
         """The application windows on the screen (`screen.windows`), as the window
         manager lists them; None where the window system cannot tell."""
+        return None
+
+    def stack(self) -> list[StackedWindow] | None:
+        """Every window on the screen, bottom to top, with what it is (its EWMH type,
+        transient-for, override-redirect, the input focus): the window system's account,
+        for judging a window new since the recording. None where it cannot tell (no
+        window manager, a remote desktop)."""
         return None
 
     def window_at(self, x: int, y: int) -> WindowRef | None:

@@ -11,7 +11,7 @@ from PIL import Image
 from mmcli.backends.base import Backend, ChangeLog
 from mmcli.model import Action
 from mmcli.screen.fingerprint import Frame
-from mmcli.screen.windows import WindowRef
+from mmcli.screen.windows import StackedWindow, WindowRef
 
 
 class FakeBackend(Backend):
@@ -32,6 +32,8 @@ class FakeBackend(Backend):
         """What `windows` answers (None: a desktop with no window manager)."""
         self.keyboard: WindowRef | None = None
         """What `keyboard_window` answers: the window that has the keyboard."""
+        self.stacked: list[StackedWindow] | None = None
+        """What `stack` answers, bottom to top (None: the window system says nothing)."""
 
     def size(self) -> tuple[int, int]:
         return self.screen.size
@@ -55,6 +57,9 @@ class FakeBackend(Backend):
 
     def keyboard_window(self) -> WindowRef | None:
         return self.keyboard
+
+    def stack(self) -> list[StackedWindow] | None:
+        return None if self.stacked is None else list(self.stacked)
 
     def window_at(self, x: int, y: int) -> WindowRef | None:
         for window in reversed(self.window_list or []):  # topmost last, as X stacks them

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mmcli.backends import x11windows
 from mmcli.backends.base import Backend, ChangeLog
 from mmcli.backends.xinput import XInput, pyautogui_types
 from mmcli.backends.xinput import import_pyautogui as import_pyautogui  # as docs/sdk.md has it
 from mmcli.errors import DisplayError
 from mmcli.model import Action, ActionKind
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.windows import WindowRef
+from mmcli.screen.windows import StackedWindow, WindowRef
 
 if TYPE_CHECKING:
     from mmcli.desktop.input_watch import EventSource, Grabber
@@ -140,7 +141,20 @@ class X11Backend(XInput, Backend):
         if display is None:
             return None
         try:
-            return _client_windows(display)
+            return x11windows.client_windows(display)
+        except Exception:  # a window vanished under us, or no window manager
+            return None
+
+    def stack(self) -> list[StackedWindow] | None:
+        """The top-level windows as the X server stacks them (the root window's children,
+        bottom to top): each managed window's client with its frame, each
+        override-redirect window as itself; with its EWMH type, `WM_TRANSIENT_FOR` and
+        whether it has the input focus. None with no window manager (`windows`)."""
+        display = getattr(self._x11, "_display", None)
+        if display is None:
+            return None
+        try:
+            return x11windows.stacked_windows(display)
         except Exception:  # a window vanished under us, or no window manager
             return None
 
@@ -151,8 +165,8 @@ class X11Backend(XInput, Backend):
         try:
             root = display.screen().root
             top = root.translate_coords(root, x, y).child
-            client = _client_below(display, top) if top else None
-            return _window_ref(display, client) if client is not None else None
+            client = x11windows.client_below(display, top) if top else None
+            return x11windows.window_ref(display, client) if client is not None else None
         except Exception:
             return None
 
@@ -163,10 +177,10 @@ class X11Backend(XInput, Backend):
         if display is None:
             return None
         try:
-            active = _active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
+            active = x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
             if not active:
                 return None
-            return _window_ref(display, display.create_resource_object("window", active))
+            return x11windows.window_ref(display, display.create_resource_object("window", active))
         except Exception:  # the window vanished under us, or no window manager
             return None
 
@@ -178,7 +192,7 @@ class X11Backend(XInput, Backend):
         if display is None:
             return False
         try:
-            return _focus_window_at(display, x, y)
+            return x11windows.focus_window_at(display, x, y)
         except Exception:  # a window vanished under us, or no window manager: do nothing
             return False
 
@@ -187,7 +201,7 @@ class X11Backend(XInput, Backend):
         if display is None:
             return None
         try:
-            return _window_title_at(display, x, y)
+            return x11windows.window_title_at(display, x, y)
         except Exception:  # the window vanished under us
             return None
 
@@ -231,121 +245,6 @@ def _watch_screen() -> Any:
         return ScreenWatch(ChangeLog())
     except Exception:
         return None
-
-
-FOCUS_WAIT = 0.5
-"""How long the window manager may take to activate a window."""
-
-
-def _focus_window_at(display: Any, x: int, y: int) -> bool:
-    from Xlib import X
-    from Xlib.protocol import event
-
-    root = display.screen().root
-    active_atom = display.intern_atom("_NET_ACTIVE_WINDOW")
-    supported = root.get_full_property(display.intern_atom("_NET_SUPPORTED"), X.AnyPropertyType)
-    if supported is None or active_atom not in supported.value:
-        return False
-    top = root.translate_coords(root, x, y).child
-    client = _client_below(display, top) if top else None
-    if client is None or _active(display, active_atom) == client.id:
-        return False
-    message = event.ClientMessage(
-        window=client, client_type=active_atom, data=(32, [2, X.CurrentTime, 0, 0, 0])
-    )
-    mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
-    root.send_event(message, event_mask=mask)
-    display.flush()
-    deadline = time.monotonic() + FOCUS_WAIT
-    while time.monotonic() < deadline:
-        if _active(display, active_atom) == client.id:
-            return True
-        time.sleep(0.01)
-    return False
-
-
-def _client_windows(display: Any) -> list[WindowRef] | None:
-    from Xlib import X
-
-    root = display.screen().root
-    prop = root.get_full_property(
-        display.intern_atom("_NET_CLIENT_LIST_STACKING"), X.AnyPropertyType
-    )
-    if prop is None:
-        return None
-    found = []
-    for wid in prop.value:
-        ref = _window_ref(display, display.create_resource_object("window", int(wid)))
-        if ref is not None:
-            found.append(ref)
-    return found
-
-
-def _window_ref(display: Any, window: Any) -> WindowRef | None:
-    """A client window's class and its client area in screen coordinates (None if it is
-    not mapped or went away)."""
-    from Xlib import X
-
-    if window.get_attributes().map_state != X.IsViewable:
-        return None
-    names = window.get_wm_class()
-    wm_class = ".".join(names) if names else ""
-    geometry = window.get_geometry()
-    at = display.screen().root.translate_coords(window, 0, 0)  # its origin on the screen
-    return WindowRef(wm_class, Rect(at.x, at.y, geometry.width, geometry.height))
-
-
-TITLE_LIMIT = 200
-"""A window title longer than this is cut: it only names the window in messages."""
-
-
-def _window_title_at(display: Any, x: int, y: int) -> str | None:
-    """The title (EWMH `_NET_WM_NAME`, else `WM_NAME`) of the application window at the
-    point: the client below the window manager's frame there, or, with no window manager,
-    the first window below the top-level one that has a title."""
-    from Xlib import X
-
-    root = display.screen().root
-    top = root.translate_coords(root, x, y).child
-    if not top:
-        return None
-    net_name = display.intern_atom("_NET_WM_NAME")
-    client = _client_below(display, top)
-    pending = [client] if client is not None else [top]
-    for _ in range(32):
-        if not pending:
-            break
-        window = pending.pop(0)
-        prop = window.get_full_property(net_name, X.AnyPropertyType)
-        raw = prop.value if prop is not None else window.get_wm_name()
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", "replace")
-        if raw:
-            return str(raw)[:TITLE_LIMIT]
-        pending.extend(window.query_tree().children)
-    return None
-
-
-def _active(display: Any, atom: int) -> int | None:
-    from Xlib import X
-
-    prop = display.screen().root.get_full_property(atom, X.AnyPropertyType)
-    return int(prop.value[0]) if prop is not None and len(prop.value) else None
-
-
-def _client_below(display: Any, window: Any, depth: int = 3) -> Any:
-    """The application's window at or below a top-level (window manager frame) window."""
-    from Xlib import X
-
-    wm_state = display.intern_atom("WM_STATE")
-    pending = [(window, 0)]
-    while pending:
-        current, level = pending.pop(0)
-        if current.get_full_property(wm_state, X.AnyPropertyType) is not None:
-            return current
-        if level < depth:
-            pending.extend((child, level + 1) for child in current.query_tree().children)
-    return None
 
 
 class _MSSGrabber:

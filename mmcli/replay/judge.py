@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
-from mmcli.model import POINTED, Recording, Step
+from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
-from mmcli.screen.matcher import Policy, Verdict, compare
+from mmcli.screen.matcher import Policy, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, shifted
-from mmcli.screen.windows import relocation
+from mmcli.screen.windows import StackedWindow, left_out, relocation
 
 
 @dataclass
@@ -26,6 +26,8 @@ class Match:
     """Where the task stands relative to where it was recorded (`--relocate`)."""
     found_by: str = ""
     """How a moved task was found: "its window" (the window system) or "its pixels"."""
+    left_out: tuple[StackedWindow, ...] = ()
+    """Windows the check left out (a notification over no target: `windows.left_out`)."""
 
 
 def fewer(a: Match, b: Match) -> bool:
@@ -63,6 +65,15 @@ class Judge:
         self.workarea = backend.workarea()
         self.area = task_area(recording.area, self.workarea)
         """Where the task acts: the recorded area, less the desktop's panels."""
+        self.task_classes = {s.window.wm_class for s in recording.steps if s.window}
+        """The classes of the windows the recording acted and typed in."""
+        self.typed = [
+            s.effect for s in recording.steps if s.action.kind is ActionKind.TYPE and s.effect
+        ]
+        """Where the task types: a window over one of them is never left out."""
+        self._stacked: tuple[Frame, list[StackedWindow] | None] | None = None
+        """The window system's stack, asked once per live screen."""
+        self._left: dict[int, tuple[StackedWindow, ...]] = {}
 
     def verdict(
         self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
@@ -71,6 +82,28 @@ class Judge:
         where the task moved (`view`: that shifted screen, when the caller has it)."""
         if view is None:
             view = shifted(frame, offset) if offset != (0, 0) else frame
+        references = self.screens.references(step)
+        self._left.pop(step.id, None)
+        verdict = compare(
+            step.fingerprint,
+            view,
+            self.policy,
+            self.ignore,
+            area=self.area,
+            workarea=self.workarea,
+            references=references,
+            pointer_step=step.action.kind in POINTED,
+            unmoved=frame if offset != (0, 0) else None,
+            offset=offset,
+        )
+        if verdict.ok or offset != (0, 0) or references.this is None:
+            return verdict
+        if any(d.matcher != "regions" for d in verdict.differences):
+            return verdict  # a window left out never covers the target: no use asking
+        harmless = self.windows_left_out(step, frame)
+        if not harmless:
+            return verdict
+        self._left[step.id] = tuple(harmless)
         return compare(
             step.fingerprint,
             view,
@@ -78,11 +111,25 @@ class Judge:
             self.ignore,
             area=self.area,
             workarea=self.workarea,
-            references=self.screens.references(step),
+            references=references,
             pointer_step=step.action.kind in POINTED,
-            unmoved=frame if offset != (0, 0) else None,
-            offset=offset,
+            left_out=[w.frame for w in harmless],
         )
+
+    def windows_left_out(self, step: Step, frame: Frame) -> list[StackedWindow]:
+        """The windows on the live screen (`frame`) that `step`'s check may leave out:
+        `windows.left_out` with the step's target and the fields the task types into
+        protected. None under `--policy strict`, where the window system says nothing,
+        or for a recording that does not know its windows."""
+        patch = step.fingerprint.patch
+        if self.policy is Policy.STRICT or patch is None or not self.task_classes:
+            return []
+        if self._stacked is None or self._stacked[0] is not frame:
+            self._stacked = (frame, self.backend.stack())
+        stack = self._stacked[1]
+        if stack is None:
+            return []
+        return left_out(stack, [target_rect(patch), *self.typed], self.task_classes)
 
     def first_match(self, children: list[Step], frame: Frame, offset: Offset) -> Match:
         """The first child that matches `frame` with the task at `offset`, or (moved with
@@ -92,7 +139,7 @@ class Judge:
         for child in children:
             verdict = self.verdict(child, frame, offset, view)
             if verdict.ok:
-                return Match(child, verdict, frame, offset)
+                return Match(child, verdict, frame, offset, left_out=self._left.get(child.id, ()))
             if closest is None or len(verdict.differences) < len(closest.differences):
                 closest = verdict
         best = Match(None, closest, frame, offset)

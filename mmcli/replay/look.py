@@ -13,7 +13,7 @@ from mmcli.errors import Aborted
 from mmcli.model import Action, ActionKind, Step
 from mmcli.replay.judge import Judge, Match, fewer
 from mmcli.screen.relocate import Offset, moved_point
-from mmcli.screen.windows import keyboard_taken
+from mmcli.screen.windows import described, focus_taken, keyboard_taken
 
 POLL = 0.03
 """Before the pointer moves on, the screen must have been still this long since the last
@@ -62,13 +62,17 @@ class Looker:
 
     def keyboard_taken(self, step: Step) -> str | None:
         """Before a key step: why its keys must not be sent (another window has the
-        keyboard: `windows.keyboard_taken`), or None. Known only where the recording kept
-        the window it typed into and the window manager says which has the focus now."""
+        keyboard: the window manager's active window, `windows.keyboard_taken`, or a
+        window that took the input focus itself, `windows.focus_taken`), or None. Known
+        only where the recording kept the window it typed into and the window system
+        says which has the focus now."""
         if step.window is None or step.action.kind not in KEYED:
             return None
         deadline = time.monotonic() + KEYBOARD_WAIT
         while True:
             why = keyboard_taken(step.window, self.backend.keyboard_window(), self.offset)
+            if why is None:
+                why = focus_taken(step.window, self.backend.stack())
             if why is None or time.monotonic() >= deadline:
                 return why
             time.sleep(POLL)
@@ -118,6 +122,12 @@ class Looker:
                     match = Match(None, match.verdict, match.frame, match.offset)
                     continue
                 if match.step is not None and (settled.still or self.dry_run):
+                    if match.left_out:
+                        windows = ", ".join(described(w) for w in match.left_out)
+                        self.progress(
+                            f"step {depth + 1}: {windows} over the task but no target or "
+                            "typed field: left out of the check"
+                        )
                     return match
                 if match.step is None and (best is None or fewer(match, best)):
                     best = match

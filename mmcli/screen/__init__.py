@@ -9,7 +9,8 @@
 - `explain`: the one-sentence reason for a divergence.
 - `relocate`: finding a window that moved since it was recorded, by its pixels.
 - `windows`: the desktop's window structure as the window system tells it (the window a
-  step acted in; a moved window found by its class and size).
+  step acted in; a moved window found by its class and size; a new window judged by its
+  type and place: a notification over no target left out of the check).
 - `paint`: painting over what may show a secret in a kept screen (a thumbnail).
 - `outcome`: whether a settled screen shows the outcome a path of the recording ended on.
 

@@ -13,7 +13,8 @@ Two ways to look at the whole screen, chosen by what the recording has:
   named excuses in order (`excuses`): outside the task area (a notification in a corner),
   a caret-like mark, or a small part of the screen in a state the recorded task itself
   shows at another step (a focus ring, a hovered button) is harmless; anything else, or
-  anything touching the action's target, is not.
+  anything touching the action's target, is not. Windows the window system calls
+  harmless here (`windows.left_out`: a notification over no target) are blanked first.
 - `grid` (fingerprint only): per-tile hash, tone and detail distances against tolerances.
 
 `target` always checks the patch around the action's target at full resolution (its
@@ -202,6 +203,9 @@ class Context:
     it shifted back by `offset` (the window moved): the desktop around the window did not
     move with it."""
     offset: tuple[int, int] = (0, 0)
+    left_out: Sequence[Rect] = ()
+    """Windows the window system says are harmless here (`windows.left_out`: a
+    notification or a dock over no target), left out of the `regions` check."""
 
 
 Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
@@ -283,11 +287,12 @@ def judge_regions(
     reference = ctx.references.this
     if reference is None:
         return match_grid(recorded, live, ctx), []
-    now = blank(live.frame.small, [*recorded.masks, *ctx.ignore])
+    now = blank(live.frame.small, [*recorded.masks, *ctx.ignore, *ctx.left_out])
+    reference = blank(reference, ctx.left_out)
     target = target_rect(recorded.patch, core=True) if recorded.patch is not None else None
     scene = Scene(recorded, live.frame, now, reference, ctx, target)
     found: list[Difference] = []
-    excused: list[str] = []
+    excused = [f"{LEFT_OUT}: {r}" for r in ctx.left_out]
     for region in changed_regions(reference, now, PIXEL_THRESHOLD):
         excuse = excuse_for(region, scene)
         if excuse is not None:
@@ -298,6 +303,8 @@ def judge_regions(
     found.sort(key=lambda d: -d.amount)
     return found, excused
 
+
+LEFT_OUT = "a notification or dock window over no target, left out"
 
 DEFAULT_MATCHERS = ("geometry", "target", "regions")
 
@@ -314,10 +321,12 @@ def compare(
     workarea: Rect | None = None,
     unmoved: Frame | None = None,
     offset: tuple[int, int] = (0, 0),
+    left_out: Sequence[Rect] = (),
 ) -> Verdict:
     """Check the live `frame` against a recorded step. With `unmoved` (`--relocate`),
     `frame` is the live screen shifted back by `offset` and `unmoved` the screen as it
-    stands."""
+    stands. `left_out`: rectangles of windows the `regions` check leaves out (a
+    notification over no target); the coarse grid never leaves anything out."""
     live = Live(frame, recorded)
     ctx = Context(
         policy.tolerance,
@@ -328,6 +337,7 @@ def compare(
         workarea,
         None if unmoved is None else blank(unmoved.small, [*recorded.masks, *ignore]),
         offset,
+        left_out,
     )
     differences: list[Difference] = []
     excused: list[str] = []

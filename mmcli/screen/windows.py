@@ -12,6 +12,13 @@ offset, with no template search over the screen (a blank text area matches in ma
 places; a window's identity does not). The screen, shifted back by that offset, is then
 checked in full as always. Where the window system says nothing (no window manager, a
 remote desktop shown as one window), the search over the pixels applies as before.
+
+A window new on the screen is judged by what it is and where it is (`left_out`): a
+desktop notification, a dock or another app's tooltip (EWMH `_NET_WM_WINDOW_TYPE`) that
+covers nothing the task acts on or types into, that is not the task's own (its class,
+transient for a window) and has not taken the keyboard is left out of the pixel check,
+its rectangle exactly. Anything else new (a dialog, a window of the task's class, a
+transient window, one over the target) stays for the pixels to judge, as before.
 """
 
 from __future__ import annotations
@@ -39,6 +46,81 @@ class WindowRef:
     @property
     def size(self) -> tuple[int, int]:
         return (self.rect.w, self.rect.h)
+
+
+@dataclass(frozen=True)
+class StackedWindow:
+    """A window on the screen as the window system stacks it: what `WindowRef` knows,
+    and what it is (EWMH), for judging a window that is new since the recording."""
+
+    ref: WindowRef
+    """Its class and client area (for an override-redirect window, the window itself)."""
+    frame: Rect
+    """Everything it covers on the screen: the window manager's frame (title bar,
+    borders) around the client, or the override-redirect window and its border."""
+    kind: str = ""
+    """Its EWMH window type, the part after `_NET_WM_WINDOW_TYPE_` ("NOTIFICATION",
+    "DOCK", "DIALOG", "NORMAL", ...); "" when it says none."""
+    transient: bool = False
+    """It names a window it belongs to (`WM_TRANSIENT_FOR`): a dialog or a popup of an
+    app."""
+    override_redirect: bool = False
+    """Placed by itself, not by the window manager (menus, tooltips, notifications)."""
+    focused: bool = False
+    """The X input focus is in it: keys typed now would go to it."""
+
+
+HARMLESS_KINDS = frozenset({"NOTIFICATION", "DOCK"})
+"""Window types that never take part in another app's task: a desktop notification, a
+dock or panel."""
+HARMLESS_OVERRIDE_KINDS = frozenset({"TOOLTIP"})
+"""... and these when the window places itself (override-redirect): a tooltip. Menus are
+not among them: an open menu takes the pointer, and a click would only close it."""
+
+
+def left_out(
+    stack: Sequence[StackedWindow], protected: Sequence[Rect], task_classes: set[str]
+) -> list[StackedWindow]:
+    """The windows of `stack` (bottom to top) whose rectangle the pixel check may leave
+    out: a notification, a dock, or (override-redirect) a tooltip, of a class other than
+    the task's (`task_classes`, the classes the recording acted and typed in; a window
+    with no class is not known to be another app's), not transient for any window, not
+    holding the keyboard, covering none of `protected` (the action's target, the fields
+    the task types into), and with no other window stacked above it over any part of it
+    (it would show through). Nothing when the task's classes are not known."""
+    if not task_classes or not protected:
+        return []
+    out: list[StackedWindow] = []
+    for i in range(len(stack) - 1, -1, -1):
+        window = stack[i]
+        if not _harmless(window, task_classes):
+            continue
+        if any(window.frame.intersects(r) for r in protected):
+            continue
+        above = stack[i + 1 :]
+        if any(o.frame.intersects(window.frame) and o not in out for o in above):
+            continue
+        out.append(window)
+    return out[::-1]
+
+
+def _harmless(window: StackedWindow, task_classes: set[str]) -> bool:
+    kind_harmless = window.kind in HARMLESS_KINDS or (
+        window.override_redirect and window.kind in HARMLESS_OVERRIDE_KINDS
+    )
+    return (
+        kind_harmless
+        and bool(window.ref.wm_class)
+        and window.ref.wm_class not in task_classes
+        and not window.transient
+        and not window.focused
+    )
+
+
+def described(window: StackedWindow) -> str:
+    """A window left out, as the replay's progress names it."""
+    kind = window.kind.lower()
+    return f"a {kind} window ({_named(WindowRef(window.ref.wm_class, window.frame))})"
 
 
 def relocation(recorded: WindowRef, live: Sequence[WindowRef]) -> Offset | None:
@@ -69,6 +151,21 @@ def keyboard_taken(
         f"Another window has the keyboard: {_named(live)}, where the recording typed into "
         f"{_named(expected)}. The keys would go there"
     )
+
+
+def focus_taken(recorded: WindowRef, stack: Sequence[StackedWindow] | None) -> str | None:
+    """Why keys must not be sent now: a window that placed itself (override-redirect,
+    which the window manager never makes its active window, so `keyboard_taken` cannot
+    see it) holds the X input focus, and it is not of the class the recording typed
+    into. None when none does, or the window system does not say (`stack` None)."""
+    for window in stack or ():
+        if window.focused and window.override_redirect and window.ref.wm_class != recorded.wm_class:
+            return (
+                f"Another window has the keyboard: {_named(window.ref)} took the input focus "
+                f"itself, where the recording typed into {_named(recorded)}. The keys would "
+                "go there"
+            )
+    return None
 
 
 def _named(window: WindowRef) -> str:

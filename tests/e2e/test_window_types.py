@@ -1,0 +1,288 @@
+"""A new window is judged by what it is and where it is (openbox, the real `mm`).
+
+The example agent records the loan form on a desktop with a window manager; each replay
+then runs with a window opened over the form by another program, as the window system
+tells it (`tests/e2e/notifier.py`, its EWMH type set before it is mapped):
+
+- a notification (override-redirect, `_NET_WM_WINDOW_TYPE_NOTIFICATION`, another app's
+  class) over the form but over none of its targets or typed fields: left out of each
+  check, the record entered from memory (exit 0). It expires once the record is saved,
+  as notifications do; the check after the last action (the outcome) does not leave it
+  out. Without the rule this replay diverges at its first step (exit 3);
+- the same notification over the Submit button, or only over the 64 x 64 px around the
+  point Submit is clicked at: refused at that step, nothing submitted (the window
+  system says the window covers the target; over the point itself, the target's pixels
+  say so too);
+- a dialog-type window transient for the form (the window manager keeps it above the
+  form), or a notification transient for the form, at the place of the first: refused
+  at the first step, nothing typed;
+- dunst's own notification over the form's title bar and heading: left out (exit 0);
+- a notification far away that takes the X input focus itself: no key is sent (exit 3).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchmarks.desktop.desktop import Desktop, missing_programs
+from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+BESIDE_THE_FIELDS = (390, 10, 160, 100)
+"""Over the form (client coordinates): the heading's right half and the right ends of
+the Name and Email fields, away from every click target and from the typed text."""
+OVER_SUBMIT = (-60, -20, 200, 50)
+"""Over the Submit button (relative to the point it is clicked at)."""
+BESIDE_SUBMIT = (18, -10, 120, 40)
+"""Over the right end of the Submit button: within 32 px of the point it is clicked at,
+not over the point."""
+
+
+@pytest.fixture(scope="module")
+def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
+    missing = missing_programs()
+    if missing:
+        pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
+    with Desktop(tmp_path_factory.mktemp("desktop"), panel=False) as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def recorded(
+    desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LoanApp, Path]]:
+    """The loan task recorded once by the example agent, in a store of its own."""
+    work = tmp_path_factory.mktemp("types")
+    store = work / "store"
+    app = LoanApp(work / "app")
+    try:
+        app.start()
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        done = mm(
+            "--store", str(store), "record", "loan", "--observe", "0", "--", *agent_command(app)
+        )
+        assert done.returncode == 0, done.stderr
+        assert len(app.records()) == 1
+        yield app, store
+    finally:
+        app.stop()
+
+
+def _open(
+    app: LoanApp,
+    place: tuple[int, int, int, int],
+    *flags: str,
+    origin: tuple[int, int] | None = None,
+) -> subprocess.Popen[bytes]:
+    """A window at `place` relative to `origin` (by default the corner of the form's
+    client area), on the screen when this returns."""
+    if origin is None:
+        form = json.loads(app.layout.read_text())["windows"][0]
+        origin = (form["x"], form["y"])
+    x, y, w, h = place
+    ready = app.workdir / "notifier-ready"
+    ready.unlink(missing_ok=True)
+    at = f"{origin[0] + x},{origin[1] + y},{w},{h}"
+    argv = [sys.executable, "-m", "tests.e2e.notifier", "--at", at, "--ready", str(ready)]
+    window = subprocess.Popen([*argv, *flags], cwd=ROOT)
+    deadline = time.monotonic() + 20
+    while not ready.exists():
+        assert window.poll() is None and time.monotonic() < deadline, "no window appeared"
+        time.sleep(0.05)
+    time.sleep(0.5)  # the window manager has placed and drawn what it manages
+    return window
+
+
+def _replay(store: Path) -> subprocess.CompletedProcess[str]:
+    return mm("--store", str(store), "replay", "loan", "--no-agent", "--timeout", "5", "--json")
+
+
+def _stop(window: subprocess.Popen[bytes]) -> None:
+    if window.poll() is None:
+        window.terminate()
+    window.wait(timeout=10)
+
+
+def test_a_notification_over_no_target_is_left_out(
+    desktop: Desktop, recorded: tuple[LoanApp, Path]
+) -> None:
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    card = _open(
+        app, BESIDE_THE_FIELDS, "--kind", "NOTIFICATION", "--override",
+        "--until-grows", str(app.out),
+    )  # fmt: skip
+    try:
+        result = _replay(store)
+    finally:
+        _stop(card)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["outcome"] == "from-memory"
+    assert "a notification window ('notifier.Notifier'" in result.stderr
+    assert "left out of the check" in result.stderr
+    records = app.records()
+    assert len(records) == before + 1
+    assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+
+
+@pytest.mark.parametrize("place", [OVER_SUBMIT, BESIDE_SUBMIT], ids=["over", "beside"])
+def test_a_notification_over_a_click_target_is_refused(
+    desktop: Desktop, recorded: tuple[LoanApp, Path], place: tuple[int, int, int, int]
+) -> None:
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    submit = app.center("Submit")
+    card = _open(app, place, "--kind", "NOTIFICATION", "--override", origin=submit)
+    try:
+        result = _replay(store)
+    finally:
+        _stop(card)
+    assert result.returncode == 3, result.stderr
+    report = json.loads(result.stdout)
+    assert report["divergence"]["expected"] == f"click at {submit}", report
+    assert len(app.records()) == before  # nothing submitted
+    # It went as far as the Submit click: the steps before it left the window out.
+    assert "left out of the check" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [("--kind", "DIALOG"), ("--kind", "NOTIFICATION", "--override")],
+    ids=["dialog", "transient-notification"],
+)
+def test_a_dialog_or_a_transient_window_over_the_task_is_refused(
+    desktop: Desktop, recorded: tuple[LoanApp, Path], flags: tuple[str, ...]
+) -> None:
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    form = desktop.wait_window("^Acme Loan Intake$")
+    window = _open(app, BESIDE_THE_FIELDS, *flags, "--transient-for", str(form))
+    try:
+        result = _replay(store)
+    finally:
+        _stop(window)
+    assert result.returncode == 3, result.stderr
+    report = json.loads(result.stdout)
+    assert report["divergence"]["step"] == 1, report
+    assert "left out of the check" not in result.stderr
+    assert len(app.records()) == before
+    assert json.loads(app.layout.read_text())["windows"][0]["widgets"]  # the form is up
+
+
+TYPES_FIRST = ("--focus", "name", "--prefill", "amount=1200")
+"""The form opens with the keyboard in Name: the task starts by typing, with no click."""
+
+
+def test_keys_never_go_to_a_window_that_took_the_input_focus_itself(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    """A notification far from the task that takes the X input focus itself: the window
+    manager does not make it the active window, so only the input focus tells. Without
+    the rule, the name went to it."""
+    app = LoanApp(tmp_path / "app")
+    store = tmp_path / "store"
+    card: subprocess.Popen[bytes] | None = None
+    try:
+        app.start(*TYPES_FIRST)
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        auto, submit = ("{} {}".format(*app.center(label)) for label in ("Auto", "Submit"))
+        agent = tmp_path / "agent.sh"
+        agent.write_text(
+            "set -e\n"
+            'xdotool type --delay 12 -- "John Smith"\n'
+            f"xdotool mousemove --sync {auto} click 1\n"
+            f"xdotool mousemove --sync {submit} click 1\n"
+        )
+        done = mm(
+            "--store", str(store), "record", "typed", "--observe", "0", "--", "bash", str(agent)
+        )
+        assert done.returncode == 0, done.stderr
+        assert [r["name"] for r in app.records()] == ["John Smith"]
+
+        app.start(*TYPES_FIRST)
+        keys = tmp_path / "keys.txt"
+        card = _open(
+            app, (0, 0, 240, 60), "--kind", "NOTIFICATION", "--override",
+            "--take-focus", str(keys), origin=(900, 600),
+        )  # fmt: skip
+        # Left out of the check: what shows the focus on this desktop (the frame's title
+        # bar, the field's focus ring), as on an app that shows it nowhere in the task.
+        form = json.loads(app.layout.read_text())["windows"][0]
+        name = app.widgets()["Name"]
+        unseen = [
+            f"{form['x'] - 20},{form['y'] - 40},{form['w'] + 40},70",
+            f"{name['x'] - 12},{name['y'] - 12},{name['w'] + 24},{name['h'] + 24}",
+        ]
+        stolen = mm(
+            "--store", str(store), "replay", "typed", "--no-agent", "--timeout", "5",
+            *(a for region in unseen for a in ("--ignore-region", region)),
+        )  # fmt: skip
+        assert keys.read_text() == "", "keys went to the notifier"
+        assert stolen.returncode == 3, stolen.stderr
+        assert "Another window has the keyboard: 'notifier.Notifier'" in stolen.stderr
+        assert "took the input focus itself" in stolen.stderr
+        assert [r["name"] for r in app.records()] == ["John Smith"]
+    finally:
+        if card is not None:
+            _stop(card)
+        app.stop()
+
+
+def test_a_real_desktop_notification_over_the_form_is_left_out(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    """dunst's own notification (override-redirect, NOTIFICATION) in the top-right
+    corner, over the form's title bar and heading, which stands there. It is closed once
+    the record is saved (as it would expire), before the check after the last action,
+    which leaves nothing out. Without the rule, replay stops at step 1 (exit 3)."""
+    app = LoanApp(tmp_path / "app")
+    store = tmp_path / "store"
+    try:
+        desktop.clear_notifications()
+        app.start("--position", "700,0")
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        done = mm(
+            "--store", str(store), "record", "loan", "--observe", "0", "--", *agent_command(app)
+        )
+        assert done.returncode == 0, done.stderr
+
+        app.start("--position", "700,0")
+        desktop.notify("New mail", "3 unread messages")
+        assert desktop.find_windows("Dunst", by="class", visible=True)
+        saved = threading.Event()
+        expiry = threading.Thread(target=_close_once_grown, args=(desktop, app.out, saved))
+        expiry.start()
+        try:
+            result = _replay(store)
+        finally:
+            saved.set()
+            expiry.join()
+        assert result.returncode == 0, result.stderr
+        assert "a notification window ('Dunst.Dunst'" in result.stderr
+        records = app.records()
+        assert len(records) == 2
+        assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+    finally:
+        desktop.clear_notifications()
+        app.stop()
+
+
+def _close_once_grown(desktop: Desktop, path: Path, stop: threading.Event) -> None:
+    """Close the notifications once `path` grows (the record saved), or at `stop`."""
+    size = path.stat().st_size
+    while not stop.is_set() and path.stat().st_size == size:
+        time.sleep(0.02)
+    desktop.clear_notifications()

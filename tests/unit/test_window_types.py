@@ -1,0 +1,183 @@
+"""A new window judged by what it is and where it is: a notification, a dock or another
+app's tooltip over no target is left out of the pixel check; a dialog, a transient
+window, a window of the task's class or one over the target is judged by the pixels, as
+before; where the window system says nothing, the pixels alone judge."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import pytest
+from PIL import Image, ImageDraw
+
+from mmcli.backends import FakeBackend
+from mmcli.errors import Outcome
+from mmcli.params import Values
+from mmcli.replay.replayer import replay
+from mmcli.replay.report import ReplayOptions
+from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.matcher import Policy
+from mmcli.screen.windows import StackedWindow, WindowRef, focus_taken, left_out
+from mmcli.store.recordings import Store
+from tests.helpers import form_screen
+from tests.unit.test_replayer import form_recording, typing_app
+
+TASK = "loan_form.Tk"
+FORM = StackedWindow(WindowRef(TASK, Rect(100, 100, 560, 420)), Rect(100, 100, 560, 420))
+CARD = Rect(450, 230, 180, 60)
+"""Over the form, away from its targets (the Name field, Submit) and its typed field."""
+TARGET = Rect(218, 153, 64, 64)
+
+
+def card(kind: str = "NOTIFICATION", at: Rect = CARD, **what: object) -> StackedWindow:
+    fields = {"override_redirect": True, **what}
+    return StackedWindow(WindowRef("notifier.Notifier", at), at, kind, **fields)  # type: ignore[arg-type]
+
+
+def test_a_notification_or_a_dock_over_no_target_is_left_out() -> None:
+    for window in (card(), card("DOCK", override_redirect=False), card("TOOLTIP")):
+        assert left_out([FORM, window], [TARGET], {TASK}) == [window]
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        card("DIALOG"),
+        card("NORMAL"),
+        card(""),  # says nothing of what it is
+        card("POPUP_MENU"),  # an open menu takes the pointer
+        card("TOOLTIP", override_redirect=False),
+        card(transient=True),  # belongs to a window: an app's own
+        card(focused=True),  # has the keyboard: keys would go there
+        card(at=Rect(200, 150, 180, 60)),  # over the target
+        StackedWindow(WindowRef(TASK, CARD), CARD, "NOTIFICATION", override_redirect=True),
+        StackedWindow(WindowRef("", CARD), CARD, "NOTIFICATION", override_redirect=True),
+    ],
+    ids=[
+        "dialog", "normal", "no-type", "menu", "managed-tooltip", "transient", "focused",
+        "over-target", "task-class", "no-class",
+    ],
+)  # fmt: skip
+def test_anything_else_is_left_to_the_pixels(window: StackedWindow) -> None:
+    assert left_out([FORM, window], [TARGET], {TASK}) == []
+
+
+def test_nothing_is_left_out_without_the_task_s_classes_or_a_target() -> None:
+    assert left_out([FORM, card()], [TARGET], set()) == []
+    assert left_out([FORM, card()], [], {TASK}) == []
+
+
+def test_a_notification_under_another_window_is_not_left_out() -> None:
+    """It would leave out what the window above it shows."""
+    above = StackedWindow(
+        WindowRef("xterm.XTerm", Rect(500, 250, 300, 200)), Rect(500, 250, 300, 200)
+    )
+    assert left_out([FORM, card(), above], [TARGET], {TASK}) == []
+    # Two notifications stacked: both are left out.
+    other = card(at=Rect(470, 240, 180, 60))
+    assert left_out([FORM, card(), other], [TARGET], {TASK}) == [card(), other]
+
+
+# ----- replay on the fake backend -------------------------------------------------------
+
+WINDOW = WindowRef(TASK, Rect(100, 100, 560, 420))
+
+
+def with_card(image: Image.Image, at: Rect = CARD) -> Image.Image:
+    image = image.copy()
+    d = ImageDraw.Draw(image)
+    d.rectangle([at.x, at.y, at.right - 1, at.bottom - 1], fill="#3b4252")
+    d.text((at.x + 10, at.y + 10), "New mail: 3 unread", fill="white")
+    return image
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    Frame.from_image(image).thumbnail().save(out, "PNG")
+    return out.getvalue()
+
+
+def _replay(  # type: ignore[no-untyped-def]
+    stacked: list[StackedWindow] | None,
+    at: Rect | None = CARD,
+    policy: Policy = Policy.DEFAULT,
+):
+    """The synthetic form replayed with a card drawn `at` (None: none drawn) and the
+    window system telling `stacked`."""
+    store = Store()
+    rec = form_recording()
+    screens = [form_screen(), form_screen(), form_screen(text="John")]
+    rec.steps = [
+        replace(s, window=WINDOW, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)
+    ]
+    store.save(rec, {f"t-{i:04d}.png": _png(screen) for i, screen in enumerate(screens)})
+
+    def drawn(image: Image.Image) -> Image.Image:
+        return image if at is None else with_card(image, at)
+
+    def app(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
+        typing_app(backend, action)
+        backend.screen = drawn(backend.screen)
+
+    backend = FakeBackend(drawn(form_screen()), on_action=app)
+    backend.stacked = stacked
+    progress: list[str] = []
+    options = ReplayOptions(timeout=0.3, policy=policy)
+    report = replay(store, backend, "form", Values({"name": "John"}), options, progress.append)
+    return report, [a.kind for a in backend.performed], progress
+
+
+def test_replay_goes_on_past_a_notification_over_no_target() -> None:
+    report, performed, progress = _replay([FORM, card()])
+    assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+    assert performed == ["click", "type", "click"]
+    assert any(
+        "a notification window ('notifier.Notifier' at 450,230 180x60)" in line
+        and "left out of the check" in line
+        for line in progress
+    ), progress
+
+
+@pytest.mark.parametrize(
+    ("stacked", "at", "policy"),
+    [
+        (None, CARD, Policy.DEFAULT),  # the window system says nothing: the pixels judge
+        ([FORM, card("DIALOG")], CARD, Policy.DEFAULT),
+        ([FORM, card(transient=True)], CARD, Policy.DEFAULT),
+        ([FORM, StackedWindow(WindowRef(TASK, CARD), CARD, "NOTIFICATION")], CARD, Policy.DEFAULT),
+        ([FORM, card(at=Rect(180, 150, 180, 60))], Rect(180, 150, 180, 60), Policy.DEFAULT),
+        ([FORM, card()], CARD, Policy.STRICT),
+    ],
+    ids=["no-window-system", "dialog", "transient", "task-class", "over-target", "strict"],
+)
+def test_replay_stops_where_the_window_is_not_known_harmless(
+    stacked: list[StackedWindow] | None, at: Rect, policy: Policy
+) -> None:
+    report, performed, _ = _replay(stacked, at, policy)
+    assert report.outcome is Outcome.DIVERGED
+    assert performed == []
+
+
+def test_a_window_that_took_the_input_focus_itself_gets_no_keys() -> None:
+    """The window manager never makes an override-redirect window its active window:
+    only the input focus says where keys go."""
+    thief = card(focused=True)
+    why = focus_taken(WINDOW, [FORM, thief])
+    assert why is not None
+    assert why.startswith("Another window has the keyboard: 'notifier.Notifier' at 450,230")
+    # The task's own window with the focus, a managed window (the active window says),
+    # nothing focused, or no window system: nothing to say.
+    own = StackedWindow(WINDOW, WINDOW.rect, override_redirect=True, focused=True)
+    managed = card("DIALOG", override_redirect=False, focused=True)
+    for stack in ([FORM, own], [FORM, managed], [FORM, card()], None):
+        assert focus_taken(WINDOW, stack) is None
+
+
+def test_no_key_is_sent_while_such_a_window_has_the_focus() -> None:
+    # Nothing of it shows in the pixels (no card drawn): only the input focus tells.
+    report, performed, _ = _replay([FORM, card(focused=True)], at=None)
+    assert report.outcome is Outcome.DIVERGED
+    assert performed == ["click"]  # the click before; not the typing
+    assert report.divergence is not None
+    assert "took the input focus itself" in report.divergence.reason
