@@ -25,7 +25,8 @@ from mmcli.backends.base import SETTLE_LIMIT, Backend, ChangeLog, Settled
 from mmcli.backends.rfb import BUTTONS, WHEEL_DOWN, WHEEL_UP, RFBClient
 from mmcli.backends.rfbproxy import Input, RFBProxy
 from mmcli.backends.x11 import CLICK_SETTLE
-from mmcli.backends.xinput import DRAG_SECONDS, DRAG_STEPS, keysym_of
+from mmcli.backends.xinput import keysym_of
+from mmcli.backends.xtest import drag_path
 from mmcli.desktop.display import VncAddress
 from mmcli.errors import DisplayError, DisplayLost, UsageError
 from mmcli.model import Action, ActionKind
@@ -256,13 +257,8 @@ class VncBackend(Backend):
         client.pointer_event(x, y)
         client.pointer_event(x, y, mask)
         try:
-            for i in range(1, DRAG_STEPS + 1):
-                time.sleep(DRAG_SECONDS / DRAG_STEPS)
-                step = (
-                    round(x + (x2 - x) * i / DRAG_STEPS),
-                    round(y + (y2 - y) * i / DRAG_STEPS),
-                )
-                client.pointer_event(*step, mask)
+            for point in drag_path(x, y, x2, y2):
+                client.pointer_event(*point, mask)
         finally:  # never leave the button held down
             client.pointer_event(x2, y2)
             self._position = (x2, y2)

@@ -16,7 +16,7 @@ import os
 import time
 from typing import Any
 
-from mmcli.backends.xtest import DRAG_SECONDS, DRAG_STEPS, REMAP_SETTLE, keysym_of
+from mmcli.backends.xtest import REMAP_SETTLE, drag_path, keysym_of
 from mmcli.desktop.display import ensure_xauthority
 from mmcli.errors import DisplayError
 from mmcli.model import Action, ActionKind
@@ -195,11 +195,8 @@ class XInput:
         x2, y2 = self._at(action.x2, action.y2)
         x11._mouseDown(x, y, action.button)
         try:
-            for i in range(1, DRAG_STEPS + 1):
-                time.sleep(DRAG_SECONDS / DRAG_STEPS)
-                x11._moveTo(
-                    round(x + (x2 - x) * i / DRAG_STEPS), round(y + (y2 - y) * i / DRAG_STEPS)
-                )
+            for point in drag_path(x, y, x2, y2):
+                x11._moveTo(*point)
         finally:  # never leave the button held down (Ctrl-C mid-drag)
             x11._mouseUp(x2, y2, action.button)
 

@@ -38,6 +38,16 @@ if TYPE_CHECKING:
 DRAG_SECONDS = 0.2
 """Apps need pointer motion between press and release to see a drag."""
 DRAG_STEPS = 10
+
+
+def drag_path(x: int, y: int, x2: int, y2: int) -> Iterator[tuple[int, int]]:
+    """The points a drag moves the held pointer through, one every
+    `DRAG_SECONDS / DRAG_STEPS` (the pause is taken before each)."""
+    for i in range(1, DRAG_STEPS + 1):
+        time.sleep(DRAG_SECONDS / DRAG_STEPS)
+        yield round(x + (x2 - x) * i / DRAG_STEPS), round(y + (y2 - y) * i / DRAG_STEPS)
+
+
 REMAP_SETTLE = 0.15
 """Seconds an app gets to take in a keyboard mapping change: before the keys come (else it
 reads them with its old map), and after them before the mapping is undone."""
@@ -200,11 +210,8 @@ class XTest:
         self._fake(BUTTON_PRESS, code)
         self._sync()
         try:
-            for i in range(1, DRAG_STEPS + 1):
-                time.sleep(DRAG_SECONDS / DRAG_STEPS)
-                self.move(
-                    round(x + (x2 - x) * i / DRAG_STEPS), round(y + (y2 - y) * i / DRAG_STEPS)
-                )
+            for point in drag_path(x, y, x2, y2):
+                self.move(*point)
         finally:  # never leave the button held down (Ctrl-C mid-drag)
             self.move(x2, y2)
             self._fake(BUTTON_RELEASE, code)

@@ -84,18 +84,23 @@ class Judge:
             view = shifted(frame, offset) if offset != (0, 0) else frame
         references = self.screens.references(step)
         self._left.pop(step.id, None)
-        verdict = compare(
-            step.fingerprint,
-            view,
-            self.policy,
-            self.ignore,
-            area=self.area,
-            workarea=self.workarea,
-            references=references,
-            pointer_step=step.action.kind in POINTED,
-            unmoved=frame if offset != (0, 0) else None,
-            offset=offset,
-        )
+
+        def check(leave_out: Sequence[Rect] = ()) -> Verdict:
+            return compare(
+                step.fingerprint,
+                view,
+                self.policy,
+                self.ignore,
+                area=self.area,
+                workarea=self.workarea,
+                references=references,
+                pointer_step=step.action.kind in POINTED,
+                unmoved=frame if offset != (0, 0) else None,
+                offset=offset,
+                left_out=leave_out,
+            )
+
+        verdict = check()
         if verdict.ok or offset != (0, 0) or references.this is None:
             return verdict
         if any(d.matcher != "regions" for d in verdict.differences):
@@ -104,17 +109,7 @@ class Judge:
         if not harmless:
             return verdict
         self._left[step.id] = tuple(harmless)
-        return compare(
-            step.fingerprint,
-            view,
-            self.policy,
-            self.ignore,
-            area=self.area,
-            workarea=self.workarea,
-            references=references,
-            pointer_step=step.action.kind in POINTED,
-            left_out=[w.frame for w in harmless],
-        )
+        return check([w.frame for w in harmless])
 
     def windows_left_out(self, step: Step, frame: Frame) -> list[StackedWindow]:
         """The windows on the live screen (`frame`) that `step`'s check may leave out:
