@@ -88,8 +88,12 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
             continue
         g = top.get_geometry()
         frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
-        override = bool(attributes.override_redirect)
-        client = top if override else managed.get(top.id)
+        # A managed client's frame is the window manager's, even where it placed the frame
+        # itself (IceWM's frames are override-redirect, and hold the input focus).
+        client = managed.get(top.id)
+        override = bool(attributes.override_redirect) and client is None
+        if override:
+            client = top
         ref = window_ref(display, client) if client is not None else None
         if client is None or ref is None:  # not a client window: what it is is unknown
             found.append(StackedWindow(WindowRef("", frame), frame, focused=top.id in focused))

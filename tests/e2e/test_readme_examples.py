@@ -106,8 +106,10 @@ SKIPPED = {
     "tests/e2e/test_production.py runs the cron line with them replaced",
     "doctor --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
     "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
-    "replay loan --no-agent --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
-    "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
+    "record loan --display vnc://10.0.0.5:5900 -- python agent.py": "a VNC server on another "
+    "machine; tests/e2e/test_vnc_record.py records an agent over x11vnc on 127.0.0.1",
+    "replay loan --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
+    "tests/e2e/test_vnc_record.py replays over x11vnc on 127.0.0.1",
     "worker loan --temporal temporal:7233 --before-each ./restart-app.sh": (
         "a fleet: tests/e2e/test_fleet.py runs workers on a real Temporal server and bucket"
     ),
