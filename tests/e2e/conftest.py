@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.desktop.desktop import Desktop, missing_programs
 from examples.vncserver import VncServer
 from examples.world import WANTED, LoanApp, agent_command
 from mmcli.desktop.display import VirtualDisplay
@@ -29,6 +30,17 @@ def xdisplay() -> Iterator[str]:
         pytest.skip("Xvfb not installed (apt-get install xvfb)")
     with VirtualDisplay() as display:
         yield display.display
+
+
+@pytest.fixture(scope="module")
+def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
+    """A desktop with a window manager (openbox) and no panel, on an Xvfb of its own
+    (tests/e2e/test_desktop.py has its own, with a panel)."""
+    missing = missing_programs()
+    if missing:
+        pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
+    with Desktop(tmp_path_factory.mktemp("desktop"), panel=False) as d:
+        yield d
 
 
 @pytest.fixture

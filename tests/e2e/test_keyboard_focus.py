@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchmarks.desktop.desktop import Desktop, missing_programs
+from benchmarks.desktop.desktop import Desktop
 from tests.e2e.conftest import LoanApp, mm
 
 pytestmark = pytest.mark.e2e
@@ -36,15 +35,6 @@ def keep(event):
 entry.bind("<KeyRelease>", keep)
 root.mainloop()
 """
-
-
-@pytest.fixture(scope="module")
-def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
-    missing = missing_programs()
-    if missing:
-        pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
-    with Desktop(tmp_path_factory.mktemp("desktop"), panel=False) as d:
-        yield d
 
 
 def _agent(app: LoanApp, tmp_path: Path) -> Path:

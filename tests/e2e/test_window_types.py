@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.desktop.desktop import Desktop, missing_programs
+from benchmarks.desktop.desktop import Desktop
 from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
 
 pytestmark = pytest.mark.e2e
@@ -46,15 +46,6 @@ OVER_SUBMIT = (-60, -20, 200, 50)
 BESIDE_SUBMIT = (18, -10, 120, 40)
 """Over the right end of the Submit button: within 32 px of the point it is clicked at,
 not over the point."""
-
-
-@pytest.fixture(scope="module")
-def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
-    missing = missing_programs()
-    if missing:
-        pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
-    with Desktop(tmp_path_factory.mktemp("desktop"), panel=False) as d:
-        yield d
 
 
 @pytest.fixture(scope="module")
