@@ -122,7 +122,6 @@ class RFBProxy:
         self.on_dropped = on_dropped or (lambda why: None)
         self.token = token or new_token()
         self.refused_logins = 0
-        self.connections = 0
         self._input_lock = threading.Lock()
         """One input at a time, across connections: the order the server gets them in."""
         self._closing = False
@@ -192,7 +191,6 @@ class RFBProxy:
             agent.settimeout(None)
             with contextlib.suppress(OSError):
                 agent.sendall(hello.message())
-                self.connections += 1
                 threading.Thread(
                     target=self._relay, args=(server, agent), name="mm-vnc-relay", daemon=True
                 ).start()
