@@ -21,12 +21,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlencode
 
-from benchmarks.desktop.desktop import Desktop, Geometry, terminate
+from benchmarks.desktop.desktop import PANEL_HEIGHT, Desktop, Geometry, terminate
+from benchmarks.desktop.world import HOME, MOVE_BY, World
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-HOME = (80, 90)
-"""Where the task window's client area is put before each run."""
 SYSTEM_PYTHON = "/usr/bin/python3"  # PyQt5 comes from Debian (python3-pyqt5)
 
 Plan = list[dict[str, object]]
@@ -59,6 +58,10 @@ class App:
     proc: subprocess.Popen[bytes] | None = None
     wid: int = 0
     extra: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    world: World = field(default_factory=World)
+    """Where the window goes and how the toolkits look (the GTK theme) this run."""
+    home: tuple[int, int] = HOME
+    """Where the task window's client area was put at the start of this run."""
 
     # ----- lifecycle -------------------------------------------------------------------
 
@@ -67,13 +70,31 @@ class App:
         self.work.mkdir(parents=True, exist_ok=True)
         variant = variant or Variant()
         self.reset_result()
-        self.proc = self.launch(variant)
+        saved = os.environ.get("GTK_THEME")
+        if self.world.gtk_theme:
+            os.environ["GTK_THEME"] = self.world.gtk_theme
+        try:
+            self.proc = self.launch(variant)
+        finally:
+            if saved is None:
+                os.environ.pop("GTK_THEME", None)
+            else:
+                os.environ["GTK_THEME"] = saved
         self.wid = self.desktop.wait_window(self.title, timeout=60)
-        self.desktop.move(self.wid, *HOME)
+        self.home = self.placed(self.geometry())
+        self.desktop.move(self.wid, *self.home)
         self.desktop.activate(self.wid)
         self.desktop.settle()
         if variant.prefill and "prefill" not in self.native:
             self.type_into_first_field(variant.prefill)
+
+    def placed(self, window: Geometry) -> tuple[int, int]:
+        """The world's window position, pulled in where the window (moved on by a
+        scenario) would leave the screen or reach under the panel."""
+        width, height = self.desktop.size
+        x = min(self.world.home[0], width - window.w - MOVE_BY - 8)
+        y = min(self.world.home[1], height - PANEL_HEIGHT - window.h - 8)
+        return (max(x, 8), max(y, 40))
 
     def stop(self) -> None:
         for proc in [self.proc, *self.extra]:
@@ -419,7 +440,7 @@ class TkLoan(App):
             "--layout",
             str(self.work / "layout.json"),
             "--position",
-            f"{HOME[0]},{HOME[1]}",
+            f"{self.world.home[0]},{self.world.home[1]}",
         ]
         if variant.prefill:
             argv += ["--prefill", f"name={variant.prefill}"]

@@ -9,18 +9,18 @@ import subprocess
 import sys
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.desktop.apps import HOME, App
+from benchmarks.desktop.apps import App
 from benchmarks.desktop.desktop import PANEL_HEIGHT, Desktop, Geometry
 from benchmarks.desktop.scenarios import Label, Scenario, Setup
+from benchmarks.desktop.world import MOVE_BY, World
 
 REPO = Path(__file__).resolve().parent.parent.parent
-MOVE_BY = 60
 IDLE_SECONDS = 12.0
 
 
@@ -42,6 +42,7 @@ class Recorded:
     window: Geometry
     masked: float
     """Largest fraction of the task window masked at any step (masks' union / window)."""
+    world: World = field(default_factory=World)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class Bench:
         timeout: float = 4.0,
         style: str = "pyautogui",
         display: str | None = None,
+        vary: bool = False,
     ) -> None:
         self.desktop = desktop
         self.app = app
@@ -116,6 +118,15 @@ class Bench:
         self.style = style
         self.display = display
         """Where replays drive the desktop (`vnc://...`: over VNC); None: its X display."""
+        self.vary = vary
+        """Each recording in a world drawn from its index (`World.drawn`); else the fixed one."""
+
+    def enter(self, index: int) -> World:
+        """Put the desktop and the app in recording `index`'s world."""
+        world = World.drawn(index, self.desktop.wm) if self.vary else World()
+        self.desktop.set_theme(world.wm_theme)
+        self.app.world = world
+        return world
 
     def record(self, index: int, attempts: int = 2) -> Recorded:
         """Record the task (retried once: a recording that failed is not what is measured)."""
@@ -130,6 +141,7 @@ class Bench:
 
     def _record(self, index: int) -> Recorded:
         name = f"{self.app.key}-{index}"
+        world = self.enter(index)
         self.app.start()
         plan = self.app.work / f"plan-{index}.json"
         plan.write_text(json.dumps(self.app.plan(self.app.value)))
@@ -164,7 +176,7 @@ class Bench:
                 f"{result.stderr[-2000:]}"
             )
         masked = masked_fraction(self.store / f"{name}.toml", window)
-        return Recorded(name, index, window, masked)
+        return Recorded(name, index, window, masked, world)
 
     def judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
         """Replay `recorded` on the scenario; a harness failure is an ERROR, not a crash."""
@@ -189,6 +201,7 @@ class Bench:
     def _judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
         app = self.app
         started = time.monotonic()
+        self.enter(recorded.index)
         app.start(scenario.variant(app, recorded.index))
         try:
             for setup in scenario.setup:
@@ -279,7 +292,7 @@ class Bench:
                 (g.x + 60, g.y + 20),
             )
         elif setup is Setup.MOVED:
-            d.move(app.wid, HOME[0] + MOVE_BY, HOME[1])
+            d.move(app.wid, app.home[0] + MOVE_BY, app.home[1])
             d.settle()
 
     def spawn_window(self, argv: list[str], name: str, at: tuple[int, int]) -> None:

@@ -170,6 +170,8 @@ class Desktop:
         self.panel = panel
         self.panel_config = panel_config
         self.wm = wm
+        self.theme = ""
+        """The window manager's theme; "" for the distribution's."""
         self.display = ""
         self.xvfb: subprocess.Popen[bytes] | None = None
         self.procs: list[subprocess.Popen[bytes]] = []
@@ -255,12 +257,31 @@ class Desktop:
         image = wallpaper(self.work / "wallpaper.png", self.size)
         subprocess.run(["feh", "--no-fehbg", "--bg-fill", str(image)], check=True)
 
-    def _openbox_rc(self) -> Path:
+    def _openbox_rc(self, theme: str = "") -> Path:
         source = Path("/etc/xdg/openbox/rc.xml").read_text()
-        # No desktop switching or window cycling by the wheel on the root window.
+        if theme:
+            source = re.sub(r"(<theme>\s*<name>)[^<]*(</name>)", rf"\g<1>{theme}\g<2>", source)
         rc = self.work / "openbox-rc.xml"
         rc.write_text(source)
         return rc
+
+    def set_theme(self, theme: str) -> None:
+        """The window manager's theme ("" for the one the distribution configures), applied
+        to the running window manager; returns once the screen is still."""
+        if theme == self.theme:
+            return
+        if self.wm == "openbox":
+            self._openbox_rc(theme)
+            subprocess.run(["openbox", "--reconfigure"], check=True, timeout=10)
+        elif self.wm == "icewm":
+            line = f'Theme="{theme}/default.theme"\n' if theme else ""
+            (self.work / "icewm").mkdir(exist_ok=True)
+            (self.work / "icewm" / "theme").write_text(line)
+            subprocess.run(["icewm", "--restart"], check=True, timeout=10)
+            if self.panel:
+                self._wait(lambda: self.find_windows("^TaskBar$", by="class"), "icewm's taskbar")
+        self.theme = theme
+        self.settle(quiet=0.5)
 
     def _dunst_ready(self) -> bool:
         return self._run(

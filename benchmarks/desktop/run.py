@@ -48,9 +48,12 @@ def run_app(
     timeout: float,
     style: str,
     display: str | None = None,
+    vary: bool = True,
 ) -> tuple[list[Recorded], list[Judgement]]:
     app = APPS[key](desktop, work / key)
-    bench = Bench(desktop, app, work / "store", timeout=timeout, style=style, display=display)
+    bench = Bench(
+        desktop, app, work / "store", timeout=timeout, style=style, display=display, vary=vary
+    )
     judgements: list[Judgement] = []
     try:
         recorded = []
@@ -60,7 +63,11 @@ def run_app(
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 print(f"{key}: recording {i} failed twice, left out: {e}", file=sys.stderr)
         for r in recorded:
-            print(f"{key}: recorded {r.name}, {r.masked:.1%} of the window masked", file=sys.stderr)
+            print(
+                f"{key}: recorded {r.name} ({r.world.describe()}), "
+                f"{r.masked:.1%} of the window masked",
+                file=sys.stderr,
+            )
         for scenario in scenarios:
             if not scenario.applies_to(app):
                 continue
@@ -142,6 +149,12 @@ def main() -> int:
         help="replay over VNC (x11vnc serving the desktop, --display vnc://...); the agent "
         "is recorded on the X display",
     )
+    parser.add_argument(
+        "--fixed-world",
+        action="store_true",
+        help="every recording with the window at the same place and the default themes "
+        "(else each draws its window position, window-manager theme and GTK theme)",
+    )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
     missing = missing_programs(*([args.wm] if args.wm != "openbox" else []))
@@ -170,6 +183,7 @@ def main() -> int:
                 args.timeout,
                 args.style,
                 display,
+                vary=not args.fixed_world,
             )
             judgements += found
             if args.json:  # after each app, so that an interrupted run keeps its figures
@@ -210,6 +224,7 @@ def write_json(
         "minutes": round((time.monotonic() - started) / 60, 1),
         "totals": totals(judgements),
         "masked": {k: [r.masked for r in v] for k, v in recorded.items()},
+        "worlds": {k: [asdict(r.world) for r in v] for k, v in recorded.items()},
         "runs": [{**asdict(j), "stderr": j.stderr[-1500:]} for j in judgements],
     }
     path.write_text(json.dumps(out, indent=2) + "\n")

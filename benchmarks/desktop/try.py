@@ -27,6 +27,9 @@ def main() -> int:
         "--panel", choices=("ours", "default"), default="ours", help="tint2's configuration"
     )
     parser.add_argument("--wm", choices=WMS, default="openbox", help="the window manager")
+    parser.add_argument(
+        "--fixed-world", action="store_true", help="the window at HOME, the default themes"
+    )
     parser.add_argument("--keep", type=Path, help="keep the store and logs in this directory")
     args = parser.parse_args()
     scenario = BY_KEY[args.scenario]
@@ -37,11 +40,14 @@ def main() -> int:
             if not scenario.applies_to(app):
                 print(f"{args.scenario} cannot be shown by {args.app}", file=sys.stderr)
                 return 2
-            bench = Bench(desktop, app, work / "store", timeout=args.timeout)
+            bench = Bench(
+                desktop, app, work / "store", timeout=args.timeout, vary=not args.fixed_world
+            )
             try:
                 recorded = bench.record(args.seed)
                 print(
-                    f"recorded {recorded.name}: {recorded.masked:.1%} of the window masked at most",
+                    f"recorded {recorded.name} ({recorded.world.describe()}): "
+                    f"{recorded.masked:.1%} of the window masked at most",
                     file=sys.stderr,
                 )
                 j = bench.judge(scenario, recorded)
