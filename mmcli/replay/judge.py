@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.replay.screens import RecordedScreens
+from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
 from mmcli.screen.matcher import Policy, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
@@ -74,6 +75,7 @@ class Judge:
         self._stacked: tuple[Frame, list[StackedWindow] | None] | None = None
         """The window system's stack, asked once per live screen."""
         self._left: dict[int, tuple[StackedWindow, ...]] = {}
+        self._changes: dict[int, list[Rect] | None] = {}
 
     def verdict(
         self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
@@ -117,14 +119,19 @@ class Judge:
         protected. None under `--policy strict`, where the window system says nothing,
         or for a recording that does not know its windows."""
         patch = step.fingerprint.patch
-        if self.policy is Policy.STRICT or patch is None or not self.task_classes:
+        if patch is None:
+            return []
+        return self._left_out(frame, [target_rect(patch), *self.typed])
+
+    def _left_out(self, frame: Frame, protected: list[Rect]) -> list[StackedWindow]:
+        if self.policy is Policy.STRICT or not self.task_classes:
             return []
         if self._stacked is None or self._stacked[0] is not frame:
             self._stacked = (frame, self.backend.stack())
         stack = self._stacked[1]
         if stack is None:
             return []
-        return left_out(stack, [target_rect(patch), *self.typed], self.task_classes)
+        return left_out(stack, protected, self.task_classes)
 
     def first_match(self, children: list[Step], frame: Frame, offset: Offset) -> Match:
         """The first child that matches `frame` with the task at `offset`, or (moved with
@@ -180,14 +187,47 @@ class Judge:
         return find_offset(reference, self.area, frame)
 
     def outcome_verdict(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
+        """`frame` against the outcome recorded after `end`. A notification or dock that
+        covers none of what the last action changed when it was recorded (`last_change`)
+        nor the fields the task typed into is left out, as in a step's check."""
         assert end.outcome is not None
-        return judge_outcome(
-            end.outcome.fingerprint,
-            self.screens.outcome(end),
-            frame,
-            policy=self.policy,
-            ignore=self.ignore,
-            area=self.area,
-            workarea=self.workarea,
-            offset=offset,
-        )
+        reference = self.screens.outcome(end)
+
+        def check(leave_out: Sequence[Rect] = ()) -> Verdict:
+            assert end.outcome is not None
+            return judge_outcome(
+                end.outcome.fingerprint,
+                reference,
+                frame,
+                policy=self.policy,
+                ignore=self.ignore,
+                area=self.area,
+                workarea=self.workarea,
+                offset=offset,
+                left_out=leave_out,
+            )
+
+        verdict = check()
+        if verdict.ok or offset != (0, 0) or reference is None:
+            return verdict
+        if any(d.matcher != "regions" for d in verdict.differences):
+            return verdict
+        changed = self.last_change(end)
+        if changed is None:
+            return verdict
+        harmless = self._left_out(frame, [*changed, *self.typed])
+        if not harmless:
+            return verdict
+        return check([w.frame for w in harmless])
+
+    def last_change(self, end: Step) -> list[Rect] | None:
+        """What `end`'s action changed on the screen when it was recorded: the regions
+        where its outcome differs from the screen before it (kept per step), else the
+        step's effect; None when neither is known."""
+        if end.id not in self._changes:
+            before, after = self.screens.reference(end), self.screens.outcome(end)
+            if before is not None and after is not None:
+                self._changes[end.id] = changed_regions(before, after, PIXEL_THRESHOLD)
+            else:
+                self._changes[end.id] = [end.effect] if end.effect is not None else None
+        return self._changes[end.id]

@@ -28,10 +28,12 @@ def judge_outcome(
     area: Rect | None = None,
     workarea: Rect | None = None,
     offset: Offset = (0, 0),
+    left_out: Sequence[Rect] = (),
 ) -> Verdict:
     """`frame` (a settled screen) against a recorded outcome, whose downscaled screen
     `reference` comes from its thumbnail (None: the coarse grid alone judges). With an
-    `offset` (`--relocate`), the task is looked at where it moved to."""
+    `offset` (`--relocate`), the task is looked at where it moved to. `left_out`:
+    windows the `regions` check leaves out (`windows.left_out`)."""
     view = shifted(frame, offset) if offset != (0, 0) else frame
     masks = [*recorded.masks, *ignore]
     return compare(
@@ -45,4 +47,5 @@ def judge_outcome(
         workarea=workarea,
         unmoved=frame if offset != (0, 0) else None,
         offset=offset,
+        left_out=left_out,
     )

@@ -6,9 +6,10 @@ tells it (`tests/e2e/notifier.py`, its EWMH type set before it is mapped):
 
 - a notification (override-redirect, `_NET_WM_WINDOW_TYPE_NOTIFICATION`, another app's
   class) over the form but over none of its targets or typed fields: left out of each
-  check, the record entered from memory (exit 0). It expires once the record is saved,
-  as notifications do; the check after the last action (the outcome) does not leave it
-  out. Without the rule this replay diverges at its first step (exit 3);
+  check, the record entered from memory (exit 0). Without the rule this replay diverges
+  at its first step (exit 3). One still there after the last action is left out of the
+  outcome's check too when it covers nothing that action changed when recorded (exit 0,
+  where it was flagged, exit 6);
 - the same notification over the Submit button, or only over the 64 x 64 px around the
   point Submit is clicked at: refused at that step, nothing submitted (the window
   system says the window covers the target; over the point itself, the target's pixels
@@ -46,6 +47,9 @@ OVER_SUBMIT = (-60, -20, 200, 50)
 BESIDE_SUBMIT = (18, -10, 120, 40)
 """Over the right end of the Submit button: within 32 px of the point it is clicked at,
 not over the point."""
+BY_THE_HEADING = (330, 2, 200, 36)
+"""Over the form right of its heading, above the fields: nothing there changes when the
+record is submitted (the fields clear, the status line says so)."""
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +129,26 @@ def test_a_notification_over_no_target_is_left_out(
     records = app.records()
     assert len(records) == before + 1
     assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+
+
+def test_a_notification_still_there_at_the_end_is_left_out(
+    desktop: Desktop, recorded: tuple[LoanApp, Path]
+) -> None:
+    """The notification stays past the last action, beside what Submit changed: the
+    outcome is judged without it (exit 0; without the rule, exit 6)."""
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    card = _open(app, BY_THE_HEADING, "--kind", "NOTIFICATION", "--override")
+    try:
+        result = _replay(store)
+    finally:
+        _stop(card)
+    records = app.records()
+    assert len(records) == before + 1
+    assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["outcome"] == "from-memory"
 
 
 @pytest.mark.parametrize("place", [OVER_SUBMIT, BESIDE_SUBMIT], ids=["over", "beside"])

@@ -13,15 +13,17 @@ from PIL import Image, ImageDraw
 
 from mmcli.backends import FakeBackend
 from mmcli.errors import Outcome
+from mmcli.model import ActionKind, EndScreen
 from mmcli.params import Values
 from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions
+from mmcli.screen.analysis import fingerprint_of
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy
 from mmcli.screen.windows import StackedWindow, WindowRef, focus_taken, left_out
 from mmcli.store.recordings import Store
 from tests.helpers import form_screen
-from tests.unit.test_replayer import form_recording, typing_app
+from tests.unit.test_replayer import SUBMIT, form_recording, typing_app
 
 TASK = "loan_form.Tk"
 FORM = StackedWindow(WindowRef(TASK, Rect(100, 100, 560, 420)), Rect(100, 100, 560, 420))
@@ -181,3 +183,62 @@ def test_no_key_is_sent_while_such_a_window_has_the_focus() -> None:
     assert performed == ["click"]  # the click before; not the typing
     assert report.divergence is not None
     assert "took the input focus itself" in report.divergence.reason
+
+
+SAVED = Rect(120, 440, 200, 40)
+"""Where the synthetic form says "Saved" once Submit is clicked (inside the form)."""
+NAME_FIELD = Rect(200, 175, 300, 20)
+"""Where the name is typed (the typing step's effect)."""
+BESIDE_SAVED = Rect(450, 440, 180, 60)
+"""Over the form, beside the "Saved" line and away from every target and typed field."""
+
+
+def _saved(image: Image.Image) -> Image.Image:
+    image = image.copy()
+    ImageDraw.Draw(image).text((SAVED.x + 4, SAVED.y + 10), "Saved: John", fill="black")
+    return image
+
+
+def _replay_to_the_end(at: Rect, policy: Policy = Policy.DEFAULT) -> Outcome:
+    """The form replayed to its recorded outcome ("Saved: John") with a notification
+    shown only from the last action on, `at`, and the window system telling it."""
+    store = Store()
+    rec = form_recording()
+    screens = [form_screen(), form_screen(), form_screen(text="John")]
+    end = _saved(form_screen())
+    rec.steps = [
+        replace(s, window=WINDOW, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)
+    ]
+    rec.steps[1] = replace(rec.steps[1], effect=NAME_FIELD)
+    last = rec.steps[-1]
+    outcome = EndScreen(fingerprint_of(Frame.from_image(end), None), "t-end.png")
+    rec.steps[-1] = replace(last, outcome=outcome)
+    thumbnails = {f"t-{i:04d}.png": _png(screen) for i, screen in enumerate(screens)}
+    store.save(rec, {**thumbnails, "t-end.png": _png(end)})
+
+    def app(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
+        typing_app(backend, action)
+        if action.kind is ActionKind.CLICK and (action.x, action.y) == SUBMIT:
+            backend.screen = with_card(_saved(form_screen()), at)
+            backend.stacked = [FORM, card(at=at)]
+
+    backend = FakeBackend(form_screen(), on_action=app)
+    backend.stacked = [FORM]
+    options = ReplayOptions(timeout=0.3, policy=policy)
+    report = replay(store, backend, "form", Values({"name": "John"}), options, lambda _: None)
+    return report.outcome
+
+
+def test_a_notification_at_the_end_beside_what_the_task_changed_is_left_out() -> None:
+    assert _replay_to_the_end(BESIDE_SAVED) is Outcome.FROM_MEMORY
+
+
+@pytest.mark.parametrize(
+    ("at", "policy"),
+    [(SAVED, Policy.DEFAULT), (BESIDE_SAVED, Policy.STRICT)],
+    ids=["over-what-changed", "strict"],
+)
+def test_a_notification_at_the_end_over_what_the_task_changed_is_not(
+    at: Rect, policy: Policy
+) -> None:
+    assert _replay_to_the_end(at, policy) is Outcome.OUTCOME_DIFFERS
