@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -23,6 +23,10 @@ FAILSAFE_MARGIN = 0
 SETTLE_QUIET = 0.03
 """A screen is still once it has not changed for this long (nor been given input)."""
 SETTLE_LIMIT = 1.0
+ZONE_MARGIN = 8
+"""How far past a quiet zone a reported change may reach and still be the zone's own
+(`Backend.quiet_zones`): a repaint is reported for the widget's area, a few pixels wider
+than the pixels that changed, which the zone was learned from."""
 
 
 class Settled(NamedTuple):
@@ -43,9 +47,15 @@ class ChangeLog:
         self._changed = threading.Condition()
         self.changed_at = time.monotonic()
         self.count = 0
+        self.quiet_zones: tuple[Rect, ...] = ()
+        """Regions whose own changes are not noted (`Backend.quiet_zones`)."""
 
-    def note(self, reports: int = 1) -> None:
-        """The screen changed just now."""
+    def note(self, reports: int = 1, areas: Sequence[Rect] | None = None) -> None:
+        """The screen changed just now; `areas`, where (None: not known). A change wholly
+        inside the quiet zones is not noted."""
+        zones = self.quiet_zones
+        if areas and zones and all(any(a.inside(z) for z in zones) for a in areas):
+            return
         with self._changed:
             self.changed_at = time.monotonic()
             self.count += reports
@@ -121,6 +131,20 @@ class Backend(ABC):
         them (None: `settle` samples the screen instead)."""
         return None
 
+    _quiet_zones: tuple[Rect, ...] = ()
+
+    def quiet_zones(self, zones: Sequence[Rect]) -> tuple[Rect, ...]:
+        """Regions whose own changes do not make the screen busy for `settle`: the regions
+        a recording learned change alone (a clock, a spinner) and those the run ignores.
+        The checks leave them out, so a screen that changes only there is still: without
+        this, an animation anywhere on the screen would keep it from ever being still.
+        Returns the zones before (to put back)."""
+        before, self._quiet_zones = self._quiet_zones, tuple(zones)
+        log = self.changes()
+        if log is not None:
+            log.quiet_zones = tuple(z.grow(ZONE_MARGIN) for z in self._quiet_zones)
+        return before
+
     def settle(
         self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT, since: float = 0.0
     ) -> Settled:
@@ -157,7 +181,7 @@ class Backend(ABC):
             time.sleep(quiet)
             at = time.monotonic()
             latest = self.grab()
-            if same_picture(frame, latest):
+            if same_picture(frame, latest, leave_out=self._quiet_zones):
                 return Settled(latest, True, at)
             if time.monotonic() >= deadline:
                 return Settled(latest, False, at)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import struct
 import threading
 from typing import Any
 
@@ -18,6 +19,7 @@ from Xlib import display as xdisplay
 from Xlib.protocol import rq
 
 from mmcli.backends.base import ChangeLog
+from mmcli.screen.fingerprint import Rect
 
 EXTENSION = "DAMAGE"
 REPORT_RAW_RECTANGLES = 0
@@ -81,6 +83,7 @@ class ScreenWatch:
             if info is None or not info.present:
                 raise RuntimeError("the display has no DAMAGE extension")
             self._opcode = info.major_opcode
+            self._notify = info.first_event  # DamageNotify
             _QueryVersion(
                 display=self._display.display,
                 opcode=self._opcode,
@@ -112,14 +115,35 @@ class ScreenWatch:
         try:
             while not self._closing:
                 select.select([d.fileno(), self._wake_r], [], [], READ_TIMEOUT)
+                areas: list[Rect] | None = []
                 reports = 0
                 while d.pending_events():
-                    d.next_event()
+                    area = self._area(d.next_event())
                     reports += 1
+                    if areas is not None and area is not None:
+                        areas.append(area)
+                    else:
+                        areas = None  # a report that says not where: the change counts
                 if reports:
-                    self.log.note(reports)
+                    self.log.note(reports, areas)
         except Exception:  # the display went away: say so, settle falls back to sampling
             self.broken = True
+
+    def _area(self, event: Any) -> Rect | None:
+        """Where a DamageNotify says the screen changed. A python-xlib with
+        `Xlib.ext.damage` parses it; one without gives the 28 bytes after the event's
+        first 4 (drawable, damage, timestamp, then the area: x, y as INT16, width, height
+        as CARD16)."""
+        if event.type & 0x7F != self._notify:
+            return None
+        area = getattr(event, "area", None)
+        if area is not None:
+            return Rect(area.x, area.y, area.width, area.height)
+        data = getattr(event, "data", b"")
+        if len(data) < 20:
+            return None
+        x, y, w, h = struct.unpack("=hhHH", data[12:20])
+        return Rect(x, y, w, h)
 
     def close(self) -> None:
         self._closing = True

@@ -27,6 +27,7 @@ import numpy as np
 
 from mmcli.backends.vncauth import vnc_response
 from mmcli.errors import DisplayError, DisplayLost
+from mmcli.screen.fingerprint import Rect
 
 RAW, COPY_RECT, DESKTOP_SIZE, CURSOR, POINTER_POS = 0, 1, -223, -239, -232
 ENCODINGS = (RAW, COPY_RECT, DESKTOP_SIZE, CURSOR, POINTER_POS)
@@ -141,8 +142,10 @@ class RFBClient:
         port: int,
         password: str | None = None,
         timeout: float = 10.0,
-        on_update: Callable[[], None] | None = None,
+        on_update: Callable[[int, list[Rect] | None], None] | None = None,
     ) -> None:
+        """`on_update(1, areas)` after each update that drew something: the rectangles
+        drawn (None: the whole screen, resized)."""
         self.address = f"{host}:{port}"
         self.on_update = on_update
         try:
@@ -234,12 +237,14 @@ class RFBClient:
     def _read_update(self) -> None:
         (count,) = struct.unpack(">xH", self._read(3))
         drawn = 0
+        areas: list[Rect] | None = []
         for _ in range(count):
             x, y, w, h, encoding = struct.unpack(">HHHHi", self._read(12))
             if encoding == DESKTOP_SIZE:
                 with self._frame_lock:
                     self._resize(w, h)
                 drawn += 1
+                areas = None  # the whole screen
                 continue
             if encoding == POINTER_POS:  # where the pointer is, whoever moved it
                 self.pointer_at = (x, y)
@@ -263,11 +268,13 @@ class RFBClient:
             else:
                 raise DisplayError(f"encoding {encoding}, which was not asked for")
             drawn += 1
+            if areas is not None:
+                areas.append(Rect(x, y, w, h))
         with self._updated:
             self.updates += 1
             self._updated.notify_all()
         if drawn and self.on_update is not None:
-            self.on_update()
+            self.on_update(1, areas)
         self._request(incremental=True)
 
     def _read(self, n: int) -> bytes:

@@ -195,6 +195,8 @@ class Recorder:
         self.held: Capture | None = None
         """A mouse button pressed (xdotool mousedown) and not released yet: the screen
         before the press, to become a drag (or a click) at the release."""
+        self._zones_kept: tuple[Rect, ...] | None = None
+        """The backend's quiet zones before the observation added the volatile regions."""
 
     # ---- capturing ---------------------------------------------------------------------
 
@@ -391,6 +393,13 @@ class Recorder:
             current = self.backend.grab()
             self._note_volatile(previous, current)
             previous = current
+        # What changes alone is masked in every step: it does not keep a capture waiting
+        # for a still screen either (a spinner would, at every action).
+        kept = self.backend.quiet_zones(self.volatile)
+        if self._zones_kept is None:
+            self._zones_kept = kept
+        if self._zones_kept:
+            self.backend.quiet_zones([*self._zones_kept, *self.volatile])
 
     def _note_volatile(self, before: Frame, after: Frame) -> None:
         for region in changed_regions_fine(before, after):
@@ -460,6 +469,8 @@ class Recorder:
         self._closing = True
         with self._lock:  # let a sample or capture in progress finish
             pass
+        if self._zones_kept is not None:
+            self.backend.quiet_zones(self._zones_kept)
         if self._server is not None:
             with contextlib.suppress(OSError):
                 self._server.shutdown(socket.SHUT_RDWR)

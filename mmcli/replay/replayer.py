@@ -143,12 +143,17 @@ class Replayer:
             )
         started = time.monotonic()
         walked = _Walked()
+        # What changes alone, or is ignored, is left out of the checks: it does not keep
+        # the screen from being still either.
+        zones = self.backend.quiet_zones([*self.recording.volatile, *self.judge.ignore])
         with self.interrupt.catching():
             try:
                 ending = self._walk(walked)
             except Aborted:
                 self._journal(self._report(walked, _Ending(Outcome.ABORTED), started))
                 raise
+            finally:
+                self.backend.quiet_zones(zones)
         report = self._report(walked, ending, started)
         self._journal(report)
         return report

@@ -21,6 +21,7 @@ frame, and the other image analysis (changed regions, text runs, templates), is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -275,10 +276,14 @@ def tile_rect(index: int, cols: int, rows: int, width: int, height: int) -> Rect
     return Rect(x0, y0, x1 - x0, y1 - y0)
 
 
-def same_picture(a: Frame, b: Frame, threshold: int = 12) -> bool:
+def same_picture(a: Frame, b: Frame, threshold: int = 12, leave_out: Sequence[Rect] = ()) -> bool:
     """True when two frames show the same screen (used to wait for the screen to settle):
-    no downscaled pixel differs by more than `threshold` luma levels."""
+    no downscaled pixel differs by more than `threshold` luma levels, outside the
+    downscaled pixels wholly within `leave_out`."""
     if a.small.shape != b.small.shape:
         return False
-    delta = np.abs(a.small.astype(np.int16) - b.small.astype(np.int16))
-    return not bool((delta > threshold).any())
+    moved = np.abs(a.small.astype(np.int16) - b.small.astype(np.int16)) > threshold
+    for r in leave_out:
+        x0, y0 = -(-r.x // SCALE), -(-r.y // SCALE)
+        moved[y0 : max(r.bottom // SCALE, y0), x0 : max(r.right // SCALE, x0)] = False
+    return not bool(moved.any())

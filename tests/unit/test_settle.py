@@ -12,7 +12,7 @@ from PIL import Image
 from mmcli.backends import FakeBackend
 from mmcli.backends.base import ChangeLog
 from mmcli.model import Action, ActionKind
-from mmcli.screen.fingerprint import Frame
+from mmcli.screen.fingerprint import Frame, Rect, same_picture
 
 QUIET = 0.05
 
@@ -142,3 +142,48 @@ def test_wait_still_needs_no_grab_with_reports() -> None:
     assert backend.wait_still(QUIET, 5.0)
     assert time.monotonic() - started >= QUIET - 0.005
     assert backend.grabs == 0
+
+
+ZONE = Rect(200, 20, 100, 40)
+"""A region the recording learned changes alone (a spinner, a clock)."""
+
+
+def test_a_change_inside_a_quiet_zone_is_not_a_change() -> None:
+    backend = quiet_backend()
+    log = backend.log
+    assert log is not None
+    before = backend.quiet_zones([ZONE])
+    assert before == ()
+    since, count = log.changed_at, log.count
+    log.note(2, [Rect(210, 30, 20, 20), Rect(290, 22, 14, 10)])  # within the zone's margin
+    assert (log.changed_at, log.count) == (since, count)
+    took, still = timed(backend)
+    assert still and took < QUIET
+
+
+def test_a_change_reaching_out_of_the_zone_or_not_placed_is_a_change() -> None:
+    for areas in ([Rect(210, 30, 20, 20), Rect(10, 10, 5, 5)], [Rect(150, 30, 80, 10)], None):
+        backend = quiet_backend()
+        assert backend.log is not None
+        backend.quiet_zones([ZONE])
+        since = backend.log.changed_at
+        backend.log.note(1, areas)
+        assert backend.log.changed_at > since, areas
+
+
+def test_quiet_zones_are_put_back() -> None:
+    backend = quiet_backend()
+    backend.quiet_zones([ZONE])
+    assert backend.quiet_zones(()) == (ZONE,)
+    assert backend.log is not None and backend.log.quiet_zones == ()
+
+
+def test_sampling_leaves_the_quiet_zones_out() -> None:
+    """Without change reports, two grabs that differ only inside a zone agree."""
+    a = Frame.from_image(screen())
+    spun = screen()
+    spun.paste("blue", (220, 28, 260, 52))
+    b = Frame.from_image(spun)
+    assert not same_picture(a, b)
+    assert same_picture(a, b, leave_out=[ZONE])
+    assert not same_picture(a, b, leave_out=[Rect(230, 20, 100, 40)])  # covers part of it

@@ -1,0 +1,82 @@
+"""An animation far from the task: a spinner in another window, redrawn 50 times a
+second, the whole time. The recording learns its region as changing alone (masked in
+every check); the X server's change reports (DAMAGE) from inside that region then do
+not keep the screen from being still, in the recorder's captures or in replay's checks.
+
+Without that, every check of the replay waited out its limit for a still screen that
+never came, and the outcome after the last step was never judged on a still screen:
+exit 6 after about 11 s, where the replay is done from memory in about 1 s.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
+
+pytestmark = pytest.mark.e2e
+
+SPINNER = """
+import sys, tkinter as tk
+root = tk.Tk()
+root.title("spinner")
+root.geometry(f"120x60+{sys.argv[1]}+{sys.argv[2]}")
+canvas = tk.Canvas(root, width=120, height=60, bg="white", highlightthickness=0)
+canvas.pack()
+bar = canvas.create_rectangle(0, 20, 20, 40, fill="#2050c0", outline="")
+x = [0]
+def step():
+    x[0] = (x[0] + 4) % 100
+    canvas.coords(bar, x[0], 20, x[0] + 20, 40)
+    root.after(20, step)
+step()
+root.mainloop()
+"""
+
+
+@pytest.fixture
+def spinner(xdisplay: str) -> Iterator[subprocess.Popen[bytes]]:
+    """The spinner in the bottom-right corner of the screen, far from the loan form."""
+    size = subprocess.run(
+        ["xdotool", "getdisplaygeometry"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    width, height = int(size[0]), int(size[1])
+    proc = subprocess.Popen([sys.executable, "-c", SPINNER, str(width - 200), str(height - 150)])
+    try:
+        deadline = time.monotonic() + 20
+        while not subprocess.run(["xdotool", "search", "--name", "^spinner$"],
+                                 capture_output=True).stdout:  # fmt: skip
+            assert proc.poll() is None and time.monotonic() < deadline, "no spinner"
+            time.sleep(0.1)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_an_animation_far_from_the_task_does_not_hold_replay_up(
+    loan_app: LoanApp, spinner: subprocess.Popen[bytes], isolated_store: Path
+) -> None:
+    loan_app.start()
+    recorded = mm("record", "loan", "--observe", "1", "--", *agent_command(loan_app))
+    assert recorded.returncode == 0, recorded.stderr
+    assert "changing on their own (left out of checks)" in recorded.stderr
+    loan_app.out.unlink()
+
+    loan_app.start()
+    started = time.monotonic()
+    result = mm("replay", "loan", "--no-agent", "--timeout", "5", "--json")
+    seconds = time.monotonic() - started
+    assert result.returncode == 0, f"{seconds:.1f}s\n{result.stderr}"
+    assert json.loads(result.stdout)["outcome"] == "from-memory"
+    assert "waiting for the screen" not in result.stderr
+    records = loan_app.records()
+    assert len(records) == 1
+    assert {k: str(records[0][k]) for k in WANTED} == WANTED
