@@ -187,9 +187,20 @@ class Judge:
         return find_offset(reference, self.area, frame)
 
     def outcome_verdict(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
-        """`frame` against the outcome recorded after `end`. A notification or dock that
-        covers none of what the last action changed when it was recorded (`last_change`)
-        nor the fields the task typed into is left out, as in a step's check."""
+        """`frame` against the outcome recorded after `end`, with the task at `offset`
+        (moved, `--relocate`). A task whose window closed at the end leaves no window to
+        find moved: a screen that shows the recorded outcome as it was recorded, unshifted,
+        is that outcome too."""
+        verdict = self._outcome_at(end, frame, offset)
+        if verdict.ok or offset == (0, 0):
+            return verdict
+        unshifted = self._outcome_at(end, frame, (0, 0))
+        return unshifted if unshifted.ok else verdict
+
+    def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
+        """The outcome check at one offset. A notification or dock that covers none of
+        what the last action changed when it was recorded (`last_change`) nor the fields
+        the task typed into is left out, as in a step's check."""
         assert end.outcome is not None
         reference = self.screens.outcome(end)
 

@@ -86,7 +86,9 @@ def _outside_area(region: Rect, scene: Scene) -> bool:
 
 
 def _desktop_left_behind(region: Rect, scene: Scene) -> bool:
-    return not scene.on_target(region) and left_behind(region, scene.reference, scene.ctx)
+    return not scene.on_target(region) and left_behind(
+        region, scene.reference, scene.ctx, scene.now
+    )
 
 
 def _caret_at_pointer_step(region: Rect, scene: Scene) -> bool:
@@ -171,24 +173,37 @@ def seen_elsewhere(region: Rect, live: np.ndarray, refs: References) -> bool:
     return False
 
 
-def left_behind(region: Rect, reference: np.ndarray, ctx: Context) -> bool:
+def left_behind(
+    region: Rect, reference: np.ndarray, ctx: Context, now: np.ndarray | None = None
+) -> bool:
     """With the window moved (`--relocate`), whether a difference beside the task is only
     the desktop that stayed put: shifting the live screen back by the offset brings other
     desktop content (the wallpaper, another window) into the margin around the task. It is
     excused only when the live screen, *unshifted*, shows exactly what the recording
     showed both where the region is and where its content now comes from: nothing there
     is new (a dialog beside the moved window is new at the place it stands, and stays a
-    difference). The one ring of downscaled pixels along the task area's edge, where the
-    window's frame and the desktop share a pixel, is not asked to match. Inside the task
-    area proper, nothing is excused this way."""
+    difference). Where the moved task itself now stands, the live screen shows the task,
+    which the shifted check judges: that is not asked to match the desktop recorded there.
+    The one ring of downscaled pixels along the task area's edge, where the window's frame
+    and the desktop share a pixel, is not asked to match. Inside the task area proper,
+    nothing is excused this way: a region found as one block may take in cells of the
+    area, and it is refused if any of those differs (`now`, the shifted live screen;
+    without it, if it takes in any)."""
     unmoved, area = ctx.unmoved, ctx.area
     if unmoved is None or area is None or not ctx.tolerance.outside_area:
         return False
+    if unmoved.shape != reference.shape:
+        return False
     # A region found on the grid may reach into that ring (a title bar just inside the
-    # area's edge); one that reaches further is inside the task.
-    if region.intersects(area.grow(-SCALE)) or unmoved.shape != reference.shape:
+    # area's edge); one that reaches further is inside the task, where it differs.
+    proper = area.grow(-SCALE)
+    inner = region.intersection(proper)
+    if region.inside(proper) or (
+        inner is not None and (now is None or _differs(inner, now, reference))
+    ):
         return False
     edge = area.grow(SCALE)
+    moved = area.moved(*ctx.offset)
     for dx, dy in ((0, 0), ctx.offset):
         place = Rect(region.x + dx, region.y + dy, region.w, region.h)
         ys, xs = small_slice(place, reference.shape)
@@ -202,6 +217,19 @@ def left_behind(region: Rect, reference: np.ndarray, ctx: Context) -> bool:
         off_x = (cx + SCALE <= edge.x) | (cx >= edge.right)
         off_y = (cy + SCALE <= edge.y) | (cy >= edge.bottom)
         judged = off_y[:, None] | off_x[None, :]
-        if (differs & judged).any():
+        # Cells the moved task covers now (live coordinates) show the task.
+        lx = np.arange(xs.start, xs.stop) * SCALE
+        ly = np.arange(ys.start, ys.stop) * SCALE
+        task_x = (lx >= moved.x) & (lx + SCALE <= moved.right)
+        task_y = (ly >= moved.y) & (ly + SCALE <= moved.bottom)
+        covered = task_y[:, None] & task_x[None, :]
+        if (differs & judged & ~covered).any():
             return False
     return True
+
+
+def _differs(region: Rect, now: np.ndarray, reference: np.ndarray) -> bool:
+    """Whether any downscaled pixel of `region` differs between the two screens."""
+    ys, xs = small_slice(region, reference.shape)
+    delta = np.abs(now[ys, xs].astype(np.int16) - reference[ys, xs].astype(np.int16))
+    return bool((delta > PIXEL_THRESHOLD).any())

@@ -165,3 +165,33 @@ def test_tk_form_on_icewm(tk_on_icewm: tuple[Bench, Recorded], scenario: str) ->
     reaches one ring of cells into the recorded area (IceWM's title bar, recorded as
     changing), and is still the desktop left behind."""
     judge(tk_on_icewm, scenario)
+
+
+@pytest.fixture(scope="module")
+def gtk_beside_the_wallpaper(
+    desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Bench, Recorded]]:
+    """The GTK form recorded in the benchmark's drawn world 0: its window at 231,122,
+    so that moved 60 px right it stands over the wallpaper's square (x 640-760)."""
+    work = tmp_path_factory.mktemp("gtk-world")
+    app = Zenity(desktop, work / "app")
+    bench = Bench(desktop, app, work / "store", timeout=5.0, vary=True)
+    try:
+        recorded = bench.record(0)
+        assert recorded.world.home == (231, 122), recorded.world
+        yield bench, recorded
+    finally:
+        app.close()
+        desktop.set_theme("")
+
+
+@pytest.mark.parametrize("scenario", ["moved-relocate", "moved", "modal-dialog"])
+def test_gtk_form_moved_over_the_wallpaper(
+    gtk_beside_the_wallpaper: tuple[Bench, Recorded], scenario: str
+) -> None:
+    """Moved, the window covers desktop it did not cover when recorded, and the desktop
+    shifted in beside it differs from the recorded one right up to its edge: `--relocate`
+    completes (exit 3 before: the region beside the window took in cells of the task
+    area; then, the dialog closed, the outcome was judged shifted). Unmoved and
+    without --relocate, or with a dialog, it stops as before."""
+    judge(gtk_beside_the_wallpaper, scenario)

@@ -137,10 +137,15 @@ PLAIN_AREA = Rect(100, 100, 100, 60)
 
 
 def left_behind(
-    region: Rect, *changed: tuple[int, int], offset: tuple[int, int] = (40, 0), level: int = 200
+    region: Rect,
+    *changed: tuple[int, int],
+    offset: tuple[int, int] = (40, 0),
+    level: int = 200,
+    shifted_changed: tuple[tuple[int, int], ...] | None = None,
 ) -> bool:
     """Whether `region` is excused when the unshifted live screen differs from the
-    recording by `level` in the downscaled cells `changed` (column, row) only."""
+    recording by `level` in the downscaled cells `changed` (column, row) only, and the
+    shifted live screen in the cells `shifted_changed` (None: not given to the rule)."""
     from mmcli.screen import excuses
     from mmcli.screen.matcher import Context, Policy
 
@@ -148,8 +153,32 @@ def left_behind(
     unmoved = reference.copy()
     for column, row in changed:
         unmoved[row, column] = level
+    now = None
+    if shifted_changed is not None:
+        now = reference.copy()
+        for column, row in shifted_changed:
+            now[row, column] = level
     ctx = Context(Policy.DEFAULT.tolerance, area=PLAIN_AREA, unmoved=unmoved, offset=offset)
-    return excuses.left_behind(region, reference, ctx)
+    return excuses.left_behind(region, reference, ctx, now)
+
+
+def test_a_region_taking_in_matching_cells_of_the_area_is_beside_it() -> None:
+    """A region found as one block (the desktop now shifted in beside the window) may take
+    in cells of the area proper: it is beside the area if none of those differs."""
+    region = Rect(192, 80, 24, 32)  # 8 px into the area proper at x 192-196, y 104-112
+    assert left_behind(region, shifted_changed=((52, 22),))  # differs only beside the area
+    assert not left_behind(region, shifted_changed=((48, 26),))  # differs inside it
+    assert not left_behind(region)  # the shifted screen not given: inside is inside
+    assert not left_behind(Rect(120, 120, 8, 8), shifted_changed=())  # wholly inside
+
+
+def test_where_the_moved_task_stands_now_is_not_asked_to_be_desktop() -> None:
+    """The window moved 40 px right covers desktop it did not cover when recorded: the
+    live screen there shows the task (judged shifted), not the desktop recorded there."""
+    beside = Rect(208, 120, 8, 8)  # right of the area; where the moved task stands now
+    assert left_behind(beside, (52, 30))  # covered by the moved task: x 140-240
+    assert not left_behind(beside, (62, 30))  # new where its content comes from (x 248)
+    assert not left_behind(beside, (52, 30), offset=(0, 40))  # moved down: not covered
 
 
 def test_the_desktop_rule_excuses_an_unchanged_place_beside_the_area() -> None:
@@ -203,7 +232,7 @@ def test_a_region_partly_off_the_screen_here_or_there_is_not_excused(
     ("region", "cell", "excused"),
     [
         (Rect(200, 120, 8, 8), (50, 30), True),  # right of the area: x 200-204 is the ring
-        (Rect(200, 120, 8, 8), (51, 30), False),
+        (Rect(200, 120, 8, 8), (51, 30), False),  # (with the window moved down, below)
         (Rect(200, 120, 8, 8), (60, 30), True),  # the same cells, 40 px to the right
         (Rect(200, 120, 8, 8), (61, 30), False),
         (Rect(92, 120, 8, 8), (24, 30), True),  # left of the area: x 96-100
@@ -217,7 +246,13 @@ def test_a_region_partly_off_the_screen_here_or_there_is_not_excused(
 def test_only_the_ring_of_cells_along_the_area_is_let_be(
     region: Rect, cell: tuple[int, int], excused: bool
 ) -> None:
-    assert left_behind(region, cell) is excused
+    if region.x == 200 and cell[0] in (50, 51):
+        # Moved right, the task now covers x 200-208 where the region stands: moved down,
+        # it does not (the right of the area is judged as the other sides are).
+        assert left_behind(region, cell, offset=(0, 40)) is excused
+        assert left_behind(region, cell)
+    else:
+        assert left_behind(region, cell) is excused
 
 
 @pytest.mark.parametrize(("cell", "excused"), [((30, 50), True), ((30, 51), False)])
