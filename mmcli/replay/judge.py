@@ -15,7 +15,7 @@ from mmcli.screen.fingerprint import SCALE, Frame, Rect
 from mmcli.screen.matcher import Policy, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, shifted
-from mmcli.screen.windows import StackedWindow, left_out, relocation
+from mmcli.screen.windows import StackedWindow, WindowRef, left_out, relocation
 
 
 @dataclass
@@ -100,6 +100,7 @@ class Judge:
                 unmoved=frame if offset != (0, 0) else None,
                 offset=offset,
                 left_out=leave_out,
+                moved_window=self.moved_frame(step, frame, offset),
             )
 
         verdict = check()
@@ -112,6 +113,22 @@ class Judge:
             return verdict
         self._left[step.id] = tuple(harmless)
         return check([w.frame for w in harmless])
+
+    def moved_frame(self, step: Step, frame: Frame, offset: Offset) -> Rect | None:
+        """Where the window `step` acted in stands on the live screen (`frame`) with the
+        task moved by `offset`, its frame as the window system tells it; None where it
+        is not moved, not known, or not found there."""
+        if offset == (0, 0) or step.window is None:
+            return None
+        stack = self._stack(frame)
+        want = WindowRef(step.window.wm_class, step.window.rect.moved(*offset))
+        return next((w.frame for w in stack or () if w.ref == want), None)
+
+    def _stack(self, frame: Frame) -> list[StackedWindow] | None:
+        """The window system's stack, asked once per live screen."""
+        if self._stacked is None or self._stacked[0] is not frame:
+            self._stacked = (frame, self.backend.stack())
+        return self._stacked[1]
 
     def windows_left_out(self, step: Step, frame: Frame) -> list[StackedWindow]:
         """The windows on the live screen (`frame`) that `step`'s check may leave out:
@@ -126,9 +143,7 @@ class Judge:
     def _left_out(self, frame: Frame, protected: list[Rect]) -> list[StackedWindow]:
         if self.policy is Policy.STRICT or not self.task_classes:
             return []
-        if self._stacked is None or self._stacked[0] is not frame:
-            self._stacked = (frame, self.backend.stack())
-        stack = self._stacked[1]
+        stack = self._stack(frame)
         if stack is None:
             return []
         return left_out(stack, protected, self.task_classes)
@@ -216,6 +231,7 @@ class Judge:
                 workarea=self.workarea,
                 offset=offset,
                 left_out=leave_out,
+                moved_window=self.moved_frame(end, frame, offset),
             )
 
         verdict = check()

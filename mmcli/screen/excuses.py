@@ -182,8 +182,10 @@ def left_behind(
     excused only when the live screen, *unshifted*, shows exactly what the recording
     showed both where the region is and where its content now comes from: nothing there
     is new (a dialog beside the moved window is new at the place it stands, and stays a
-    difference). Where the moved task itself now stands, the live screen shows the task,
-    which the shifted check judges: that is not asked to match the desktop recorded there.
+    difference). Where the moved task itself now stands (its area moved, and its window's
+    frame where the window system tells it, `Context.moved_window`), the live screen shows
+    the task, which the shifted check judges: that is not asked to match the desktop
+    recorded there.
     The one ring of downscaled pixels along the task area's edge, where the window's frame
     and the desktop share a pixel, is not asked to match. Inside the task area proper,
     nothing is excused this way: a region found as one block may take in cells of the
@@ -220,9 +222,13 @@ def left_behind(
         # Cells the moved task covers now (live coordinates) show the task.
         lx = np.arange(xs.start, xs.stop) * SCALE
         ly = np.arange(ys.start, ys.stop) * SCALE
-        task_x = (lx >= moved.x) & (lx + SCALE <= moved.right)
-        task_y = (ly >= moved.y) & (ly + SCALE <= moved.bottom)
-        covered = task_y[:, None] & task_x[None, :]
+        # (A cell it covers in part holds its edge: let be, as the ring above.)
+        covered = np.zeros(differs.shape, bool)
+        for task in (moved, ctx.moved_window):
+            if task is not None:
+                task_x = (lx + SCALE > task.x) & (lx < task.right)
+                task_y = (ly + SCALE > task.y) & (ly < task.bottom)
+                covered |= task_y[:, None] & task_x[None, :]
         if (differs & judged & ~covered).any():
             return False
     return True

@@ -167,14 +167,12 @@ def test_tk_form_on_icewm(tk_on_icewm: tuple[Bench, Recorded], scenario: str) ->
     judge(tk_on_icewm, scenario)
 
 
-@pytest.fixture(scope="module")
-def gtk_beside_the_wallpaper(
-    desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+def _in_world_0(
+    desktop: Desktop, app_type: type[App], work: Path
 ) -> Iterator[tuple[Bench, Recorded]]:
-    """The GTK form recorded in the benchmark's drawn world 0: its window at 231,122,
-    so that moved 60 px right it stands over the wallpaper's square (x 640-760)."""
-    work = tmp_path_factory.mktemp("gtk-world")
-    app = Zenity(desktop, work / "app")
+    """The app recorded in the benchmark's drawn world 0: its window at 231,122, so that
+    moved 60 px right it stands over the wallpaper's square (x 640-760)."""
+    app = app_type(desktop, work / "app")
     bench = Bench(desktop, app, work / "store", timeout=5.0, vary=True)
     try:
         recorded = bench.record(0)
@@ -183,6 +181,20 @@ def gtk_beside_the_wallpaper(
     finally:
         app.close()
         desktop.set_theme("")
+
+
+@pytest.fixture(scope="module")
+def gtk_beside_the_wallpaper(
+    desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Bench, Recorded]]:
+    yield from _in_world_0(desktop, Zenity, tmp_path_factory.mktemp("gtk-world"))
+
+
+@pytest.fixture(scope="module")
+def qt_beside_the_wallpaper(
+    desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Bench, Recorded]]:
+    yield from _in_world_0(desktop, QtForm, tmp_path_factory.mktemp("qt-world"))
 
 
 @pytest.mark.parametrize("scenario", ["moved-relocate", "moved", "modal-dialog"])
@@ -195,3 +207,12 @@ def test_gtk_form_moved_over_the_wallpaper(
     area; then, the dialog closed, the outcome was judged shifted). Unmoved and
     without --relocate, or with a dialog, it stops as before."""
     judge(gtk_beside_the_wallpaper, scenario)
+
+
+def test_qt_form_moved_over_the_wallpaper(
+    qt_beside_the_wallpaper: tuple[Bench, Recorded],
+) -> None:
+    """The Qt form's task area leaves out its title bar, which moved over the wallpaper's
+    square: the window system tells where the moved window's frame stands (exit 3, then
+    exit 6 at the outcome, before)."""
+    judge(qt_beside_the_wallpaper, "moved-relocate")

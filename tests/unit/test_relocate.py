@@ -142,6 +142,7 @@ def left_behind(
     offset: tuple[int, int] = (40, 0),
     level: int = 200,
     shifted_changed: tuple[tuple[int, int], ...] | None = None,
+    window: Rect | None = None,
 ) -> bool:
     """Whether `region` is excused when the unshifted live screen differs from the
     recording by `level` in the downscaled cells `changed` (column, row) only, and the
@@ -158,7 +159,13 @@ def left_behind(
         now = reference.copy()
         for column, row in shifted_changed:
             now[row, column] = level
-    ctx = Context(Policy.DEFAULT.tolerance, area=PLAIN_AREA, unmoved=unmoved, offset=offset)
+    ctx = Context(
+        Policy.DEFAULT.tolerance,
+        area=PLAIN_AREA,
+        unmoved=unmoved,
+        offset=offset,
+        moved_window=window,
+    )
     return excuses.left_behind(region, reference, ctx, now)
 
 
@@ -179,6 +186,16 @@ def test_where_the_moved_task_stands_now_is_not_asked_to_be_desktop() -> None:
     assert left_behind(beside, (52, 30))  # covered by the moved task: x 140-240
     assert not left_behind(beside, (62, 30))  # new where its content comes from (x 248)
     assert not left_behind(beside, (52, 30), offset=(0, 40))  # moved down: not covered
+
+
+def test_the_moved_windows_frame_is_the_task_too() -> None:
+    """The task area may leave out the window's title bar; the window system tells where
+    the moved window's frame stands, title bar included."""
+    above = Rect(150, 80, 8, 8)  # above the area, where the moved title bar now stands
+    frame = Rect(138, 84, 104, 78)  # its top at y 84
+    assert not left_behind(above, (38, 21))
+    assert left_behind(above, (38, 21), window=frame)
+    assert not left_behind(above, (38, 20), window=frame)  # y 80-84, above the frame
 
 
 def test_the_desktop_rule_excuses_an_unchanged_place_beside_the_area() -> None:
