@@ -56,6 +56,8 @@ class App:
     prefill_other: str = "Mallory"
     native: frozenset[str] = frozenset()
     """Variant fields the app can show itself (the others are applied from outside)."""
+    programs: tuple[str, ...] = ()
+    """Programs only this benchmark installs (benchmarks/desktop/setup), checked first."""
     proc: subprocess.Popen[bytes] | None = None
     wid: int = 0
     extra: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -422,6 +424,7 @@ class Firefox(Chromium):
     Chromium's app window, under the window manager's title bar."""
 
     key: str = "firefox"
+    programs: tuple[str, ...] = ("firefox-esr",)
     title: str = "^Person \\(web\\) .* Mozilla Firefox$"
 
     def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
