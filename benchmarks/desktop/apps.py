@@ -55,6 +55,8 @@ class App:
     prefill_other: str = "Mallory"
     native: frozenset[str] = frozenset()
     """Variant fields the app can show itself (the others are applied from outside)."""
+    programs: tuple[str, ...] = ()
+    """Programs only this benchmark installs (benchmarks/desktop/setup), checked first."""
     proc: subprocess.Popen[bytes] | None = None
     wid: int = 0
     extra: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -301,7 +303,8 @@ class Chromium(App):
     )
     server: ThreadingHTTPServer | None = None
 
-    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+    def url(self, variant: Variant) -> str:
+        """The page with the variant's perturbations, from the record server (started once)."""
         if self.server is None:
             self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Records)
             self.server.out = self.work / "out.txt"  # type: ignore[attr-defined]
@@ -317,7 +320,10 @@ class Chromium(App):
             query["autofill"] = "1"
         if variant.dialog_after_ms:
             query["dialog_after"] = str(variant.dialog_after_ms)
-        url = f"http://127.0.0.1:{self.server.server_address[1]}/form?{urlencode(query)}"
+        return f"http://127.0.0.1:{self.server.server_address[1]}/form?{urlencode(query)}"
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        url = self.url(variant)
         profile = tempfile.mkdtemp(prefix="profile-", dir=self.work)
         self._profile = profile
         return subprocess.Popen(
@@ -366,6 +372,118 @@ class Chromium(App):
             _write("Paris"),
             _click(*self.at(320, 196)),
         ]
+
+
+# ----- Firefox on the same page --------------------------------------------------------
+
+FIREFOX_PREFS = {
+    # no first-run, welcome, what's-new, default-browser or privacy-notice pages
+    "browser.shell.checkDefaultBrowser": False,
+    "browser.startup.homepage_override.mstone": "ignore",
+    "browser.aboutwelcome.enabled": False,
+    "startup.homepage_welcome_url": "",
+    "startup.homepage_welcome_url.additional": "",
+    "browser.startup.firstrunSkipsHomepage": True,
+    "trailhead.firstrun.didSeeAboutWelcome": True,
+    "datareporting.policy.dataSubmissionPolicyBypassNotification": True,
+    "toolkit.telemetry.reportingpolicy.firstRun": False,
+    "browser.uitour.enabled": False,
+    "browser.tabs.warnOnClose": False,
+    # no session restore, no crash reporter, no safe-mode prompt after a killed run
+    "browser.sessionstore.resume_from_crash": False,
+    "browser.sessionstore.max_resumed_crashes": -1,
+    "toolkit.startup.max_resumed_crashes": -1,
+    "browser.crashReports.unsubmittedCheck.enabled": False,
+    "browser.tabs.crashReporting.sendReport": False,
+    # no network of its own: updates, telemetry, studies, safe browsing, captive portal
+    "app.update.enabled": False,
+    "app.update.auto": False,
+    "app.normandy.enabled": False,
+    "app.shield.optoutstudies.enabled": False,
+    "datareporting.healthreport.uploadEnabled": False,
+    "datareporting.policy.dataSubmissionEnabled": False,
+    "toolkit.telemetry.enabled": False,
+    "toolkit.telemetry.unified": False,
+    "browser.safebrowsing.malware.enabled": False,
+    "browser.safebrowsing.phishing.enabled": False,
+    "browser.safebrowsing.downloads.enabled": False,
+    "browser.safebrowsing.update.enabled": False,
+    "extensions.update.enabled": False,
+    "extensions.getAddons.cache.enabled": False,
+    "browser.search.update": False,
+    "network.captive-portal-service.enabled": False,
+    "network.connectivity-service.enabled": False,
+    "browser.newtabpage.enabled": False,
+    "browser.newtabpage.activity-stream.feeds.telemetry": False,
+    "browser.ping-centre.telemetry": False,
+    "media.gmp-manager.updateEnabled": False,
+    "extensions.pocket.enabled": False,
+    "identity.fxaccounts.enabled": False,
+    # the page alone, like Chromium's app window: no tabs or toolbars (userChrome.css),
+    # the window manager's title bar, no form history, no translation or password offers
+    "toolkit.legacyUserProfileCustomizations.stylesheets": True,
+    "browser.tabs.inTitlebar": 0,
+    "browser.formfill.enable": False,
+    "signon.rememberSignons": False,
+    "browser.translations.enable": False,
+    "browser.translations.automaticallyPopup": False,
+    "layout.css.devPixelsPerPx": "1.0",
+    "ui.prefersReducedMotion": 1,
+    "general.smoothScroll": False,
+    "gfx.webrender.software": True,
+}
+
+USER_CHROME = """\
+#navigator-toolbox { visibility: collapse !important; }
+"""
+
+
+@dataclass
+class Firefox(Chromium):
+    """Firefox ESR on the page Chromium shows, with a fresh profile per run; its tabs and
+    toolbars are hidden (userChrome.css), so the page fills the client area as in
+    Chromium's app window, under the window manager's title bar."""
+
+    key: str = "firefox"
+    programs: tuple[str, ...] = ("firefox-esr",)
+    title: str = "^Person \\(web\\) .* Mozilla Firefox$"
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        url = self.url(variant)
+        profile = Path(tempfile.mkdtemp(prefix="profile-", dir=self.work))
+        self._profile = str(profile)
+        (profile / "user.js").write_text(
+            "".join(
+                f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in FIREFOX_PREFS.items()
+            )
+        )
+        (profile / "chrome").mkdir()
+        (profile / "chrome" / "userChrome.css").write_text(USER_CHROME)
+        env = {
+            **os.environ,
+            "MOZ_CRASHREPORTER_DISABLE": "1",
+            "MOZ_CRASHREPORTER": "0",
+            "MOZ_DISABLE_AUTO_SAFE_MODE": "1",
+            "MOZ_ENABLE_WAYLAND": "0",
+        }
+        return subprocess.Popen(
+            [
+                shutil.which("firefox-esr") or "firefox-esr",
+                "--no-remote",
+                "--new-instance",
+                "--profile",
+                str(profile),
+                "--width",
+                "400",
+                "--height",
+                "260",
+                url,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 # ----- Xaw: xcalc ----------------------------------------------------------------------
@@ -606,6 +724,7 @@ APPS: dict[str, type[App]] = {
     "gtk": Zenity,
     "qt": QtForm,
     "chromium": Chromium,
+    "firefox": Firefox,
     "xaw": XCalc,
     "tk": TkLoan,
     "wine": WineNotepad,

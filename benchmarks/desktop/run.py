@@ -7,7 +7,7 @@ applicable scenario (benchmarks/desktop/scenarios.py) against every recording. P
 matrix app x scenario -> correct / false divergence / wrong action (counted over
 recordings) and the masked fraction of each recording's task window.
 
-    python -m benchmarks.desktop.run [--apps gtk qt ...] [--scenarios ...]
+    python -m benchmarks.desktop.run [--apps gtk qt chromium firefox ...] [--scenarios ...]
         [--recordings N] [--first I] [--json out.json]
 """
 
@@ -119,7 +119,14 @@ def git_commit() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--apps", nargs="*", choices=sorted(APPS), default=list(APPS))
+    parser.add_argument(
+        "--apps",
+        nargs="*",
+        choices=sorted(APPS),
+        default=list(APPS),
+        help="the apps to drive (default: all): gtk, qt, chromium and firefox (on the same "
+        "page), xaw, tk, wine; firefox needs benchmarks/desktop/setup",
+    )
     parser.add_argument("--scenarios", nargs="*", help="only these scenario keys")
     parser.add_argument("--recordings", type=int, default=10, help="recordings per task")
     parser.add_argument(
@@ -157,9 +164,15 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
-    missing = missing_programs(*([args.wm] if args.wm != "openbox" else []))
+    missing = missing_programs(
+        *([args.wm] if args.wm != "openbox" else []),
+        *(p for key in args.apps for p in APPS[key].programs),
+    )
     if missing:
-        print(f"missing programs: {', '.join(missing)} (scripts/setup)", file=sys.stderr)
+        print(
+            f"missing programs: {', '.join(missing)} (scripts/setup, benchmarks/desktop/setup)",
+            file=sys.stderr,
+        )
         return 1
     scenarios = [s for s in SCENARIOS if not args.scenarios or s.key in args.scenarios]
     started = time.monotonic()
