@@ -34,13 +34,19 @@ def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
         yield d
 
 
-def _bench(desktop: Desktop, app_type: type[App], work: Path) -> Iterator[tuple[Bench, Recorded]]:
+def _bench(
+    desktop: Desktop, app_type: type[App], work: Path, vary: bool = False
+) -> Iterator[tuple[Bench, Recorded]]:
+    """`app_type` recorded once (recording 0); `vary`: in the benchmark's drawn world 0
+    (its window at 231,122, so that moved 60 px right it stands over the wallpaper's
+    square at x 640-760), else at HOME with the default themes."""
     app = app_type(desktop, work / "app")
-    bench = Bench(desktop, app, work / "store", timeout=5.0)
+    bench = Bench(desktop, app, work / "store", timeout=5.0, vary=vary)
     try:
         yield bench, bench.record(0)
     finally:
         app.close()
+        desktop.set_theme("")
 
 
 @pytest.fixture(scope="module")
@@ -167,34 +173,18 @@ def test_tk_form_on_icewm(tk_on_icewm: tuple[Bench, Recorded], scenario: str) ->
     judge(tk_on_icewm, scenario)
 
 
-def _in_world_0(
-    desktop: Desktop, app_type: type[App], work: Path
-) -> Iterator[tuple[Bench, Recorded]]:
-    """The app recorded in the benchmark's drawn world 0: its window at 231,122, so that
-    moved 60 px right it stands over the wallpaper's square (x 640-760)."""
-    app = app_type(desktop, work / "app")
-    bench = Bench(desktop, app, work / "store", timeout=5.0, vary=True)
-    try:
-        recorded = bench.record(0)
-        assert recorded.world.home == (231, 122), recorded.world
-        yield bench, recorded
-    finally:
-        app.close()
-        desktop.set_theme("")
-
-
 @pytest.fixture(scope="module")
 def gtk_beside_the_wallpaper(
     desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Bench, Recorded]]:
-    yield from _in_world_0(desktop, Zenity, tmp_path_factory.mktemp("gtk-world"))
+    yield from _bench(desktop, Zenity, tmp_path_factory.mktemp("gtk-world"), vary=True)
 
 
 @pytest.fixture(scope="module")
 def qt_beside_the_wallpaper(
     desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Bench, Recorded]]:
-    yield from _in_world_0(desktop, QtForm, tmp_path_factory.mktemp("qt-world"))
+    yield from _bench(desktop, QtForm, tmp_path_factory.mktemp("qt-world"), vary=True)
 
 
 @pytest.mark.parametrize("scenario", ["moved-relocate", "moved", "modal-dialog"])
@@ -206,6 +196,7 @@ def test_gtk_form_moved_over_the_wallpaper(
     completes (exit 3 before: the region beside the window took in cells of the task
     area; then, the dialog closed, the outcome was judged shifted). Unmoved and
     without --relocate, or with a dialog, it stops as before."""
+    assert gtk_beside_the_wallpaper[1].world.home == (231, 122)
     judge(gtk_beside_the_wallpaper, scenario)
 
 
@@ -215,4 +206,5 @@ def test_qt_form_moved_over_the_wallpaper(
     """The Qt form's task area leaves out its title bar, which moved over the wallpaper's
     square: the window system tells where the moved window's frame stands (exit 3, then
     exit 6 at the outcome, before)."""
+    assert qt_beside_the_wallpaper[1].world.home == (231, 122)
     judge(qt_beside_the_wallpaper, "moved-relocate")
