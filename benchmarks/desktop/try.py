@@ -1,7 +1,7 @@
 """Record one app's task once and replay one scenario, printing mm's stderr: a quick check
 of a matcher change on a real desktop.
 
-    python -m benchmarks.desktop.try gtk prefilled-same [--seed N] [--keep DIR]
+    python -m benchmarks.desktop.try gtk prefilled-same [--seed N] [--style xdotool] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ def main() -> int:
         "--panel", choices=("ours", "default"), default="ours", help="tint2's configuration"
     )
     parser.add_argument("--wm", choices=WMS, default="openbox", help="the window manager")
+    parser.add_argument("--style", default="pyautogui", help="agent style (pyautogui, xdotool)")
     parser.add_argument("--keep", type=Path, help="keep the store and logs in this directory")
     args = parser.parse_args()
     scenario = BY_KEY[args.scenario]
@@ -37,7 +38,7 @@ def main() -> int:
             if not scenario.applies_to(app):
                 print(f"{args.scenario} cannot be shown by {args.app}", file=sys.stderr)
                 return 2
-            bench = Bench(desktop, app, work / "store", timeout=args.timeout)
+            bench = Bench(desktop, app, work / "store", timeout=args.timeout, style=args.style)
             try:
                 recorded = bench.record(args.seed)
                 print(
