@@ -112,7 +112,14 @@ def git_commit() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--apps", nargs="*", choices=sorted(APPS), default=list(APPS))
+    parser.add_argument(
+        "--apps",
+        nargs="*",
+        choices=sorted(APPS),
+        default=list(APPS),
+        help="the apps (default: all): gtk (zenity), qt, chromium, xaw (xcalc), tk, "
+        "wine (notepad), calc (LibreOffice Calc)",
+    )
     parser.add_argument("--scenarios", nargs="*", help="only these scenario keys")
     parser.add_argument("--recordings", type=int, default=10, help="recordings per task")
     parser.add_argument(
