@@ -549,6 +549,14 @@ class WineNotepad(App):
         return "|".join(lines) or None
 
 
+def _alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 # ----- a spreadsheet: LibreOffice Calc on a document ------------------------------------
 
 CALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
@@ -637,16 +645,20 @@ class Calc(App):
         super().place()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            # localc is a shell script whose office process runs on: the whole session
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+        if self.proc is not None:
+            # localc is a shell script; the office process outlives it with its window (a
+            # next start would find that window, or hand its document to that process):
+            # the whole session is stopped, and waited for.
+            group = self.proc.pid
+            for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+                    os.killpg(group, sig)
+                deadline = time.monotonic() + wait
+                while _alive(group) and time.monotonic() < deadline:
+                    self.proc.poll()
+                    time.sleep(0.1)
+                if not _alive(group):
+                    break
         super().stop()
 
     def reset_result(self) -> None:
