@@ -557,6 +557,29 @@ def _alive(group: int) -> bool:
     return True
 
 
+def _expose(g: Geometry) -> None:
+    """Have the window under `g` (and its title bar) draw itself again, all of it: a
+    window covering it is mapped and destroyed (what `xrefresh` does). Calc, shrunk from
+    maximized, sometimes keeps its menu bar as painted at the full width (a gradient
+    spread over 1280 px): a recording or a replay then saw another menu bar."""
+    from Xlib import X, display
+
+    conn = display.Display()
+    try:
+        screen = conn.screen()
+        cover = screen.root.create_window(
+            g.x, g.y - 40, g.w, g.h + 40, 0, screen.root_depth, X.InputOutput,
+            X.CopyFromParent, override_redirect=True, background_pixel=screen.black_pixel,
+        )  # fmt: skip
+        cover.map()
+        conn.sync()
+        time.sleep(0.05)
+        cover.destroy()
+        conn.sync()
+    finally:
+        conn.close()
+
+
 # ----- a spreadsheet: LibreOffice Calc on a document ------------------------------------
 
 CALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
@@ -643,6 +666,7 @@ class Calc(App):
             subprocess.run(["xdotool", "windowsize", wid, *map(str, self.size)], check=True)
             time.sleep(0.3)
         super().place()
+        _expose(self.geometry())
 
     def stop(self) -> None:
         if self.proc is not None:
