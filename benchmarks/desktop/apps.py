@@ -615,6 +615,8 @@ class Calc(App):
     salary: str = "5000"
     _variant: Variant = field(default_factory=Variant)
     _version: str = ""
+    _written: bytes = b""
+    """The document as written for this run: a file still equal to it was not saved."""
 
     @property
     def document(self) -> Path:
@@ -652,7 +654,8 @@ class Calc(App):
         )  # fmt: skip
 
     def place(self) -> None:
-        # Calc opens maximized on a new profile and as it was left later: a fixed size.
+        # Calc opens maximized (its profile is reset before each start): un-maximized and
+        # sized, for the benchmark moves the window.
         wid = str(self.wid)
         self.desktop.settle()
         subprocess.run(

@@ -151,7 +151,10 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
-    missing = missing_programs(*([args.wm] if args.wm != "openbox" else []))
+    needed = [args.wm] if args.wm != "openbox" else []
+    if "calc" in args.apps:
+        needed += ["localc", "wmctrl"]
+    missing = missing_programs(*needed)
     if missing:
         print(f"missing programs: {', '.join(missing)} (scripts/setup)", file=sys.stderr)
         return 1
