@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PYAUTOGUI_KEYS = {"asterisk": "*", "Return": "enter"}
+PYAUTOGUI_KEYS = {"asterisk": "*", "Return": "enter", "Tab": "tab"}
 
 
 def act_pyautogui(step: dict[str, Any]) -> None:

@@ -8,9 +8,12 @@ absolute screen actions (what an agent reading the screenshot would click).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -20,7 +23,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlencode
+from xml.etree import ElementTree as ET
 
+from benchmarks.desktop import ods
 from benchmarks.desktop.desktop import PANEL_HEIGHT, Desktop, Geometry, terminate
 from benchmarks.desktop.world import HOME, MOVE_BY, World
 
@@ -83,8 +88,7 @@ class App:
             else:
                 os.environ["GTK_THEME"] = saved
         self.wid = self.desktop.wait_window(self.title, timeout=60)
-        self.home = self.placed(self.geometry())
-        self.desktop.move(self.wid, *self.home)
+        self.place()
         self.desktop.activate(self.wid)
         self.desktop.settle()
         if variant.prefill and "prefill" not in self.native:
@@ -97,6 +101,11 @@ class App:
         x = min(self.world.home[0], width - window.w - MOVE_BY - 8)
         y = min(self.world.home[1], height - PANEL_HEIGHT - window.h - 8)
         return (max(x, 8), max(y, 40))
+
+    def place(self) -> None:
+        """Put the task window where this run's world has it (`placed`)."""
+        self.home = self.placed(self.geometry())
+        self.desktop.move(self.wid, *self.home)
 
     def stop(self) -> None:
         for proc in [self.proc, *self.extra]:
@@ -720,6 +729,190 @@ class WineNotepad(App):
         return "|".join(lines) or None
 
 
+def _alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _expose(g: Geometry) -> None:
+    """Have the window under `g` (and its title bar) draw itself again, all of it: a
+    window covering it is mapped and destroyed (what `xrefresh` does). Calc, shrunk from
+    maximized, sometimes keeps its menu bar as painted at the full width (a gradient
+    spread over 1280 px): a recording or a replay then saw another menu bar."""
+    from Xlib import X, display
+
+    conn = display.Display()
+    try:
+        screen = conn.screen()
+        cover = screen.root.create_window(
+            g.x, g.y - 40, g.w, g.h + 40, 0, screen.root_depth, X.InputOutput,
+            X.CopyFromParent, override_redirect=True, background_pixel=screen.black_pixel,
+        )  # fmt: skip
+        cover.map()
+        conn.sync()
+        time.sleep(0.05)
+        cover.destroy()
+        conn.sync()
+    finally:
+        conn.close()
+
+
+# ----- a spreadsheet: LibreOffice Calc on a document ------------------------------------
+
+CALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" \
+xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse">\
+<value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" \
+oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" \
+oor:op="fuse"><value>{version}</value></prop></item>
+</oor:items>
+"""
+"""A user profile past its first start: no tip of the day, no "running this version for
+the first time" bar; otherwise as installed."""
+
+
+@dataclass
+class Calc(App):
+    """LibreOffice Calc on a flat ODS document with a header row: click A2, type the name,
+    Tab, the salary, Tab, the city, save (Ctrl+S); the record is row 2 of the saved file.
+
+    Prefill puts text in A2 (typing into a cell replaces it: a saved row that lost the
+    prefilled text says so); the error text is a red cell below the task; the other page
+    is the sheet "Delete" whose header asks for the person to delete."""
+
+    key: str = "calc"
+    title: str = "^people.fods - LibreOffice Calc$"
+    programs: tuple[str, ...] = ("localc", "wmctrl")
+    value: str = "Anna"
+    other_value: str = "Hannah"
+    native: frozenset[str] = frozenset({"prefill", "error", "other_page"})
+    size: tuple[int, int] = (760, 480)
+    salary: str = "5000"
+    _variant: Variant = field(default_factory=Variant)
+    _version: str = ""
+    _written: bytes = b""
+    """The document as written for this run: a file still equal to it was not saved."""
+
+    @property
+    def document(self) -> Path:
+        return self.work / "people.fods"
+
+    def profile(self) -> Path:
+        profile = self.work / "lo-profile"
+        settings = profile / "user" / "registrymodifications.xcu"
+        # Written before every start: Calc saves its toolbars' state there on exit, and a
+        # later start then shows other toolbars (Undo and Redo appear on the third).
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        if not self._version:
+            out = subprocess.run(["localc", "--version"], capture_output=True, text=True)
+            found = re.search(r"(\d+\.\d+)\.", out.stdout)
+            self._version = found.group(1) if found else "99.9"
+        settings.write_text(CALC_PROFILE.format(version=self._version))
+        return profile
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        self._variant = variant
+        header = "Delete: name" if variant.other_page else "Name"
+        rows: list[list[ods.Cell]] = [
+            [(header, "head"), ("Salary", "head"), ("City", "head")],
+            [(variant.prefill, "")],
+            [],
+            [("Error: server unreachable", "error")] if variant.error else [],
+        ]
+        self.document.with_name(f".~lock.{self.document.name}#").unlink(missing_ok=True)
+        ods.write(self.document, "Delete" if variant.other_page else "People", rows)
+        self._written = self.document.read_bytes()
+        return subprocess.Popen(
+            ["localc", "--norestore", "--nologo",
+             f"-env:UserInstallation=file://{self.profile()}", str(self.document)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+
+    def place(self) -> None:
+        # Calc opens maximized (its profile is reset before each start): un-maximized and
+        # sized, for the benchmark moves the window.
+        wid = str(self.wid)
+        self.desktop.settle()
+        subprocess.run(
+            ["wmctrl", "-i", "-r", wid, "-b", "remove,maximized_vert,maximized_horz"],
+            check=True,
+        )
+        deadline = time.monotonic() + 10
+        while (g := self.geometry()).w != self.size[0] or g.h != self.size[1]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Calc's window stays {g.w}x{g.h}")
+            subprocess.run(["xdotool", "windowsize", wid, *map(str, self.size)], check=True)
+            time.sleep(0.3)
+        super().place()
+        _expose(self.geometry())
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            # localc is a shell script; the office process outlives it with its window (a
+            # next start would find that window, or hand its document to that process):
+            # the whole session is stopped, and waited for.
+            group = self.proc.pid
+            for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, sig)
+                deadline = time.monotonic() + wait
+                while _alive(group) and time.monotonic() < deadline:
+                    self.proc.poll()
+                    time.sleep(0.1)
+                if not _alive(group):
+                    break
+        super().stop()
+
+    def reset_result(self) -> None:
+        self._written = b""
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(80, 149)  # A2
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.first_field()),
+            _write(value),
+            {"op": "press", "key": "Tab"},
+            _write(self.salary),
+            {"op": "press", "key": "Tab"},
+            _write("Paris"),
+            {"op": "hotkey", "keys": ["ctrl", "s"]},
+        ]
+
+    def expected(self, value: str) -> str:
+        return f"{value}|{self.salary}|Paris"
+
+    def result(self, exit_code: int) -> str | None:
+        """Row 2 of the saved document; None when it was not saved."""
+        deadline = time.monotonic() + (6.0 if exit_code == 0 else 2.0)
+        while True:
+            saved = self.document.read_bytes() if self.document.exists() else b""
+            if saved and saved != self._written:
+                try:  # written in place: complete once it parses
+                    table = ods.rows(self.document)
+                    break
+                except (ET.ParseError, ValueError):
+                    pass
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.1)
+        row = (table[1] if len(table) > 1 else [])[:3]
+        while row and not row[-1]:
+            row = row[:-1]
+        record = "|".join(row)
+        prefill = self._variant.prefill
+        if prefill and (row[:1] or [""])[0] != prefill:
+            record += f" (replaced {prefill!r})"
+        return ("DELETE " if self._variant.other_page else "") + record
+
+
 APPS: dict[str, type[App]] = {
     "gtk": Zenity,
     "qt": QtForm,
@@ -728,4 +921,5 @@ APPS: dict[str, type[App]] = {
     "xaw": XCalc,
     "tk": TkLoan,
     "wine": WineNotepad,
+    "calc": Calc,
 }

@@ -124,8 +124,9 @@ def main() -> int:
         nargs="*",
         choices=sorted(APPS),
         default=list(APPS),
-        help="the apps to drive (default: all): gtk, qt, chromium and firefox (on the same "
-        "page), xaw, tk, wine; firefox needs benchmarks/desktop/setup",
+        help="the apps to drive (default: all): gtk (zenity), qt, chromium and firefox (on "
+        "the same page), xaw (xcalc), tk, wine (notepad), calc (LibreOffice Calc); firefox "
+        "needs benchmarks/desktop/setup",
     )
     parser.add_argument("--scenarios", nargs="*", help="only these scenario keys")
     parser.add_argument("--recordings", type=int, default=10, help="recordings per task")

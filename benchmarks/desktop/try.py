@@ -1,7 +1,7 @@
 """Record one app's task once and replay one scenario, printing mm's stderr: a quick check
 of a matcher change on a real desktop.
 
-    python -m benchmarks.desktop.try gtk prefilled-same [--seed N] [--keep DIR]
+    python -m benchmarks.desktop.try gtk prefilled-same [--seed N] [--style xdotool] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def main() -> int:
     parser.add_argument(
         "--fixed-world", action="store_true", help="the window at HOME, the default themes"
     )
+    parser.add_argument("--style", default="pyautogui", help="agent style (pyautogui, xdotool)")
     parser.add_argument("--keep", type=Path, help="keep the store and logs in this directory")
     args = parser.parse_args()
     scenario = BY_KEY[args.scenario]
@@ -41,7 +42,12 @@ def main() -> int:
                 print(f"{args.scenario} cannot be shown by {args.app}", file=sys.stderr)
                 return 2
             bench = Bench(
-                desktop, app, work / "store", timeout=args.timeout, vary=not args.fixed_world
+                desktop,
+                app,
+                work / "store",
+                timeout=args.timeout,
+                style=args.style,
+                vary=not args.fixed_world,
             )
             try:
                 recorded = bench.record(args.seed)
