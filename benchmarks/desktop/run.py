@@ -1,14 +1,15 @@
 """Screen validation on a real desktop with third-party apps: every scenario judged against
 every recording through the real `mm replay --no-agent`.
 
-Starts a desktop (Xvfb + openbox + tint2 with a seconds clock + dunst + wallpaper), records
-each app's task N times (the agent's timing differs per recording) and replays every
-applicable scenario (benchmarks/desktop/scenarios.py) against every recording. Prints the
+Starts a desktop (Xvfb + openbox + tint2 with a seconds clock + dunst + wallpaper; or IceWM,
+or Xfce, at their distribution's defaults), records each app's task N times (the agent's
+timing differs per recording) and replays every applicable scenario
+(benchmarks/desktop/scenarios.py) against every recording. Prints the
 matrix app x scenario -> correct / false divergence / wrong action (counted over
 recordings) and the masked fraction of each recording's task window.
 
     python -m benchmarks.desktop.run [--apps gtk qt ...] [--scenarios ...]
-        [--recordings N] [--first I] [--json out.json]
+        [--recordings N] [--first I] [--wm openbox|icewm|xfce] [--json out.json]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from benchmarks.desktop.apps import APPS
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
-from benchmarks.desktop.desktop import WMS, Desktop, missing_programs
+from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import SCENARIOS, Scenario
 from examples.vncserver import VncServer
 
@@ -134,7 +135,8 @@ def main() -> int:
         "--wm",
         choices=WMS,
         default="openbox",
-        help="the window manager: openbox with tint2, or icewm with its own taskbar",
+        help="the window manager: openbox with tint2, icewm with its own taskbar, or xfce "
+        "(xfwm4 and xfce4-panel)",
     )
     parser.add_argument(
         "--vnc",
@@ -144,9 +146,10 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
-    missing = missing_programs(*([args.wm] if args.wm != "openbox" else []))
+    missing = missing_programs(*WM_PROGRAMS[args.wm])
     if missing:
-        print(f"missing programs: {', '.join(missing)} (scripts/setup)", file=sys.stderr)
+        setup = "benchmarks/desktop/setup" if args.wm == "xfce" else "scripts/setup"
+        print(f"missing programs: {', '.join(missing)} ({setup})", file=sys.stderr)
         return 1
     scenarios = [s for s in SCENARIOS if not args.scenarios or s.key in args.scenarios]
     started = time.monotonic()
