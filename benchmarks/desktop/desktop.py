@@ -1,6 +1,8 @@
 """A desktop that looks like a user's, on a private Xvfb: a window manager with title bars
 and click-to-focus (openbox), a panel with a taskbar and a clock showing seconds (tint2),
-desktop notifications (dunst on a private session bus), and a coloured wallpaper.
+desktop notifications (dunst on a private session bus), and a coloured wallpaper. Or, at
+their distribution's default configurations, IceWM (its own taskbar) or Xfce (xfwm4,
+xfce4-panel, xfconfd, xfsettingsd) instead of openbox and tint2.
 
 Every process is started here and stopped here by its PID. Usable by the benchmark and
 the end-to-end tests alike:
@@ -31,7 +33,19 @@ PROGRAMS = (
     "xdotool", "xwininfo", "xprop", "feh", "xmessage", "xterm", "xclip",
 )  # fmt: skip
 PANEL_HEIGHT = 30
-WMS = ("openbox", "icewm")
+WMS = ("openbox", "icewm", "xfce")
+WM_PROGRAMS = {
+    "openbox": (),
+    "icewm": ("icewm",),
+    "xfce": ("xfwm4", "xfce4-panel", "xfsettingsd"),
+}
+"""What each window manager needs beyond `PROGRAMS` (icewm: scripts/setup; xfce:
+benchmarks/desktop/setup)."""
+
+XFCE_PANEL_DEFAULT = Path("/etc/xdg/xfce4/panel/default.xml")
+"""xfce4-panel's configuration as the distribution ships it. On a first start with no
+configuration of its own, the panel asks in a dialog whether to use it or one empty panel;
+a user who takes the default gets this file, unchanged, as the panel's xfconf channel."""
 
 DEFAULT_TINT2RC = Path("/etc/xdg/tint2/tint2rc")
 """tint2's configuration as the distribution ships it: what a user who never opened its
@@ -110,7 +124,15 @@ DUNSTRC = """\
 
 def missing_programs(*extra: str) -> list[str]:
     """What the desktop (and the `extra` programs asked for) needs that is not installed."""
-    return [p for p in (*PROGRAMS, *extra) if shutil.which(p) is None]
+    missing = [p for p in (*PROGRAMS, *extra) if shutil.which(p) is None]
+    if "xfsettingsd" in extra and xfconfd() is None:
+        missing.append("xfconfd")
+    return missing
+
+
+def xfconfd() -> Path | None:
+    """Xfce's settings daemon (not on PATH: Debian keeps it under /usr/lib)."""
+    return next(iter(sorted(Path("/usr/lib").glob("*/xfce4/xfconf/xfconfd"))), None)
 
 
 @dataclass(frozen=True)
@@ -148,8 +170,9 @@ def wallpaper(path: Path, size: tuple[int, int]) -> Path:
 
 
 class Desktop:
-    """Xvfb + dbus + openbox + tint2 + dunst + wallpaper; DISPLAY and the session bus are
-    set in os.environ while it runs (restored on stop)."""
+    """Xvfb + dbus + openbox + tint2 + dunst + wallpaper (or IceWM, or Xfce, instead of
+    openbox and tint2); DISPLAY and the session bus are set in os.environ while it runs
+    (restored on stop)."""
 
     def __init__(
         self,
@@ -161,8 +184,12 @@ class Desktop:
     ):
         """`panel_config`: "ours" (a bottom taskbar and a clock with seconds, `TINT2RC`)
         or "default" (tint2 as Debian ships it, /etc/xdg/tint2/tint2rc). `wm`: openbox
-        (with tint2 as the panel), or icewm with its own taskbar, clock and menus, at the
-        configuration Debian ships (/usr/share/icewm; a private, empty user folder)."""
+        (with tint2 as the panel); icewm with its own taskbar, clock and menus, at the
+        configuration Debian ships (/usr/share/icewm; a private, empty user folder); or
+        xfce: xfwm4 and xfce4-panel with the settings daemons a session runs (xfconfd,
+        xfsettingsd), at the configuration Debian ships (private, empty XDG config and
+        cache folders; the panel's channel is Debian's default.xml, as the panel's
+        first-start dialog writes it when the default is taken)."""
         if wm not in WMS:
             raise ValueError(f"unknown window manager {wm!r} (one of {', '.join(WMS)})")
         self.work = work
@@ -202,6 +229,8 @@ class Desktop:
             self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "icewm")
             if self.panel:
                 self._wait(lambda: self.find_windows("^TaskBar$", by="class"), "icewm's taskbar")
+        elif self.wm == "xfce":
+            self._start_xfce()
         else:
             self._spawn(["openbox", "--config-file", str(self._openbox_rc())])
             self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "openbox")
@@ -235,9 +264,9 @@ class Desktop:
             else:
                 os.environ[key] = value
 
-    def _spawn(self, argv: list[str]) -> subprocess.Popen[bytes]:
+    def _spawn(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         log = open(self.work / f"{Path(argv[0]).name}.log", "ab")  # noqa: SIM115
-        proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True, env=env)
         log.close()
         self.procs.append(proc)
         return proc
@@ -256,6 +285,32 @@ class Desktop:
     def _set_wallpaper(self) -> None:
         image = wallpaper(self.work / "wallpaper.png", self.size)
         subprocess.run(["feh", "--no-fehbg", "--bg-fill", str(image)], check=True)
+
+    def _start_xfce(self) -> None:
+        """xfconfd, xfsettingsd, xfwm4 and xfce4-panel, in the order a session starts them,
+        each with private XDG config and cache folders (the apps keep the user's)."""
+        daemon = xfconfd()
+        if daemon is None:
+            raise RuntimeError("xfconfd is not installed (benchmarks/desktop/setup)")
+        config, cache = self.work / "xfce-config", self.work / "xfce-cache"
+        shutil.rmtree(config, ignore_errors=True)  # every start at the defaults
+        shutil.rmtree(cache, ignore_errors=True)
+        channels = config / "xfce4" / "xfconf" / "xfce-perchannel-xml"
+        channels.mkdir(parents=True)
+        cache.mkdir()
+        if self.panel:
+            shutil.copyfile(XFCE_PANEL_DEFAULT, channels / "xfce4-panel.xml")
+        env = {**os.environ, "XDG_CONFIG_HOME": str(config), "XDG_CACHE_HOME": str(cache)}
+        # Started here, not by the bus on first use, so that it is stopped by its PID.
+        self._spawn([str(daemon)], env)
+        self._wait(lambda: self._bus_has("org.xfce.Xfconf"), "xfconfd")
+        self._spawn(["xfwm4"], env)
+        self._wait(lambda: self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"), "xfwm4")
+        self._spawn(["xfsettingsd"], env)
+        self._wait(lambda: self._selection_owned("_XSETTINGS_S0"), "xfsettingsd")
+        if self.panel:
+            self._spawn(["xfce4-panel"], env)
+            self._wait(lambda: self.find_windows("^Xfce4-panel$", by="class"), "xfce4-panel")
 
     def _openbox_rc(self, theme: str = "") -> Path:
         source = Path("/etc/xdg/openbox/rc.xml").read_text()
@@ -284,6 +339,20 @@ class Desktop:
         self.settle(quiet=0.5)
 
     def _dunst_ready(self) -> bool:
+        return self._bus_has("org.freedesktop.Notifications")
+
+    @staticmethod
+    def _selection_owned(name: str) -> bool:
+        from Xlib import X
+        from Xlib.display import Display
+
+        display = Display()
+        try:
+            return display.get_selection_owner(display.intern_atom(name)) != X.NONE
+        finally:
+            display.close()
+
+    def _bus_has(self, name: str) -> bool:
         return self._run(
             "dbus-send",
             "--session",
@@ -292,7 +361,7 @@ class Desktop:
             "--print-reply",
             "/org/freedesktop/DBus",
             "org.freedesktop.DBus.NameHasOwner",
-            "string:org.freedesktop.Notifications",
+            f"string:{name}",
         ).endswith("true")
 
     @staticmethod

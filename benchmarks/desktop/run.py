@@ -1,14 +1,15 @@
 """Screen validation on a real desktop with third-party apps: every scenario judged against
 every recording through the real `mm replay --no-agent`.
 
-Starts a desktop (Xvfb + openbox + tint2 with a seconds clock + dunst + wallpaper), records
-each app's task N times (the agent's timing differs per recording) and replays every
-applicable scenario (benchmarks/desktop/scenarios.py) against every recording. Prints the
+Starts a desktop (Xvfb + openbox + tint2 with a seconds clock + dunst + wallpaper; or IceWM,
+or Xfce, at their distribution's defaults), records each app's task N times (the agent's
+timing differs per recording) and replays every applicable scenario
+(benchmarks/desktop/scenarios.py) against every recording. Prints the
 matrix app x scenario -> correct / false divergence / wrong action (counted over
 recordings) and the masked fraction of each recording's task window.
 
     python -m benchmarks.desktop.run [--apps gtk qt chromium firefox ...] [--scenarios ...]
-        [--recordings N] [--first I] [--json out.json]
+        [--recordings N] [--first I] [--wm openbox|icewm|xfce] [--json out.json]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from benchmarks.desktop.apps import APPS
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
-from benchmarks.desktop.desktop import WMS, Desktop, missing_programs
+from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import SCENARIOS, Scenario
 from examples.vncserver import VncServer
 
@@ -149,7 +150,8 @@ def main() -> int:
         "--wm",
         choices=WMS,
         default="openbox",
-        help="the window manager: openbox with tint2, or icewm with its own taskbar",
+        help="the window manager: openbox with tint2, icewm with its own taskbar, or xfce "
+        "(xfwm4 and xfce4-panel)",
     )
     parser.add_argument(
         "--vnc",
@@ -166,8 +168,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
     missing = missing_programs(
-        *([args.wm] if args.wm != "openbox" else []),
-        *(p for key in args.apps for p in APPS[key].programs),
+        *WM_PROGRAMS[args.wm], *(p for key in args.apps for p in APPS[key].programs)
     )
     if missing:
         print(

@@ -23,6 +23,7 @@ from mmcli.model import POINTED, Action, ActionKind, EndScreen, Step
 from mmcli.params import parametrize
 from mmcli.screen.analysis import (
     changed_regions,
+    changed_within,
     find_template,
     grid_of,
     grow_to_text_run,
@@ -114,7 +115,8 @@ def build_steps(
         masks.extend(echoes.get(i, []))
         hidden.extend(r for r in echoes.get(i, []) if r in secret_echoes)
         after = captures[i + 1].small if i + 1 < len(captures) else final
-        effect = effect_of(cap, after, masks) if after is not None else None
+        changed = effect_regions(cap, after, masks) if after is not None else []
+        effect = union_of(changed)
         action = cap.action
         if action.kind is ActionKind.TYPE:
             action = replace(action, text=parametrize(action.text, values))
@@ -141,7 +143,8 @@ def build_steps(
             )
         )
         window = cap.window or (window if cap.action.point is None else None)
-        for touched in _touched(cap.patch, effect, window):
+        seen = (cap.small, after) if after is not None else None
+        for touched in _touched(cap.patch, changed, window, seen):
             area = touched if area is None else area.union(touched)
         secret = bool(action.params_used() & (secrets or set()))
         if secret_typed and not secret and after is not None:
@@ -175,6 +178,12 @@ def build_steps(
 
 
 def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None:
+    """What the captured action changed on the screen, as one rectangle around the
+    regions of `effect_regions`."""
+    return union_of(effect_regions(cap, after, masks))
+
+
+def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[Rect]:
     """What the captured action changed on the screen, judged region by region: a region
     wholly inside a masked one (a clock ticking between two captures) is not the action's
     doing. For typed text, the changed regions on the line of the field that has the
@@ -188,12 +197,17 @@ def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None
         # learned as volatile): the param's value at replay may be longer.
         focus = (cap.patch.x, cap.patch.y)
         regions = [r for r in changed if on_focus_line(r, focus)] or regions
+    return regions
+
+
+def union_of(regions: list[Rect]) -> Rect | None:
+    """The smallest rectangle around all of `regions`; None when there are none."""
     if not regions:
         return None
-    effect = regions[0]
+    out = regions[0]
     for region in regions[1:]:
-        effect = effect.union(region)
-    return effect
+        out = out.union(region)
+    return out
 
 
 def _exposed(action: Action, before: np.ndarray, after: np.ndarray) -> list[Rect]:
@@ -236,18 +250,35 @@ TITLE_BAR = 40
 the window takes the focus, moves with the window (openbox draws it 20 px tall)."""
 
 
-def _touched(patch: Patch | None, effect: Rect | None, window: WindowRef | None) -> list[Rect]:
-    """What a step adds to the task area: its target and what it changed, within the
-    window it acted in (or typed into) when the window system told it: a notification
-    expiring or another app redrawing while the step was recorded is not the task's."""
-    out = [] if effect is None else [effect]
+def _touched(
+    patch: Patch | None,
+    changed: list[Rect],
+    window: WindowRef | None,
+    seen: tuple[np.ndarray, np.ndarray] | None,
+) -> list[Rect]:
+    """What a step adds to the task area: its target and what it changed (`changed`: the
+    regions, `seen`: the screens before and after), within the window it acted in (or
+    typed into) when the window system told it: a notification expiring, another app
+    redrawing or a panel's taskbar button changing while the step was recorded is not the
+    task's. Within the window, what changed there: a changed region joins changes up to a
+    block apart, and a rectangle around a window and a panel at the top of the screen would
+    take in the desktop between them (the wallpaper above the window's title bar)."""
+    out: list[Rect] = []
     if patch is not None:
         half = PATCH_SIZE // 2
         out.append(Rect(patch.x - half, patch.y - half, PATCH_SIZE, PATCH_SIZE))
     if window is None:
-        return out
+        effect = union_of(changed)
+        return out if effect is None else [effect, *out]
     r = window.rect
     bounds = Rect(r.x, r.y - TITLE_BAR, r.w, r.h + TITLE_BAR).grow(WINDOW_MARGIN)
+    inside = [i for i in (c.intersection(bounds) for c in changed) if i is not None]
+    if seen is not None:
+        tight = (changed_within(*seen, i) for i in inside)
+        inside = [t for t in tight if t is not None]
+    effect = union_of(inside)
+    if effect is not None:
+        out.insert(0, effect)
     return [r for r in (t.intersection(bounds) for t in out) if r is not None]
 
 

@@ -164,6 +164,27 @@ def changed_regions(before: np.ndarray, after: np.ndarray, threshold: int = 12) 
     return _regions_of(_moved(before, after, threshold))
 
 
+def changed_within(
+    before: np.ndarray, after: np.ndarray, within: Rect, threshold: int = 12
+) -> Rect | None:
+    """The smallest rectangle (screen pixels) around the downscaled pixels inside `within`
+    that changed between two downscaled images, as `changed_regions` counts them; None
+    when none did. A region of `changed_regions` joins changes up to a block apart: this
+    is what of it lies in one place."""
+    if before.shape != after.shape:
+        return within
+    ys, xs = small_slice(within, after.shape)
+    py, px = np.nonzero(_moved(before[ys, xs], after[ys, xs], threshold))
+    if not py.size:
+        return None
+    return Rect(
+        (xs.start + int(px.min())) * SCALE,
+        (ys.start + int(py.min())) * SCALE,
+        (int(px.max() - px.min()) + 1) * SCALE,
+        (int(py.max() - py.min()) + 1) * SCALE,
+    )
+
+
 def _moved(before: np.ndarray, after: np.ndarray, threshold: int) -> np.ndarray:
     """Where two downscaled images differ by more than `threshold` luma levels."""
     return np.asarray(np.abs(before.astype(np.int16) - after.astype(np.int16)) > threshold)

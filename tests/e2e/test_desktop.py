@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks.desktop.apps import App, QtForm, TkLoan, XCalc, Zenity
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
-from benchmarks.desktop.desktop import Desktop, missing_programs
+from benchmarks.desktop.desktop import WM_PROGRAMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import BY_KEY
 
 pytestmark = pytest.mark.e2e
@@ -208,3 +208,27 @@ def test_qt_form_moved_over_the_wallpaper(
     exit 6 at the outcome, before)."""
     assert qt_beside_the_wallpaper[1].world.home == (231, 122)
     judge(qt_beside_the_wallpaper, "moved-relocate")
+
+
+@pytest.fixture(scope="module")
+def tk_on_xfce(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Bench, Recorded]]:
+    """Xfce at the configuration Debian ships (xfwm4 with its compositor, xfce4-panel with
+    Debian's default panel at the top). Its packages are the benchmark's own
+    (benchmarks/desktop/setup), not the tests': skipped where they are not installed."""
+    missing = missing_programs(*WM_PROGRAMS["xfce"])
+    if missing:
+        pytest.skip(f"missing programs: {missing} (benchmarks/desktop/setup)")
+    work = tmp_path_factory.mktemp("xfce")
+    with Desktop(work / "desktop", wm="xfce") as d:
+        yield from _bench(d, TkLoan, work / "tk")
+
+
+XFCE_CASES = {"moved-relocate": "moved-relocate", "modal-dialog": "modal-dialog-refused"}
+
+
+@pytest.mark.parametrize("scenario", list(XFCE_CASES), ids=list(XFCE_CASES.values()))
+def test_tk_form_on_xfce(tk_on_xfce: tuple[Bench, Recorded], scenario: str) -> None:
+    """The form's last step closes its window and takes its button off the panel at the
+    top: the task area is what changed within the window, not the wallpaper between the
+    two, which differs once the window moved (--relocate)."""
+    judge(tk_on_xfce, scenario)

@@ -286,3 +286,33 @@ def test_the_task_area_stays_in_the_window_the_task_acted_in() -> None:
     area = build_steps(known, None, {}, 0, None, []).area
     assert area is not None and not area.intersects(far)
     assert area.intersects(Rect(FIELD_CLICK[0], FIELD_CLICK[1], 1, 1))
+
+
+def test_a_panel_that_changed_at_the_top_does_not_stretch_the_task_area() -> None:
+    """A step that changed the task window's title bar and, at the same time, a taskbar
+    button in a panel at the top of the screen (Xfce's): the two changes are one changed
+    region (less than a block apart), but the desktop between them, above the title bar,
+    is no part of the task."""
+    from dataclasses import replace
+
+    from mmcli.screen.windows import WindowRef
+
+    def shown(button: bool, title: str) -> Image.Image:
+        img = screen()
+        draw = ImageDraw.Draw(img)
+        draw.rectangle([100, 62, 660, 99], fill=title)  # the window manager's title bar
+        if button:
+            draw.rectangle([150, 2, 450, 24], fill="yellow")
+        return img
+
+    click = Action(ActionKind.CLICK, x=FIELD_CLICK[0], y=FIELD_CLICK[1])
+    submit = Action(ActionKind.CLICK, x=160, y=415)
+    form = WindowRef("form.Form", Rect(100, 100, 561, 421))
+    captures = [
+        replace(capture(shown(True, "#3060a0"), click, FIELD_CLICK), window=form),
+        replace(capture(shown(False, "#a0a0a0"), submit, (160, 415)), window=form),
+    ]
+    area = build_steps(captures, None, {}, 0, None, []).area
+    assert area is not None and not area.intersects(Rect(100, 0, 561, 60)), area
+    assert area.intersects(Rect(100, 62, 561, 1))  # the title bar that changed
+    assert area.intersects(Rect(FIELD_CLICK[0], FIELD_CLICK[1], 1, 1))
