@@ -238,11 +238,22 @@ class Patch:
     def __sub__(self, other: Patch) -> PatchDistance:
         return self.distance(other)
 
-    def distance(self, other: Patch, core: bool = False) -> PatchDistance:
-        """Cell distances over the whole patch, or only its central half (`core`)."""
+    def distance(
+        self, other: Patch, core: bool = False, leave_out: Sequence[Rect] = ()
+    ) -> PatchDistance:
+        """Cell distances over the whole patch, or only its central half (`core`), less
+        the cells wholly inside `leave_out` (screen rectangles)."""
         a = np.frombuffer(self.cells, np.uint8).astype(np.int16).reshape(PATCH_CELLS, -1)
         b = np.frombuffer(other.cells, np.uint8).astype(np.int16).reshape(PATCH_CELLS, -1)
         delta = np.abs(a - b)
+        size = PATCH_SIZE // PATCH_CELLS
+        x0, y0 = self.x - PATCH_SIZE // 2, self.y - PATCH_SIZE // 2
+        for r in leave_out:
+            c0, c1 = -(-(r.x - x0) // size), (r.right - x0) // size
+            r0, r1 = -(-(r.y - y0) // size), (r.bottom - y0) // size
+            c0, r0 = max(c0, 0), max(r0, 0)
+            if c1 > c0 and r1 > r0:
+                delta[r0:r1, c0:c1] = 0
         if core:
             q = PATCH_CELLS // 4
             delta = delta[q:-q, q:-q]

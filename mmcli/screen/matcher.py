@@ -253,7 +253,11 @@ def match_target(recorded: Fingerprint, live: Live, ctx: Context) -> list[Differ
     # With a recorded screen to compare regions against, the patch's outer half (the
     # neighbours of the target) is judged by `regions`; the target itself stays strict.
     core = ctx.references.this is not None
-    dist = recorded.patch.distance(live.patch, core=core)
+    # At a keyboard step the target is where the keys go, in the field typed into: what
+    # the step masks there (a param's text, longer or shorter at replay) is relaxed in
+    # the patch as in the regions. A click's target stays strict.
+    relaxed = () if ctx.pointer_step else recorded.masks
+    dist = recorded.patch.distance(live.patch, core=core, leave_out=relaxed)
     region = target_rect(recorded.patch, core=core)
     if dist.cells > tol.patch_cells:
         return [Difference("target", region, "patch cells", dist.cells, tol.patch_cells)]

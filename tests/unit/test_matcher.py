@@ -180,3 +180,19 @@ def test_each_policy_tolerates_its_tile_distances_and_no_more(policy: Policy, me
     (found,) = differences(allowed + 1)
     assert found.measure == f"tile {measure}" and found.amount == allowed + 1
     assert found.tolerance == allowed and found.region == Rect(0, 0, 320, 480)
+
+
+def test_a_longer_param_value_relaxes_the_target_patch_at_a_keyboard_step() -> None:
+    """At a keyboard step the target is the field the keys go to: a param's text there,
+    longer at replay than recorded, is masked in the patch as in the grid. A click's
+    target stays strict, and so does what the mask does not cover."""
+    field = Rect(200, 175, 300, 20)  # the Name field's box, the param's text mask
+    recorded = fingerprint_of(Frame.from_image(form_screen(text="Ann")), NAME_FIELD, [field])
+    longer = Frame.from_image(form_screen(text="Hannah Hannah"))
+    assert compare(recorded, longer, pointer_step=False).ok
+    clicked = compare(recorded, longer, pointer_step=True)
+    assert [d.matcher for d in clicked.differences] == ["target"]
+    unmasked = fingerprint_of(Frame.from_image(form_screen(text="Ann")), NAME_FIELD)
+    assert not compare(unmasked, longer, pointer_step=False).ok
+    popup = Frame.from_image(form_screen(text="Hannah Hannah", popup=True))
+    assert not compare(recorded, popup, pointer_step=False).ok
