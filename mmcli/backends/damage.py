@@ -1,9 +1,10 @@
-"""The X DAMAGE extension, enough to learn when the screen changes.
+"""The X DAMAGE extension, enough to learn when and where the screen changes.
 
-The python-xlib that pyautogui installs (python3-xlib) has no `Xlib.ext.damage`; these are
-the three requests this needs, in its request language. A `ScreenWatch` holds its own X
-connection with a damage object on the root window: the server then sends an event for
-every drawing to the screen, as it happens.
+Not every python-xlib release has `Xlib.ext.damage`; these are the three requests this
+needs, in its request language. A `ScreenWatch` holds its own X connection with a damage
+object on the root window: the server then sends an event for every drawing to the
+screen, as it happens, with the rectangle drawn (which `ChangeLog.note` weighs against the
+quiet zones: a change wholly inside what changes alone is not one).
 """
 
 from __future__ import annotations
