@@ -19,22 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.desktop.apps import CALC_PROFILE
 from tests.desktop import Desktop, need, wait_until, x
 from tests.e2e.conftest import mm
 
 pytestmark = pytest.mark.e2e
 
-PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" \
-xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse">\
-<value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" \
-oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" \
-oor:op="fuse"><value>{version}</value></prop></item>
-</oor:items>
-"""
 ROW = ["5000", "{name}", "1100", "Bobby"]
 
 
@@ -48,7 +38,7 @@ class Calc:
         # Not a first start: no tips, no "running version N for the first time" bar.
         version = subprocess.run(["localc", "--version"], capture_output=True, text=True)
         found = re.search(r"(\d+\.\d+)\.", version.stdout)
-        profile = PROFILE.format(version=found.group(1) if found else "99.9")
+        profile = CALC_PROFILE.format(version=found.group(1) if found else "99.9")
         (self.profile / "user" / "registrymodifications.xcu").write_text(profile)
         self.proc: subprocess.Popen[bytes] | None = None
 
