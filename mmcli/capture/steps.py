@@ -177,12 +177,6 @@ def build_steps(
     return Built(steps, thumbnails, area)
 
 
-def effect_of(cap: Capture, after: np.ndarray, masks: list[Rect]) -> Rect | None:
-    """What the captured action changed on the screen, as one rectangle around the
-    regions of `effect_regions`."""
-    return union_of(effect_regions(cap, after, masks))
-
-
 def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[Rect]:
     """What the captured action changed on the screen, judged region by region: a region
     wholly inside a masked one (a clock ticking between two captures) is not the action's

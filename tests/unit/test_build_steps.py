@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from mmcli.capture.steps import Capture, build_steps, effect_of
+from mmcli.capture.steps import Capture, build_steps, effect_regions, union_of
 from mmcli.model import Action, ActionKind
 from mmcli.screen.analysis import patch_of
 from mmcli.screen.fingerprint import Frame, Rect
@@ -164,7 +164,7 @@ def test_the_effect_of_a_click_is_everything_it_changed() -> None:
     after = form_screen()
     ImageDraw.Draw(after).text((1700, 20), "12:00:01", fill="white")
     ImageDraw.Draw(after).text((120, 470), "Cleared", fill="red")
-    effect = effect_of(before, Frame.from_image(after).small, [])
+    effect = union_of(effect_regions(before, Frame.from_image(after).small, []))
     assert effect is not None
     assert effect.intersects(Rect(200, 175, 300, 20)) and effect.intersects(Rect(120, 470, 60, 12))
 
