@@ -395,11 +395,9 @@ class Recorder:
             previous = current
         # What changes alone is masked in every step: it does not keep a capture waiting
         # for a still screen either (a spinner would, at every action).
-        kept = self.backend.quiet_zones(self.volatile)
         if self._zones_kept is None:
-            self._zones_kept = kept
-        if self._zones_kept:
-            self.backend.quiet_zones([*self._zones_kept, *self.volatile])
+            self._zones_kept = self.backend.quiet_zones(())
+        self.backend.quiet_zones([*self._zones_kept, *self.volatile])
 
     def _note_volatile(self, before: Frame, after: Frame) -> None:
         for region in changed_regions_fine(before, after):
