@@ -145,6 +145,10 @@ class Backend(ABC):
             log.quiet_zones = tuple(z.grow(ZONE_MARGIN) for z in self._quiet_zones)
         return before
 
+    def current_quiet_zones(self) -> tuple[Rect, ...]:
+        """The zones `quiet_zones` set last."""
+        return self._quiet_zones
+
     def settle(
         self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT, since: float = 0.0
     ) -> Settled:

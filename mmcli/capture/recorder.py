@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mmcli.backends.base import Backend
+from mmcli.backends.base import ZONE_MARGIN, Backend, Settled
 from mmcli.capture import shim
 from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
@@ -49,9 +49,13 @@ OUTCOME_QUIET = 1.0
 an app may draw what the last input did a moment after it was sent (LibreOffice Calc,
 measured: its screen still 20 ms after xdotool exited, the typed row not drawn yet), or
 close its window a while after its process was told (zenity on a loaded machine: still
-for 0.3 s, then unmapped). A caret blinking twice a second leaves no such gap: after
-`OUTCOME_LIMIT` the latest screen is kept."""
+for 0.3 s, then unmapped). A caret blinking does not count (`outcome_settle`): a form
+that ends with the focus in a field would otherwise wait out `OUTCOME_LIMIT` at every
+recording."""
 OUTCOME_LIMIT = 5.0
+"""After this long the latest screen is kept, still or not."""
+OUTCOME_LOOK = 0.1
+"""Without change reports, the screen is looked at this often while the outcome settles."""
 SAMPLE_EVERY = 0.25
 """While the agent thinks, the screen is sampled this often to learn what changes alone."""
 QUIET_AFTER_ACTION = 1.0
@@ -93,6 +97,40 @@ def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
     bar = Rect(x0 + int(changed[0]), y0, int(changed[-1] - changed[0]) + 1, y1 - y0)
     ink = [ink_columns(before, bar), ink_columns(after, bar)]
     return any(columns is not None and not columns.any() for columns in ink)
+
+
+def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
+    """The screen once nothing but a blinking caret (`is_caret`) has changed on it for
+    `quiet` seconds (changes inside the backend's quiet zones never count); after `limit`
+    seconds of other changes, the latest screen, not still. Each change is looked at once
+    the screen is still again for `SETTLE_QUIET`: a caret's blink is one repaint, a window
+    closing or a row drawn late is a change of another shape and starts the wait again."""
+    deadline = time.monotonic() + limit
+    settled = backend.settle(SETTLE_QUIET, limit)
+    base, still_from, looked = settled.frame, settled.at, settled.at
+    latest = settled
+    zones = [z.grow(ZONE_MARGIN) for z in backend.current_quiet_zones()]
+    while settled.still:
+        end = min(still_from + quiet, deadline)
+        left = end - time.monotonic()
+        if left <= 0:
+            return Settled(latest.frame, still_from + quiet <= deadline, latest.at)
+        reports = backend.changes() is not None
+        backend.wait_change(looked, left if reports else min(left, OUTCOME_LOOK))
+        if time.monotonic() >= end:
+            continue
+        latest = backend.settle(SETTLE_QUIET, max(deadline - time.monotonic(), 0.0))
+        looked = latest.at
+        if not latest.still:
+            return latest
+        changed = [
+            r
+            for r in changed_regions_fine(base, latest.frame)
+            if not any(r.inside(z) for z in zones)
+        ]
+        if not all(is_caret(base, latest.frame, r) for r in changed):
+            base, still_from = latest.frame, latest.at
+    return settled
 
 
 def approach(backend: Backend, action: Action) -> None:
@@ -427,7 +465,7 @@ class Recorder:
         """The screen after the last action: what that action changed, and the outcome
         the run ended on (kept as the path's last screen, with a thumbnail)."""
         with self._lock:
-            frame = self.backend.settle(OUTCOME_QUIET, OUTCOME_LIMIT).frame
+            frame = outcome_settle(self.backend, OUTCOME_QUIET, OUTCOME_LIMIT).frame
             self.final = frame.small
             self.final_frame = frame
             self.final_thumbnail = _png(frame.thumbnail)

@@ -187,3 +187,64 @@ def test_sampling_leaves_the_quiet_zones_out() -> None:
     assert not same_picture(a, b)
     assert same_picture(a, b, leave_out=[ZONE])
     assert not same_picture(a, b, leave_out=[Rect(230, 20, 100, 40)])  # covers part of it
+
+
+# ---- the outcome: still but for a blinking caret --------------------------------------------
+
+
+def with_caret(on: bool, label: bool = False) -> Image.Image:
+    """A field at (100, 50) whose caret is shown or not; `label`: a label drawn beside it."""
+    from PIL import ImageDraw
+
+    image = screen()
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((90, 45, 250, 70), outline="grey")
+    if on:
+        draw.line((100, 50, 100, 65), fill="black")
+    if label:
+        draw.rectangle((120, 100, 200, 112), fill="red")
+    return image
+
+
+def blink(backend: FakeBackend, stop: threading.Event, every: float, label_at: int = -1) -> None:
+    """Toggle the caret every `every` seconds until `stop`; from blink `label_at` on, the
+    label shows too (another change than a caret's)."""
+    n = 0
+    while not stop.wait(every):
+        n += 1
+        backend.repaint(with_caret(n % 2 == 1, label=0 <= label_at <= n and n % 4 < 2))
+
+
+def outcome(backend: FakeBackend, label_at: int = -1) -> tuple[float, bool]:
+    from mmcli.capture.recorder import outcome_settle
+
+    stop = threading.Event()
+    thread = threading.Thread(target=blink, args=(backend, stop, 0.1, label_at))
+    thread.start()
+    try:
+        started = time.monotonic()
+        settled = outcome_settle(backend, 0.5, 2.0)
+        return time.monotonic() - started, settled.still
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_the_outcome_is_still_though_a_caret_blinks() -> None:
+    backend = quiet_backend()
+    backend.repaint(with_caret(False))
+    took, still = outcome(backend)
+    assert still and took < 1.5
+
+
+def test_the_outcome_is_still_though_a_caret_blinks_without_reports() -> None:
+    backend = FakeBackend(with_caret(False))
+    took, still = outcome(backend)
+    assert still and took < 1.5
+
+
+def test_the_outcome_waits_for_a_change_other_than_a_caret() -> None:
+    backend = quiet_backend()
+    backend.repaint(with_caret(False))
+    took, still = outcome(backend, label_at=0)
+    assert not still and took >= 1.9
