@@ -107,7 +107,11 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
     closing or a row drawn late is a change of another shape and starts the wait again."""
     deadline = time.monotonic() + limit
     settled = backend.settle(SETTLE_QUIET, limit)
-    base, still_from, looked = settled.frame, settled.at, settled.at
+    base, looked = settled.frame, settled.at
+    log = backend.changes()
+    # Still since the last change reported (a caret's blink, maybe), not since asking: an
+    # agent that waited for the app before it ended has waited part of `quiet` already.
+    still_from = settled.at if log is None else max(log.changed_at, backend.input_at)
     latest = settled
     zones = [z.grow(ZONE_MARGIN) for z in backend.current_quiet_zones()]
     while settled.still:
@@ -115,8 +119,7 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
         left = end - time.monotonic()
         if left <= 0:
             return Settled(latest.frame, still_from + quiet <= deadline, latest.at)
-        reports = backend.changes() is not None
-        backend.wait_change(looked, left if reports else min(left, OUTCOME_LOOK))
+        backend.wait_change(looked, left if log is not None else min(left, OUTCOME_LOOK))
         if time.monotonic() >= end:
             continue
         latest = backend.settle(SETTLE_QUIET, max(deadline - time.monotonic(), 0.0))

@@ -248,3 +248,12 @@ def test_the_outcome_waits_for_a_change_other_than_a_caret() -> None:
     backend.repaint(with_caret(False))
     took, still = outcome(backend, label_at=0)
     assert not still and took >= 1.9
+
+
+def test_the_outcome_counts_the_quiet_since_the_last_change() -> None:
+    from mmcli.capture.recorder import outcome_settle
+
+    backend = quiet_backend()  # nothing changed for 10 s
+    started = time.monotonic()
+    assert outcome_settle(backend, 0.5, 2.0).still
+    assert time.monotonic() - started < 0.25
