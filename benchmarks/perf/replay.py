@@ -48,12 +48,16 @@ TARGET_RATIO = 1.3
 @dataclass(frozen=True)
 class Blind:
     """A blind pyautogui script: `pause` is pyautogui.PAUSE (after every call), `dialog`
-    the extra wait after Submit for the confirmation dialog to open."""
+    the extra wait after Submit for the confirmation dialog to open, `interval` the pause
+    between two typed keys (0: none, as `pyautogui.write` types by default; replay never
+    types faster than a key each `KEY_PAUSE_MIN`, the pace a spreadsheet needs to keep
+    every key)."""
 
     key: str
     label: str
     pause: float
     dialog: float
+    interval: float = 0.0
 
 
 def blind_script(recording: Recording, submit: tuple[int, int], blind: Blind) -> str:
@@ -71,7 +75,8 @@ def blind_script(recording: Recording, submit: tuple[int, int], blind: Blind) ->
             if (action.x, action.y) == submit and blind.dialog:
                 lines.append(f"time.sleep({blind.dialog!r})")
         elif action.kind is ActionKind.TYPE:
-            lines.append(f"pyautogui.write({action.text!r})")
+            interval = f", interval={blind.interval!r}" if blind.interval else ""
+            lines.append(f"pyautogui.write({action.text!r}{interval})")
         else:
             raise ValueError(f"the task has an unexpected action: {action.describe()}")
     return "\n".join(lines) + "\n"

@@ -4,7 +4,9 @@ side in one run on one machine.
     python -m benchmarks.perf.speed [--runs 5] [--count 10000] [--json out.json]
 
 1. `mm replay --no-agent` of the 20-action task vs a blind pyautogui script at a 10 ms
-   pace (`PAUSE=0.01`, 0.1 s after Submit), alternating, each on a freshly started app.
+   pace (`PAUSE=0.01`, 0.1 s after Submit) that types a key each 2 ms (`KEY_PAUSE_MIN`:
+   with no pause a spreadsheet drops keys, and replay never types faster), alternating,
+   each on a freshly started app; the same script typing with no pause is timed beside.
 2. Replay's walk per step (the report's seconds / steps) of a 10-step recording (one
    application) and of a 1,000-step one (the same application filed 100 times in a row:
    the recording of an agent that did so, built from the 10-step one).
@@ -40,6 +42,7 @@ from benchmarks.perf.replay import Blind, blind_script, record_task
 from benchmarks.perf.task import ACTIONS, agent_command, fresh_start, problem
 from examples.world import LoanApp
 from mmcli.model import Recording
+from mmcli.pace import KEY_PAUSE_MIN
 from mmcli.store.recordings import Store
 
 NAME = "batch"
@@ -60,12 +63,12 @@ def median_of(values: list[float]) -> Spread:
 def replay_vs_blind(app: LoanApp, store: Path, work: Path, runs: int) -> dict[str, list[float]]:
     recording = Store(store).load(NAME)
     fresh_start(app)
-    script = work / "blind.py"
-    script.write_text(blind_script(recording, app.center("Submit"), Blind("b", "", 0.01, 0.1)))
-    contenders = {
-        "blind": [sys.executable, str(script)],
-        "replay": mm_command("replay", NAME, "--no-agent", "--json"),
-    }
+    contenders = {"replay": mm_command("replay", NAME, "--no-agent", "--json")}
+    for key, interval in (("blind", KEY_PAUSE_MIN), ("blind_nokey", 0.0)):
+        script = work / f"{key}.py"
+        blind = Blind(key, "", 0.01, 0.1, interval)
+        script.write_text(blind_script(recording, app.center("Submit"), blind))
+        contenders[key] = [sys.executable, str(script)]
     walls: dict[str, list[float]] = {k: [] for k in contenders}
     for round_no in range(runs):
         order = list(contenders) if round_no % 2 == 0 else list(reversed(contenders))
@@ -227,8 +230,24 @@ def run(args: argparse.Namespace, work: Path) -> Report:
 
         walls = replay_vs_blind(app, store, work, args.runs)
         replay, blind = median_of(walls["replay"]), median_of(walls["blind"])
+        nokey = median_of(walls["blind_nokey"])
         report.add(
-            Figure("blind_s", "blind pyautogui script, 10 ms pace", blind.median, "s", spread=blind)
+            Figure(
+                "blind_s",
+                "blind pyautogui script, 10 ms pace, keys 2 ms apart",
+                blind.median,
+                "s",
+                spread=blind,
+            )
+        )
+        report.add(
+            Figure(
+                "blind_nokey_s",
+                "the same, keys with no pause (drops keys in Calc)",
+                nokey.median,
+                "s",
+                spread=nokey,
+            )
         )
         report.add(Figure("replay_s", "mm replay --no-agent", replay.median, "s", spread=replay))
         report.add(
