@@ -468,7 +468,14 @@ class Recorder:
         """The screen after the last action: what that action changed, and the outcome
         the run ended on (kept as the path's last screen, with a thumbnail)."""
         with self._lock:
-            frame = outcome_settle(self.backend, OUTCOME_QUIET, OUTCOME_LIMIT).frame
+            settled = outcome_settle(self.backend, OUTCOME_QUIET, OUTCOME_LIMIT)
+            frame = settled.frame
+            if not settled.still:
+                self._warn(
+                    f"the screen was still changing {OUTCOME_LIMIT:g}s after the last action "
+                    "(an animation?); the outcome is the screen as it was then, and replay "
+                    "will judge its own last screen against it"
+                )
             self.final = frame.small
             self.final_frame = frame
             self.final_thumbnail = _png(frame.thumbnail)

@@ -80,3 +80,16 @@ def test_an_animation_far_from_the_task_does_not_hold_replay_up(
     records = loan_app.records()
     assert len(records) == 1
     assert {k: str(records[0][k]) for k in WANTED} == WANTED
+
+
+def test_a_caret_blinking_at_the_end_does_not_hold_the_recording_up(
+    loan_app: LoanApp, isolated_store: Path
+) -> None:
+    """The form ends with the focus in a field whose caret blinks: the outcome is kept
+    once nothing else has changed for its quiet time, not at the limit (where the
+    recorder says the screen was still changing)."""
+    loan_app.start()
+    recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(loan_app))
+    assert recorded.returncode == 0, recorded.stderr
+    assert "still changing" not in recorded.stderr
+    assert len(loan_app.records()) == 1
