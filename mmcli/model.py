@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from mmcli.screen.fingerprint import Fingerprint, Rect
     from mmcli.screen.windows import WindowRef
 
+SCREEN_KIND = "cli"
+"""The kind of document a screen recording is (see `mmcli.inventory.kinds`)."""
+
 FORMAT_VERSION = 3
 """3: a literal `{{` in the agent's command is kept as `LITERAL_BRACES`, so that only
 the placeholders `mm` wrote there are filled at a heal. A version-2 file reads as before:

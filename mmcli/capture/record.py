@@ -24,14 +24,13 @@ from mmcli.errors import (
     MMError,
     NotSaved,
 )
-from mmcli.model import Action
+from mmcli.model import SCREEN_KIND, Action
 from mmcli.params import Values
 from mmcli.screen.fingerprint import Rect
 from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store
 
-KIND = "cli"
-"""The kind of document a screen recording is (see `mmcli.inventory.kinds`)."""
+KIND = SCREEN_KIND
 
 NO_VALUES = Values()
 

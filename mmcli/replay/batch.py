@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from mmcli.backends.base import Backend
-from mmcli.capture.record import KIND
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError, closest
-from mmcli.model import Recording
+from mmcli.model import SCREEN_KIND, Recording
 from mmcli.params import KEY, Values
 from mmcli.replay.replayer import check_values, replay, replay_recording
 from mmcli.replay.report import ReplayOptions, ReplayReport
@@ -139,7 +138,7 @@ def run_batch(
     say = progress or (lambda message: None)
     with contextlib.ExitStack() as marked:
         if recording is not None or store.exists(name):
-            marked.enter_context(begin(store, name, Intent.REPLAY, KIND))
+            marked.enter_context(begin(store, name, Intent.REPLAY, SCREEN_KIND))
             recording = recording or store.load(name)
         secret = set(recording.secrets) if recording is not None else set()
         if recording is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mmcli.capture.record import KIND
+from mmcli.model import SCREEN_KIND
 from mmcli.replay.report import ReplayReport
 from mmcli.store import lifecycle
 from mmcli.store.recordings import Store
@@ -24,7 +24,7 @@ def journal(store: Store, report: ReplayReport, progress: Callable[[str], None])
     lifecycle.journal(
         store,
         report.name,
-        KIND,
+        SCREEN_KIND,
         report.outcome,
         report.seconds,
         fields,

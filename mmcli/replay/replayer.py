@@ -21,11 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mmcli.backends.base import Backend
-from mmcli.capture.record import KIND
 from mmcli.capture.steps import focus_point
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import Aborted, DisplayError, NotSaved, Outcome, UsageError, closest
-from mmcli.model import Action, Recording, Step
+from mmcli.model import SCREEN_KIND, Action, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.act import CONFIRM_RETRIES, Actor
 from mmcli.replay.divergence import Diagnosis, differed
@@ -329,7 +328,7 @@ def replay(
         if not options.agent or options.dry_run:
             raise store.not_found(name)
         return record_first(store, backend, name, values, options, progress)
-    with begin(store, name, Intent.REPLAY, KIND):
+    with begin(store, name, Intent.REPLAY, SCREEN_KIND):
         return replay_recording(store, backend, store.load(name), values, options, progress)
 
 
