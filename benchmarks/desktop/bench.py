@@ -57,6 +57,9 @@ class Judgement:
     expected: str
     stderr: str
     seconds: float
+    step_ms: float | None = None
+    """mm's own time a step (`mm replay --json`: seconds / steps replayed) of a replay that
+    exited 0; None otherwise."""
 
 
 def mm(store: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -68,6 +71,17 @@ def mm(store: Path, *args: str, timeout: float = 180) -> subprocess.CompletedPro
         cwd=REPO,
         env={**os.environ, "COLUMNS": "160", "NO_COLOR": "1"},
     )
+
+
+def step_ms(result: subprocess.CompletedProcess[str]) -> float | None:
+    """Replay's own time a step, from its `--json` report, when it exited 0."""
+    if result.returncode != 0:
+        return None
+    try:
+        report = json.loads(result.stdout)
+        return round(1000 * float(report["seconds"]) / int(report["steps_replayed"]), 1)
+    except (ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
 
 
 def classify(label: Label, exit_code: int, record: str | None, expected: str) -> Outcome:
@@ -215,6 +229,7 @@ class Bench:
                 f"name={value}",
                 "--timeout",
                 str(self.timeout),
+                "--json",
             ]
             if scenario.relocate:
                 args.append("--relocate")
@@ -237,6 +252,7 @@ class Bench:
             expected,
             result.stderr,
             round(time.monotonic() - started, 1),
+            step_ms(result),
         )
 
     # ----- perturbations from outside the app ----------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -102,6 +103,17 @@ def matrix(apps: list[str], scenarios: list[Scenario], judgements: list[Judgemen
             row += f"{cell(items):>{width}}"
         lines.append(row)
     return "\n".join(lines)
+
+
+def step_times(items: list[Judgement]) -> str:
+    times = sorted(j.step_ms for j in items if j.step_ms is not None)
+    if not times:
+        return "-"
+    spread = times[-1] / times[0] if times[0] > 0 else float("inf")
+    return (
+        f"{statistics.median(times):.0f} ms ({times[0]:.0f}-{times[-1]:.0f}), "
+        f"{spread:.1f}x over {len(times)} replays"
+    )
 
 
 def totals(judgements: list[Judgement]) -> dict[str, dict[str, int]]:
@@ -221,6 +233,9 @@ def main() -> int:
         print(f"  {key:<9}" + " ".join(f"{r.masked:.0%}" for r in items))
     for label, counts in totals(judgements).items():
         print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print("\nreplay's own time a step (replays that exited 0): median (min-max), max/min")
+    for key in args.apps:
+        print(f"  {key:<9}{step_times([j for j in judgements if j.app == key])}")
     if args.json:
         write_json(args.json, args.recordings, started, recorded, judgements)
     return 0
