@@ -30,8 +30,6 @@ from mmcli.screen.fingerprint import Rect
 from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store
 
-KIND = SCREEN_KIND
-
 NO_VALUES = Values()
 
 Progress = Callable[[str], None]
@@ -222,7 +220,7 @@ def record(
     record_input: bool = False,
     commit_steps: int | None = None,
 ) -> RecordResult:
-    with begin(store, name, Intent.of(overwrite=overwrite, add=add), KIND) as opened:
+    with begin(store, name, Intent.of(overwrite=overwrite, add=add), SCREEN_KIND) as opened:
         if not command:
             raise MMError(
                 "no agent command given (put it after `--`, or record a person with --demo)"
@@ -314,7 +312,7 @@ def record_demo(
     the last settled picture. The recording has no command: replay hands over to the
     agent `--agent` names, and without one behaves as `--no-agent`.
     """
-    with begin(store, name, Intent.of(overwrite=overwrite, add=add), KIND) as opened:
+    with begin(store, name, Intent.of(overwrite=overwrite, add=add), SCREEN_KIND) as opened:
         recorder = _demonstrate(backend, observe, progress, timeout)
         say = progress or _quiet
         for index, capture in enumerate(recorder.captures):

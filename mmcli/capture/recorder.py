@@ -112,9 +112,11 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
     # Still since the last change reported (a caret's blink, maybe), not since asking: an
     # agent that waited for the app before it ended has waited part of `quiet` already.
     still_from = settled.at if log is None else max(log.changed_at, backend.input_at)
+    if not settled.still:
+        return settled
     latest = settled
     zones = [z.grow(ZONE_MARGIN) for z in backend.current_quiet_zones()]
-    while settled.still:
+    while True:
         end = min(still_from + quiet, deadline)
         left = end - time.monotonic()
         if left <= 0:
@@ -133,7 +135,6 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
         ]
         if not all(is_caret(base, latest.frame, r) for r in changed):
             base, still_from = latest.frame, latest.at
-    return settled
 
 
 def approach(backend: Backend, action: Action) -> None:

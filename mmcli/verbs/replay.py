@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from mmcli.errors import ExitCode, UsageError
+from mmcli.model import SCREEN_KIND
 from mmcli.params import Values
 from mmcli.replay.report import AGENT_TIMEOUT, ReplayOptions, ReplayReport
 from mmcli.screen.fingerprint import Rect
@@ -120,13 +121,12 @@ def _not_recorded_yet(store: Store, request: ReplayRequest, progress: Progress |
 
 
 def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
-    from mmcli.capture.record import KIND
     from mmcli.replay.replayer import check_values, replay_recording
     from mmcli.store.lifecycle import Intent, begin
 
     if request.params_file is not None:
         return _batch(store, request, progress)
-    with begin(store, request.name, Intent.REPLAY, KIND):
+    with begin(store, request.name, Intent.REPLAY, SCREEN_KIND):
         recording = store.load(request.name)
         if not request.dry_run:
             check_values(recording, request.values)
@@ -138,7 +138,6 @@ def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | No
 def _batch(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
     """One replay per CSV row; a recording already there is marked in use and read once
     for the whole batch (again only after a row that changed it)."""
-    from mmcli.capture.record import KIND
     from mmcli.replay.batch import check_columns, read_rows, run_batch
     from mmcli.store.lifecycle import Intent, begin
 
@@ -148,7 +147,7 @@ def _batch(store: Store, request: ReplayRequest, progress: Progress | None) -> R
     with contextlib.ExitStack() as marked:
         recording = None
         if store.exists(request.name):
-            marked.enter_context(begin(store, request.name, Intent.REPLAY, KIND))
+            marked.enter_context(begin(store, request.name, Intent.REPLAY, SCREEN_KIND))
             recording = store.load(request.name)
             check_columns(recording, rows, request.values, request.params_file, say)
         options = request.options(recording)
