@@ -482,6 +482,9 @@ class LoanFormApp:
         self.publish_pending = False
         if self.opts.layout is None or not self.root.winfo_exists():
             return
+        # A timer can fire before the geometry managers have mapped a new dialog's
+        # children: lay them out first, or a modal is published with no buttons.
+        self.root.update_idletasks()
         write_atomically(self.opts.layout, json.dumps(self.snapshot(), indent=1))
 
     def schedule_publish(self) -> None:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.examples.conftest import AGENT, LoanForm, run_agent
+from tests.examples.conftest import AGENT, APP, LoanForm, run_agent
 
 JOHN = {
     "name": "John",
@@ -146,6 +148,37 @@ def test_agent_without_layout_fails(loan_form: LoanForm) -> None:
     start = time.monotonic()
     assert run_agent(loan_form).returncode == 1
     assert time.monotonic() - start >= 9
+
+
+PUBLISH_AT_ONCE = """
+import sys, tkinter as tk
+sys.path.insert(0, sys.argv[1])
+import loan_form
+root = tk.Tk()
+opts = loan_form.parse_args(["--out", sys.argv[2], "--layout", sys.argv[3]])
+app = loan_form.LoanFormApp(root, opts)
+root.update()
+app.open_dialog("Notice", "Hello", on_ok=lambda: None)
+app.publish()  # a timer firing before the idle work that maps the dialog's children
+"""
+
+
+def test_a_dialog_is_published_with_its_buttons_at_once(
+    x_env: dict[str, str], tmp_path: Path
+) -> None:
+    layout = tmp_path / "layout.json"
+    script = [
+        sys.executable,
+        "-c",
+        PUBLISH_AT_ONCE,
+        str(APP.parent),
+        str(tmp_path / "out"),
+        str(layout),
+    ]
+    subprocess.run(script, env=x_env, check=True, timeout=30)
+    notice = window(json.loads(layout.read_text()), "Notice")
+    assert notice["modal"]
+    assert [w["id"] for w in notice["widgets"]] == ["message", "ok"]
 
 
 # ----- offline: the agent's decisions ---------------------------------------------
