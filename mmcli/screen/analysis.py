@@ -190,6 +190,11 @@ def _moved(before: np.ndarray, after: np.ndarray, threshold: int) -> np.ndarray:
     return np.asarray(np.abs(before.astype(np.int16) - after.astype(np.int16)) > threshold)
 
 
+def moved_pixels(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Where two downscaled images differ as `changed_regions` counts it (12 levels)."""
+    return _moved(before, after, 12)
+
+
 FINE_THRESHOLD = 32
 """A full-resolution pixel whose colour moved by more than this (any channel) changed."""
 

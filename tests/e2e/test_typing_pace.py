@@ -9,6 +9,7 @@ read back through the clipboard.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.desktop.apps import CALC_PROFILE
+from mmcli.screen.fingerprint import Rect
 from tests.desktop import Desktop, need, wait_until, x
 from tests.e2e.conftest import mm
 
@@ -135,3 +137,32 @@ def test_replay_types_every_key_into_a_spreadsheet(
         replayed = mm("replay", "row", "--no-agent", "--param", f"name={name}", "--timeout", "5")
         assert replayed.returncode == 0, replayed.stderr
         assert calc.row() == [c.format(name=name) for c in ROW]
+
+
+def test_a_value_s_mask_stays_on_its_cell_s_line(
+    calc: Calc, tmp_path: Path, isolated_store: Path
+) -> None:
+    # Each cell typed by its own command line, so replay checks the screen between the
+    # name and the Tab after it. Maximized, Calc's input line stands a few pixels above
+    # the first row: what typing the name changed is one region over both. The name's
+    # mask must keep to its row, and to the name shown again in the input line; the
+    # Name Box beside it (which cell is selected) stays checked in every later step.
+    # The agent thinks between its command lines, as a model does.
+    lines = ["key ctrl+Home", "type --delay 12 5000", "key Tab",
+             "mousemove --sync 171 151 click 1", 'type --delay 12 "$1"', "key Tab",
+             "type --delay 12 1100", "key Tab", "type --delay 12 Bobby", "key Return"]  # fmt: skip
+    script = tmp_path / "agent.sh"
+    script.write_text("".join(f"sleep 0.3\nxdotool {line}\n" for line in lines))
+    calc.start()
+    recorded = mm("record", "cells", "--param", "name=Anna", "--observe", "0.5", "--",
+                  "sh", str(script), "Anna")  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    shown = json.loads(mm("show", "cells", "--json").stdout)
+    name_box = Rect(16, 100, 100, 12)
+    for step in shown["steps"]:
+        assert not any(Rect(*m).intersects(name_box) for m in step["masks"]), step
+
+    calc.start()
+    replayed = mm("replay", "cells", "--no-agent", "--param", "name=Hannah", "--timeout", "5")
+    assert replayed.returncode == 0, replayed.stderr
+    assert calc.row() == [c.format(name="Hannah") for c in ROW]

@@ -316,3 +316,120 @@ def test_a_panel_that_changed_at_the_top_does_not_stretch_the_task_area() -> Non
     assert area is not None and not area.intersects(Rect(100, 0, 561, 60)), area
     assert area.intersects(Rect(100, 62, 561, 1))  # the title bar that changed
     assert area.intersects(Rect(FIELD_CLICK[0], FIELD_CLICK[1], 1, 1))
+
+
+def test_a_picture_found_in_more_places_than_echoes_take_is_a_pattern() -> None:
+    """A typed region whose picture is a spreadsheet's grid line matches on every row:
+    that is no echo, and nothing is masked for it."""
+    from mmcli.capture.steps import ECHO_MAX, find_echoes
+
+    shown, word, typed = _typed_screen()
+    for count in (ECHO_MAX, ECHO_MAX + 1):
+        later = shown
+        for k in range(count):
+            later = _echoed(later, word, 10 + 10 * (k % 8), row=20 + 4 * (k // 8))
+        assert len(find_echoes(shown, typed, [later])) == (count if count <= ECHO_MAX else 0)
+
+
+# ---- text the typing made appear elsewhere in another font --------------------------------
+# A field line at rows 30-33 (px 120-135) where the typing wrote, and above it an input
+# line on blank ground at rows 10-12 (px 40-51) beside an icon that changed too.
+
+
+def _shown_elsewhere(
+    echo: tuple[int, int] = (3, 8), icon_before: bool = True
+) -> tuple[np.ndarray, np.ndarray, Rect]:
+    """(before, after, what the typing wrote); `echo`: the new text's (rows, columns)."""
+    before = np.full((60, 100), 255, np.uint8)
+    before[10:13, 20:24] = 90 if icon_before else 255  # an icon beside the input line
+    after = before.copy()
+    after[10:13, 20:24] = 40  # the icon changed (Calc's Σ = became X ✓)
+    rows, cols = echo
+    after[10 : 10 + rows, 28 : 28 + cols] = 60  # the value again, in another font
+    after[30:34, 40:50] = 50  # the value in its field
+    return before, after, Rect(160, 120, 40, 16)
+
+
+def test_text_that_appeared_on_blank_ground_while_typing_is_an_echo() -> None:
+    from mmcli.capture.steps import text_shown_elsewhere
+
+    before, after, typed = _shown_elsewhere()
+    assert text_shown_elsewhere(before, after, typed, None) == [Rect(112, 40, 32, 12)]
+    # Within the window typed into, when it is known; never outside it.
+    assert text_shown_elsewhere(before, after, typed, Rect(100, 30, 300, 200)) != []
+    assert text_shown_elsewhere(before, after, typed, Rect(150, 100, 200, 100)) == []
+
+
+@pytest.mark.parametrize(
+    ("echo", "why"),
+    [((10, 8), "taller than the field's line: a list or a dialog"),
+     ((3, 30), "wider than twice the typed text: not the value"),
+     ((3, 1), "one stroke: a clock's digit changing")],
+)  # fmt: skip
+def test_what_is_no_line_of_the_value_is_no_echo(echo: tuple[int, int], why: str) -> None:
+    from mmcli.capture.steps import text_shown_elsewhere
+
+    before, after, typed = _shown_elsewhere(echo)
+    assert text_shown_elsewhere(before, after, typed, None) == [], why
+
+
+def test_what_changed_where_something_was_drawn_is_no_echo() -> None:
+    """The icon beside the input line changed too: it had something drawn before, so it
+    is not text that appeared; drawn on blank ground it would count."""
+    from mmcli.capture.steps import text_shown_elsewhere
+
+    before, after, typed = _shown_elsewhere(icon_before=False)
+    found = text_shown_elsewhere(before, after, typed, None)
+    assert Rect(80, 40, 16, 12) in found and Rect(112, 40, 32, 12) in found
+
+
+def test_typing_s_effect_keeps_to_the_focused_line_of_a_region_over_two() -> None:
+    """An input line 8 px above the field changed as the field did: one changed region,
+    but the effect (and so the param's mask) is the field's line alone."""
+    before = np.full((60, 100), 255, np.uint8)
+    after = before.copy()
+    after[27:29, 30:38] = 60  # the value again, two rows above the field's line
+    after[31:34, 30:40] = 50  # the value in its field
+    frame = Frame(bytes(400 * 240 * 4), 400, 240)
+    cap = Capture(
+        Action(ActionKind.TYPE, text="Ada"), before, patch_of(frame, 140, 130), (140, 130),
+        (400, 240), datetime(2026, 11, 1, tzinfo=UTC),
+    )  # fmt: skip
+    assert effect_regions(cap, after, []) == [Rect(120, 124, 40, 12)]
+
+
+@pytest.mark.parametrize("secret", [False, True])
+def test_a_value_shown_again_in_another_font_is_masked_and_a_secret_painted(
+    secret: bool,
+) -> None:
+    """The form shows the typed value again above the field, larger (another font, which
+    no correlation with the field's text finds): it is masked in the steps after, and
+    painted over in their thumbnails when the value is a secret."""
+    from PIL import ImageFont
+
+    def shown(text: str) -> Image.Image:
+        img = screen(text=text)
+        ImageDraw.Draw(img).text((300, 240), text, fill="black", font=ImageFont.load_default(13))
+        return img
+
+    import io
+    from concurrent.futures import Future
+
+    from mmcli.screen.paint import PAINT
+
+    captures = typed_run(clock_ticks=False)
+    captures[2] = capture(shown("Ada"), captures[2].action, (160, 415))
+    thumbnail: Future[bytes] = Future()
+    buf = io.BytesIO()
+    shown("Ada").resize((480, 270)).save(buf, format="PNG")
+    thumbnail.set_result(buf.getvalue())
+    captures[2].thumbnail = thumbnail
+    built = build_steps(captures, None, {"name": "Ada"}, 0, None, [], {"name"} if secret else None)
+    echo = Rect(300, 244, 24, 12)
+    assert any(echo.inside(m) for m in built.steps[2].fingerprint.masks)
+    assert not any(m.intersects(Rect(120, 300, 80, 30)) for m in built.steps[2].fingerprint.masks)
+    name = built.steps[2].thumbnail
+    assert name is not None
+    kept = Image.open(io.BytesIO(built.thumbnails[name])).convert("RGB")
+    painted = [kept.getpixel((x, y)) == PAINT for x in range(75, 81) for y in range(61, 64)]
+    assert all(painted) if secret else not any(painted)
