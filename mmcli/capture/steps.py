@@ -204,16 +204,16 @@ def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[R
 
 def _blank_before(before: np.ndarray, after: np.ndarray, moved: np.ndarray, piece: Rect) -> bool:
     """Whether `piece` held nothing before: all of it within `BLANK_SPREAD` of the ground
-    the new content stands on (what did not change right around it)."""
+    the new content stands on, the line's own background just left and right of it where
+    that did not change (above and below may be the line's border)."""
     ys, xs = small_slice(piece, after.shape)
-    top, left = max(ys.start - 1, 0), max(xs.start - 1, 0)
-    ring = after[top : ys.stop + 1, left : xs.stop + 1]
-    still = ~moved[top : ys.stop + 1, left : xs.stop + 1]
-    if not still.any():
+    sides = [c for c in (xs.start - 1, xs.stop) if 0 <= c < after.shape[1]]
+    ground = [after[ys, c][~moved[ys, c]] for c in sides]
+    still = np.concatenate(ground) if ground else np.zeros(0, after.dtype)
+    if not still.size:
         return False
-    ground = int(np.median(ring[still]))
     was = before[ys, xs].astype(np.int16)
-    return bool(np.abs(was - ground).max() <= BLANK_SPREAD)
+    return bool(np.abs(was - int(np.median(still))).max() <= BLANK_SPREAD)
 
 
 def _bands(moved: np.ndarray, region: Rect) -> list[Rect]:

@@ -333,7 +333,7 @@ def test_a_picture_found_in_more_places_than_echoes_take_is_a_pattern() -> None:
 
 # ---- text the typing made appear elsewhere in another font --------------------------------
 # A field line at rows 30-33 (px 120-135) where the typing wrote, and above it an input
-# line on blank ground at rows 10-12 (px 40-51) beside an icon that changed too.
+# line, white between grey borders, at rows 10-12 (px 40-51) beside an icon that changed.
 
 
 def _shown_elsewhere(
@@ -342,6 +342,7 @@ def _shown_elsewhere(
     """(before, after, what the typing wrote); `echo`: the new text's (rows, columns)."""
     before = np.full((60, 100), 255, np.uint8)
     before[10:13, 20:24] = 90 if icon_before else 255  # an icon beside the input line
+    before[[9, 13], 26:40] = 223  # the input line's border above and below it
     after = before.copy()
     after[10:13, 20:24] = 40  # the icon changed (Calc's Σ = became X ✓)
     rows, cols = echo
