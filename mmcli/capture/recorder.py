@@ -60,18 +60,30 @@ SAMPLE_EVERY = 0.25
 """While the agent thinks, the screen is sampled this often to learn what changes alone."""
 QUIET_AFTER_ACTION = 1.0
 """Changes within this many seconds of an action are the action's doing, not volatility."""
+ANSWER_WAIT = 0.25
+"""After an input an app answers on the screen (a click, a key, typed text), the next
+screen is kept once it has answered, waiting at most this long from the input: some apps
+first draw a while after it (LibreOffice Calc 80-110 ms after a Tab, measured with
+DAMAGE), and a screen still until then is the one before the input. An agent that
+thought longer than this is captured at once, as before."""
+ANSWERED = {ActionKind.CLICK, ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
+KEYS = {ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
+ANSWER_QUIET = 0.06
+"""Within `ANSWER_WAIT` of keyboard input the screen must be still this long, not
+`SETTLE_QUIET`: an app may draw its answer to keys in stages (Calc draws typed text in its
+cell at once and in its input line 30-40 ms later, measured)."""
 APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
 """Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
 
 
-def settle(backend: Backend, since: float | None = None) -> Frame:
-    """The screen once still, as the recorder keeps it: still for `SETTLE_QUIET` since its
-    last change and since `since`, when the agent's last input was given (in its own
-    process; by default just now)."""
+def settle(backend: Backend, since: float | None = None, quiet: float = SETTLE_QUIET) -> Frame:
+    """The screen once still, as the recorder keeps it: still for `quiet` since its last
+    change and since `since`, when the agent's last input was given (in its own process;
+    by default just now)."""
     at = time.monotonic() if since is None else since
-    return backend.settle(SETTLE_QUIET, SETTLE_LIMIT, since=at).frame
+    return backend.settle(quiet, SETTLE_LIMIT, since=at).frame
 
 
 def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
@@ -276,12 +288,13 @@ class Recorder:
 
     def _shoot(self, action: Action, note: str = "") -> Capture:
         """The screen before `action` (the caller holds the lock)."""
+        quiet = self._await_answer(action)
         approach(self.backend, action)
         # The agent's last input came after the last capture was answered (each action
         # waits for its answer) or is the latest the display's input watch saw: the
         # screen need be still only since then. An agent that thought for a second
         # before this action is captured at once, not 20 ms later.
-        frame = settle(self.backend, since=self._last_capture)
+        frame = settle(self.backend, since=self._last_capture, quiet=quiet)
         target = focus_point(action, self._focus)
         if action.kind is ActionKind.CLICK:
             self._focus = action.point
@@ -296,6 +309,25 @@ class Recorder:
             note=note,
             window=self._window_of(action),
         )
+
+    def _await_answer(self, action: Action) -> float:
+        """Before `action` is captured, wait until the screen has answered the last action,
+        when that was input an app answers given less than `ANSWER_WAIT` ago: until it
+        changed since (at most until `ANSWER_WAIT`). Returns how long the screen must then
+        be still: `ANSWER_QUIET` after recent keys, else `SETTLE_QUIET`. Text typed right
+        after text joins its step, whose screen is the one before the first chunk: no
+        wait. With no change reports, the settling alone decides (two grabs that agree)."""
+        last = self.captures[-1].action.kind if self.captures else None
+        if last not in ANSWERED or self.backend.changes() is None:
+            return SETTLE_QUIET
+        if last is ActionKind.TYPE and action.kind is ActionKind.TYPE:
+            return SETTLE_QUIET
+        since = max(self._last_capture, self.backend.input_at)
+        left = since + ANSWER_WAIT - time.monotonic()
+        if left <= 0:
+            return SETTLE_QUIET
+        self.backend.wait_change(since, left)
+        return ANSWER_QUIET if last in KEYS else SETTLE_QUIET
 
     def _window_of(self, action: Action) -> WindowRef | None:
         """The window an action went to: the one under its point, or, for keys, the one

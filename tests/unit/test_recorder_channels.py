@@ -186,3 +186,79 @@ def test_the_recording_xdotool_reports_then_runs_the_real_one_with_its_output_an
 
     done = subprocess.run(["xdotool", "getmouselocation"], env=env, capture_output=True)
     assert done.returncode == 3 and len(rec.captures) == 1  # passed through, unrecorded
+
+
+# ---- the screen kept once the app has answered the last input --------------------------
+
+
+def _later(backend: FakeBackend, *paints: tuple[float, Any]) -> None:
+    """Repaint `backend` with each screen after its delay (s), as an app answers late."""
+    import threading
+    import time
+
+    def run() -> None:
+        start = time.monotonic()
+        for delay, screen in paints:
+            time.sleep(max(start + delay - time.monotonic(), 0))
+            backend.repaint(screen)
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def _small(screen: Any) -> Any:
+    from mmcli.screen.fingerprint import Frame
+
+    return Frame.from_image(screen).small
+
+
+def test_a_late_answer_to_a_key_is_waited_for() -> None:
+    """Calc draws the cell Tab went to 80-110 ms after the key: an agent's next action
+    10 ms after the key must find that screen kept, not the one before the key."""
+    backend = FakeBackend(form_screen(), reports=True)
+    answered = form_screen(text="moved on")
+    with Recorder(backend, learn=False) as r:
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))
+        _later(backend, (0.08, answered))
+        r.capture(Action(ActionKind.TYPE, text="x"))
+    assert (r.captures[1].small == _small(answered)).all()
+
+
+def test_an_answer_to_keys_drawn_in_stages_is_waited_for_whole() -> None:
+    """Typed text drawn in its cell at once and in the input line 40 ms later."""
+    from PIL import Image, ImageDraw
+
+    screen = Image.new("RGB", (320, 200), "white")  # small: a grab takes 1 ms, not 30
+    cell, whole = screen.copy(), screen.copy()
+    ImageDraw.Draw(cell).rectangle([40, 120, 80, 130], fill="black")
+    ImageDraw.Draw(whole).rectangle([40, 120, 80, 130], fill="black")
+    ImageDraw.Draw(whole).rectangle([40, 40, 80, 50], fill="black")
+    backend = FakeBackend(screen, reports=True)
+    with Recorder(backend, learn=False) as r:
+        r.capture(Action(ActionKind.TYPE, text="Ann"))
+        _later(backend, (0.005, cell), (0.045, whole))
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))
+    assert (r.captures[1].small == _small(whole)).all()
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "pause"),
+    [(Action(ActionKind.PRESS, keys=["tab"]), Action(ActionKind.TYPE, text="x"), 0.3),
+     (Action(ActionKind.TYPE, text="ab"), Action(ActionKind.TYPE, text="cd"), 0.0),
+     (Action(ActionKind.MOVE, x=5, y=5), Action(ActionKind.CLICK, x=9, y=9), 0.0)],
+    ids=["after-the-agent-thought", "text-after-text", "after-a-move"],
+)  # fmt: skip
+def test_no_answer_is_waited_for_where_none_is_due(
+    first: Action, then: Action, pause: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent that thought longer than `ANSWER_WAIT` is captured at once; text typed
+    right after text joins the step before; a pointer move has no answer to wait for."""
+    import time
+
+    backend = FakeBackend(form_screen(), reports=True)
+    waited: list[float] = []
+    monkeypatch.setattr(backend, "wait_change", lambda since, timeout: waited.append(timeout))
+    with Recorder(backend, learn=False) as r:
+        r.capture(first)
+        time.sleep(pause)
+        r.capture(then)
+    assert waited == []
