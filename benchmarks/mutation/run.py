@@ -85,6 +85,7 @@ TARGETS = {
         "mmcli/capture/steps.py",
         _tests("build_steps", "integrate", "matcher_rules", "recorder_channels"),
     ),
+    "echoes": Target("mmcli/screen/echoes.py", _tests("build_steps")),
     "integrate": Target(
         "mmcli/capture/integrate.py", _tests("integrate", "integrate_outcomes", "build_steps")
     ),

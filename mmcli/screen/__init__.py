@@ -11,6 +11,8 @@
 - `windows`: the desktop's window structure as the window system tells it (the window a
   step acted in; a moved window found by its class and size; a new window judged by its
   type and place: a notification over no target left out of the check).
+- `echoes`: where a typed value shows again besides its field (in its font or another),
+  and the lines of text a changed region holds.
 - `paint`: painting over what may show a secret in a kept screen (a thumbnail).
 - `outcome`: whether a settled screen shows the outcome a path of the recording ended on.
 

@@ -198,7 +198,7 @@ def test_the_task_area_of_a_lone_click_is_its_target_patch() -> None:
 
 
 def test_echoes_are_the_typed_text_elsewhere_once_each_never_the_field() -> None:
-    from mmcli.capture.steps import find_echoes
+    from mmcli.screen.echoes import find_echoes
 
     typed = Rect(204, 176, 72, 16)  # the text in the field
     shown = Frame.from_image(screen(text="Ada Lovelace")).small
@@ -237,7 +237,7 @@ def _echoed(shown: np.ndarray, word: np.ndarray, column: int, row: int = 40) -> 
 
 
 def test_an_echo_is_found_from_the_text_between_the_carets() -> None:
-    from mmcli.capture.steps import find_echoes
+    from mmcli.screen.echoes import find_echoes
 
     shown, word, typed = _typed_screen()
     found = find_echoes(shown, typed, [_echoed(shown, word, 50)])
@@ -246,7 +246,7 @@ def test_an_echo_is_found_from_the_text_between_the_carets() -> None:
 
 @pytest.mark.parametrize(("width", "height"), [(8, 2), (9, 1)])
 def test_text_too_narrow_or_too_low_is_not_looked_for(width: int, height: int) -> None:
-    from mmcli.capture.steps import find_echoes
+    from mmcli.screen.echoes import find_echoes
 
     shown, word, typed = _typed_screen(width, height)
     assert find_echoes(shown, typed, [_echoed(shown, word, 50)]) == []
@@ -255,7 +255,7 @@ def test_text_too_narrow_or_too_low_is_not_looked_for(width: int, height: int) -
 def test_an_echo_8_px_from_the_field_or_nearer_is_the_field() -> None:
     """The template starts one column into the word: an echo whose word starts at column
     20 (px 80) is found at px 84, 8 px right of the typed text (which ends at px 76)."""
-    from mmcli.capture.steps import find_echoes
+    from mmcli.screen.echoes import find_echoes
 
     shown, word, typed = _typed_screen()
     assert find_echoes(shown, typed, [_echoed(shown, word, 20, row=10)]) == [
@@ -321,7 +321,7 @@ def test_a_panel_that_changed_at_the_top_does_not_stretch_the_task_area() -> Non
 def test_a_picture_found_in_more_places_than_echoes_take_is_a_pattern() -> None:
     """A typed region whose picture is a spreadsheet's grid line matches on every row:
     that is no echo, and nothing is masked for it."""
-    from mmcli.capture.steps import ECHO_MAX, find_echoes
+    from mmcli.screen.echoes import ECHO_MAX, find_echoes
 
     shown, word, typed = _typed_screen()
     for count in (ECHO_MAX, ECHO_MAX + 1):
@@ -352,7 +352,7 @@ def _shown_elsewhere(
 
 
 def test_text_that_appeared_on_blank_ground_while_typing_is_an_echo() -> None:
-    from mmcli.capture.steps import text_shown_elsewhere
+    from mmcli.screen.echoes import text_shown_elsewhere
 
     before, after, typed = _shown_elsewhere()
     assert text_shown_elsewhere(before, after, typed, None) == [Rect(112, 40, 32, 12)]
@@ -368,7 +368,7 @@ def test_text_that_appeared_on_blank_ground_while_typing_is_an_echo() -> None:
      ((3, 1), "one stroke: a clock's digit changing")],
 )  # fmt: skip
 def test_what_is_no_line_of_the_value_is_no_echo(echo: tuple[int, int], why: str) -> None:
-    from mmcli.capture.steps import text_shown_elsewhere
+    from mmcli.screen.echoes import text_shown_elsewhere
 
     before, after, typed = _shown_elsewhere(echo)
     assert text_shown_elsewhere(before, after, typed, None) == [], why
@@ -377,7 +377,7 @@ def test_what_is_no_line_of_the_value_is_no_echo(echo: tuple[int, int], why: str
 def test_what_changed_where_something_was_drawn_is_no_echo() -> None:
     """The icon beside the input line changed too: it had something drawn before, so it
     is not text that appeared; drawn on blank ground it would count."""
-    from mmcli.capture.steps import text_shown_elsewhere
+    from mmcli.screen.echoes import text_shown_elsewhere
 
     before, after, typed = _shown_elsewhere(icon_before=False)
     found = text_shown_elsewhere(before, after, typed, None)
