@@ -337,16 +337,18 @@ def test_a_picture_found_in_more_places_than_echoes_take_is_a_pattern() -> None:
 
 
 def _shown_elsewhere(
-    echo: tuple[int, int] = (3, 8), icon_before: bool = True
+    echo: tuple[int, int] = (3, 8), icon_before: bool = True, border: bool = True, at: int = 28
 ) -> tuple[np.ndarray, np.ndarray, Rect]:
-    """(before, after, what the typing wrote); `echo`: the new text's (rows, columns)."""
+    """(before, after, what the typing wrote); `echo`: the new text's (rows, columns),
+    from column `at`."""
     before = np.full((60, 100), 255, np.uint8)
     before[10:13, 20:24] = 90 if icon_before else 255  # an icon beside the input line
-    before[[9, 13], 26:40] = 223  # the input line's border above and below it
+    if border:
+        before[[9, 13], 26:40] = 223  # the input line's border above and below it
     after = before.copy()
     after[10:13, 20:24] = 40  # the icon changed (Calc's Σ = became X ✓)
     rows, cols = echo
-    after[10 : 10 + rows, 28 : 28 + cols] = 60  # the value again, in another font
+    after[10 : 10 + rows, at : at + cols] = 60  # the value again, in another font
     after[30:34, 40:50] = 50  # the value in its field
     return before, after, Rect(160, 120, 40, 16)
 
@@ -389,7 +391,7 @@ def test_typing_s_effect_keeps_to_the_focused_line_of_a_region_over_two() -> Non
     but the effect (and so the param's mask) is the field's line alone."""
     before = np.full((60, 100), 255, np.uint8)
     after = before.copy()
-    after[27:29, 30:38] = 60  # the value again, two rows above the field's line
+    after[27:29, 26:34] = 60  # the value again, two rows above the field's line
     after[31:34, 30:40] = 50  # the value in its field
     frame = Frame(bytes(400 * 240 * 4), 400, 240)
     cap = Capture(
@@ -434,3 +436,44 @@ def test_a_value_shown_again_in_another_font_is_masked_and_a_secret_painted(
     kept = Image.open(io.BytesIO(built.thumbnails[name])).convert("RGB")
     painted = [kept.getpixel((x, y)) == PAINT for x in range(75, 81) for y in range(61, 64)]
     assert all(painted) if secret else not any(painted)
+
+
+@pytest.mark.parametrize(
+    ("echo", "found"),
+    [((6, 8), True), ((7, 8), False), ((3, 24), True), ((3, 25), False), ((3, 2), True)],
+    ids=["as-tall-as-the-field-s-change-plus-8-px", "taller", "twice-as-wide-plus-16-px",
+         "wider", "two-downscaled-pixels-wide"],
+)  # fmt: skip
+def test_an_echo_s_size_bounds_hold_to_the_pixel(echo: tuple[int, int], found: bool) -> None:
+    from mmcli.screen.echoes import text_shown_elsewhere
+
+    before, after, typed = _shown_elsewhere(echo, border=False)
+    rows, cols = echo
+    expected = [Rect(112, 40, 4 * cols, 4 * rows)] if found else []
+    assert text_shown_elsewhere(before, after, typed, None) == expected
+
+
+def test_text_that_appeared_on_the_field_s_own_line_is_no_echo() -> None:
+    """A counter ("12 characters") the field shows on its own line, 48 px right of the
+    text: the typing's own doing, on the line its mask covers."""
+    from mmcli.screen.echoes import text_shown_elsewhere
+
+    before, after, typed = _shown_elsewhere()
+    after[31:34, 62:70] = 60
+    assert text_shown_elsewhere(before, after, typed, None) == [Rect(112, 40, 32, 12)]
+
+
+def test_an_echo_at_the_screen_s_edge_takes_its_ground_from_the_side_it_has() -> None:
+    from mmcli.screen.echoes import text_shown_elsewhere
+
+    before, after, typed = _shown_elsewhere((3, 4), at=96)
+    assert Rect(384, 40, 16, 12) in text_shown_elsewhere(before, after, typed, None)
+
+
+def test_an_echo_lower_than_the_icon_beside_it_is_cut_to_its_own_rows() -> None:
+    from mmcli.screen.echoes import text_shown_elsewhere
+
+    before, after, typed = _shown_elsewhere((3, 8), border=False)
+    after[10:13, 28:36] = 255
+    after[11:13, 28:36] = 60  # two rows, one lower than the icon's top
+    assert text_shown_elsewhere(before, after, typed, None) == [Rect(112, 44, 32, 8)]
