@@ -183,6 +183,9 @@ def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycode
             stderr=subprocess.PIPE,
             text=True,
             env={**env, "DISPLAY": display.display},
+            # Started as a shell's background job is, with SIGINT ignored: mm still
+            # stops at Ctrl-C sent to it, as the full CLI does.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
         )
         deadline = time.monotonic() + 30
         while True:  # until the keycodes are bound: then typing 400 keys takes seconds
