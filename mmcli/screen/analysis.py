@@ -174,12 +174,19 @@ def changed_within(
     if before.shape != after.shape:
         return within
     ys, xs = small_slice(within, after.shape)
-    py, px = np.nonzero(_moved(before[ys, xs], after[ys, xs], threshold))
+    return box_of(_moved(before[ys, xs], after[ys, xs], threshold), ys.start, xs.start)
+
+
+def box_of(cells: np.ndarray, top: int, left: int) -> Rect | None:
+    """The smallest rectangle (screen pixels) around the True downscaled pixels of
+    `cells`, a window of the screen whose first row and column are `top` and `left`; None
+    when there are none."""
+    py, px = np.nonzero(cells)
     if not py.size:
         return None
     return Rect(
-        (xs.start + int(px.min())) * SCALE,
-        (ys.start + int(py.min())) * SCALE,
+        (left + int(px.min())) * SCALE,
+        (top + int(py.min())) * SCALE,
         (int(px.max() - px.min()) + 1) * SCALE,
         (int(py.max() - py.min()) + 1) * SCALE,
     )

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mmcli.screen.analysis import changed_regions, find_template, moved_pixels, small_slice
+from mmcli.screen.analysis import (
+    box_of,
+    changed_regions,
+    find_template,
+    moved_pixels,
+    small_slice,
+)
 from mmcli.screen.carets import on_focus_line
 from mmcli.screen.fingerprint import SCALE, Rect
 
@@ -106,18 +112,9 @@ def text_lines(moved: np.ndarray, region: Rect) -> list[Rect]:
     in a row did not: its lines of text. Each band spans the columns that changed in it."""
     ys, xs = small_slice(region, moved.shape)
     inside = moved[ys, xs]
-    out: list[Rect] = []
-    for top, bottom in _runs(np.asarray(inside.any(axis=1)), LINE_GAP):
-        cols = np.nonzero(inside[top:bottom].any(axis=0))[0]
-        out.append(
-            Rect(
-                (xs.start + int(cols[0])) * SCALE,
-                (ys.start + top) * SCALE,
-                (int(cols[-1]) - int(cols[0]) + 1) * SCALE,
-                (bottom - top) * SCALE,
-            )
-        )
-    return out
+    bands = _runs(np.asarray(inside.any(axis=1)), LINE_GAP)
+    boxes = (box_of(inside[top:bottom], ys.start + top, xs.start) for top, bottom in bands)
+    return [b for b in boxes if b is not None]  # (a run holds a changed pixel: never None)
 
 
 def _pieces(moved: np.ndarray, region: Rect, gap: int) -> list[Rect]:
@@ -128,15 +125,9 @@ def _pieces(moved: np.ndarray, region: Rect, gap: int) -> list[Rect]:
         ys, xs = small_slice(band, moved.shape)
         inside = moved[ys, xs]
         for left, right in _runs(np.asarray(inside.any(axis=0)), gap):
-            rows = np.nonzero(inside[:, left:right].any(axis=1))[0]
-            out.append(
-                Rect(
-                    (xs.start + left) * SCALE,
-                    (ys.start + int(rows[0])) * SCALE,
-                    (right - left) * SCALE,
-                    (int(rows[-1]) - int(rows[0]) + 1) * SCALE,
-                )
-            )
+            box = box_of(inside[:, left:right], ys.start, xs.start + left)
+            if box is not None:  # (a run holds a changed pixel: never None)
+                out.append(box)
     return out
 
 
