@@ -35,7 +35,12 @@ from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import BUTTONS, MAX_KEY_MS, Action, ActionKind
-from mmcli.screen.analysis import changed_regions_fine, grow_to_text_run, patch_of
+from mmcli.screen.analysis import (
+    changed_regions_fine,
+    grow_to_text_run,
+    patch_of,
+    window_changed_at,
+)
 from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import WindowRef
@@ -272,6 +277,13 @@ class Recorder:
         actions from input events adds them once they are final: `add_captures`)."""
         with self._lock:
             return self._shoot(action)
+
+    def window_changed(self, capture: Capture, point: tuple[int, int]) -> bool:
+        """Whether the screen now differs from the one kept in `capture` by a window that
+        opened or closed under `point` (`analysis.window_changed_at`)."""
+        with self._lock:
+            frame = self.backend.grab()
+        return window_changed_at(capture.small, frame.small, point)
 
     @contextlib.contextmanager
     def _pointer_kept(self, keep: bool = True) -> Iterator[None]:

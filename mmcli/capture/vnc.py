@@ -90,7 +90,7 @@ class VncChannel:
 
     def __init__(self, recorder: Recorder, open_proxy: ProxyOpener) -> None:
         self.recorder = recorder
-        self.builder = ActionBuilder()
+        self.builder = ActionBuilder(apart=self._apart)
         self.dropped: list[str] = []
         self._pending: list[_Pending] = []
         self._mask = 0
@@ -150,6 +150,14 @@ class VncChannel:
             self.recorder.unsupported.append("button 8 of the pointer (over VNC)")
         self._mask, self._pointer = received.buttons, (x, y)
         return events
+
+    def _apart(self, _first: InputEvent, event: InputEvent) -> bool:
+        """A window opened or closed under the pointer since the screen kept before the
+        last press (`ActionBuilder.apart`): the press is not passed on yet, so the screen
+        now is the one it goes to."""
+        if not self._pending:
+            return False
+        return self.recorder.window_changed(self._pending[-1].capture, (event.x, event.y))
 
     def _feed(self, event: InputEvent) -> None:
         if self.builder.feed(event):

@@ -13,6 +13,7 @@ need no display and are unit-tested with synthetic event lists.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -216,6 +217,11 @@ class ActionBuilder:
     """
 
     stop_chord: bool = False
+    apart: Callable[[InputEvent, InputEvent], bool] | None = None
+    """Asked of (the last press, a press that would be the next click of its double
+    click): True when the screen since the last press says it is a click of its own (a
+    dialog the first click closed, a menu it opened: the second press went to another
+    window)."""
     actions: list[Built] = field(default_factory=list)
     unrecordable: list[str] = field(default_factory=list)
     stopped: bool = False
@@ -317,6 +323,7 @@ class ActionBuilder:
             and event.at - prev.at <= DOUBLE_CLICK
             and math.dist((prev.x, prev.y), (event.x, event.y)) <= NEAR
             and b not in self._pressed
+            and not (self.apart is not None and self.apart(prev, event))
         ):
             last = self.actions[-1].action
             self.actions[-1].action = replace(last, clicks=last.clicks + 1)

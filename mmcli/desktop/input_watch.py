@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from mmcli.desktop.input_events import ActionBuilder, EventKind, InputEvent, Ledger
 from mmcli.model import POINTED, Action, ActionKind
-from mmcli.screen.analysis import patch_of
+from mmcli.screen.analysis import patch_of, window_changed_at
 from mmcli.screen.fingerprint import Frame, same_picture
 
 KEEP_EVERY = 0.08
@@ -126,7 +126,7 @@ class InputWatch:
         self.build = build or demo
         self.demo = demo
         self.ledger = Ledger()
-        self.builder = ActionBuilder(stop_chord=demo)
+        self.builder = ActionBuilder(stop_chord=demo, apart=self._apart)
         self.unaccounted: list[InputEvent] = []
         self.errors: list[str] = []
         self.observed: list[Observed | None] = []
@@ -182,6 +182,15 @@ class InputWatch:
                 self.observed.append(self._snapshot(self.builder.actions[-1].action, event))
             if self.builder.stopped:
                 self.stopped.set()
+
+    def _apart(self, first: InputEvent, event: InputEvent) -> bool:
+        """A window opened or closed under the pointer between the screen kept before the
+        last press and one settled after it, before this press (`ActionBuilder.apart`)."""
+        last = self.observed[-1] if self.observed else None
+        now = self._keeper.before() if self._keeper is not None else None
+        if last is None or now is None or not first.at < now[1] <= event.at:
+            return False
+        return window_changed_at(last.frame_small, now[0].small, (event.x, event.y))
 
     def _snapshot(self, action: Action, event: InputEvent) -> Observed | None:
         before = self._keeper.before() if self._keeper is not None else None

@@ -177,6 +177,25 @@ def changed_within(
     return box_of(_moved(before[ys, xs], after[ys, xs], threshold), ys.start, xs.start)
 
 
+WINDOW_MIN = (120, 48)
+"""A change at least this wide and tall (px, its tight box) is a window that opened or
+closed (a dialog, a menu), not a widget's own answer to a click (a caret, a selected row,
+a selected icon)."""
+
+
+def window_changed_at(before: np.ndarray, after: np.ndarray, point: tuple[int, int]) -> bool:
+    """Whether, between two downscaled images, a change of at least `WINDOW_MIN` covers
+    `point`: what was under it is another window now."""
+    spot = Rect(point[0], point[1], 1, 1)
+    for region in changed_regions(before, after):
+        if not spot.intersects(region):
+            continue
+        tight = changed_within(before, after, region)
+        if tight is not None and tight.w >= WINDOW_MIN[0] and tight.h >= WINDOW_MIN[1]:
+            return spot.intersects(tight)
+    return False
+
+
 def box_of(cells: np.ndarray, top: int, left: int) -> Rect | None:
     """The smallest rectangle (screen pixels) around the True downscaled pixels of
     `cells`, a window of the screen whose first row and column are `top` and `left`; None

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,33 @@ def test_a_server_that_drops_while_the_agent_is_connected_saves_nothing(
     assert result.returncode == 1, result.stderr
     assert "nothing was saved" in result.stderr or "lost the VNC connection" in result.stderr
     assert not (isolated_store / "raw.toml").exists()
+
+
+def test_a_second_click_on_what_the_first_one_uncovered_is_a_step_of_its_own(
+    vnc_locked: VncServer, loan_app: LoanApp, isolated_store: Path, tmp_path: Path
+) -> None:
+    """An agent that reads a stale frame clicks a dialog's OK twice: the second click,
+    within a double click's time and place, went to the form the first one uncovered.
+    Kept as one double click, replay would send both at once and the second would meet
+    the dialog; kept as two clicks, each is checked against the screen it went to."""
+    loan_app.start("--popup-at-start")
+    layout = json.loads(loan_app.layout.read_text())
+    (ok,) = [w for win in layout["windows"] for w in win["widgets"] if w["label"] == "OK"]
+    x, y = ok["x"] + ok["w"] // 2, ok["y"] + ok["h"] // 2
+    twice = f"""
+    client.pointer_event({x}, {y}, 0)
+    time.sleep(0.3)
+    for _ in range(2):
+        client.pointer_event({x}, {y}, 1)
+        client.pointer_event({x}, {y}, 0)
+        time.sleep(0.25)
+    """
+    result = run_agent_script(vnc_locked, tmp_path, twice)
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(mm("show", "raw", "--json").stdout)
+    assert [s["action"] for s in shown["steps"]] == [f"click at ({x}, {y})"] * 2
+    first, second = tomllib.loads((isolated_store / "raw.toml").read_text())["steps"]
+    assert first["effect"][2] >= 300 and first["effect"][3] >= 120  # the dialog went
+    assert second["effect"][2] * second["effect"][3] <= 32 * 32  # a radio button was set
+    shots = [(isolated_store / "raw" / s["thumbnail"]).read_bytes() for s in (first, second)]
+    assert shots[0] != shots[1]  # the dialog, then the form

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mmcli.screen.analysis import changed_regions, grow_to_text_run
+from mmcli.screen.analysis import WINDOW_MIN, changed_regions, grow_to_text_run, window_changed_at
 from mmcli.screen.fingerprint import SCALE, Rect
 
 
@@ -127,3 +127,21 @@ def test_within_grid_keeps_only_whole_cells() -> None:
     assert workarea.within_grid(4) == Rect(0, 0, 1280, 768)
     assert Rect(3, 5, 10, 10).within_grid(4) == Rect(4, 8, 8, 4)
     assert Rect(1, 1, 2, 2).within_grid(4) is None
+
+
+def _with_box(x: int, y: int, w: int, h: int) -> np.ndarray:
+    small = np.full((270, 480), 200, np.uint8)  # a 1920x1080 screen, downscaled
+    small[y // SCALE : (y + h) // SCALE, x // SCALE : (x + w) // SCALE] = 90
+    return small
+
+
+def test_a_window_sized_change_under_the_point_is_a_window_that_opened_or_closed() -> None:
+    ground = _with_box(0, 0, 0, 0)
+    w, h = WINDOW_MIN
+    assert window_changed_at(_with_box(400, 300, 320, 132), ground, (500, 350))  # a dialog
+    assert window_changed_at(ground, _with_box(400, 300, w, h), (400 + w - 4, 300 + h - 4))
+    assert not window_changed_at(ground, _with_box(400, 300, 320, 132), (380, 350))  # beside
+    assert not window_changed_at(ground, _with_box(400, 300, 300, 20), (500, 310))  # a row
+    assert not window_changed_at(ground, _with_box(400, 300, w - 8, 96), (420, 320))  # an icon
+    assert not window_changed_at(ground, _with_box(400, 300, 200, h - 8), (420, 320))
+    assert not window_changed_at(ground, ground, (500, 350))

@@ -77,6 +77,26 @@ def test_two_clicks_far_apart_in_time_or_place_stay_two() -> None:
     assert len(slow) == 2 and len(apart) == 2
 
 
+def test_a_second_press_the_screen_says_is_apart_is_a_click_of_its_own() -> None:
+    asked: list[tuple[float, float]] = []
+
+    def apart(first: InputEvent, event: InputEvent) -> bool:
+        asked.append((first.at, event.at))
+        return event.at > 5  # the second pair: the first click closed a dialog
+
+    builder = ActionBuilder(apart=apart)
+    for e in [*click(50, 50, at=1.0), *click(51, 50, at=1.2), *click(50, 50, at=6.0)]:
+        builder.feed(e)
+    for e in click(50, 50, at=6.2):
+        assert builder.feed(e) == (e.kind is P)  # a new action: its screen is kept
+    assert builder.finish() == [
+        Action(ActionKind.CLICK, x=50, y=50, clicks=2),
+        Action(ActionKind.CLICK, x=50, y=50),
+        Action(ActionKind.CLICK, x=50, y=50),
+    ]
+    assert asked == [(1.0, 1.2), (6.0, 6.2)]  # only of presses that would join a click
+
+
 def test_press_moved_before_release_is_a_drag() -> None:
     events = [
         InputEvent(P, 10, 10, button=1),
@@ -301,3 +321,34 @@ def test_an_observed_click_is_checked_with_the_pointer_where_its_screen_was_grab
     assert (first.point, second.point) == ((30, 20), (90, 60))
     assert seen1 is not None and seen1.pointer == (5, 5)
     assert seen2 is not None and seen2.pointer == (90, 60)
+
+
+def test_a_watched_second_press_after_a_window_closed_under_it_is_a_click_of_its_own() -> None:
+    from tests.helpers import form_screen
+
+    dialog = Frame.from_image(form_screen(popup=True))
+    form = Frame.from_image(form_screen())
+    watch = InputWatch(ListSource(), StillScreen, build=True)
+    assert watch._keeper is not None
+    watch._keeper._settled = (dialog, 1.0)
+    for e in click(400, 352, at=1.1):  # OK of the dialog
+        watch.handle(e)
+    watch._keeper._settled = (form, 1.3)  # it closed; the agent clicks there again
+    for e in click(400, 352, at=1.4):
+        watch.handle(e)
+    watch._keeper._settled = (form, 2.0)
+    for e in [*click(300, 185, at=2.1), *click(300, 185, at=2.5)]:  # a double click
+        watch.handle(e)
+    for e in click(400, 352, at=3.0):
+        watch.handle(e)
+    watch._keeper._settled = (dialog, 3.1)  # grabbed after the next press: its own answer
+    for e in click(400, 352, at=3.05):
+        watch.handle(e)
+    watch._keeper._settled = (form, 3.5)
+    for e in click(400, 352, at=4.0):
+        watch.handle(e)
+    watch._keeper._settled = (dialog, 3.9)  # was there before the press: it met it too
+    for e in click(400, 352, at=4.2):
+        watch.handle(e)
+    watch.close()
+    assert [a.clicks for a, _ in watch.actions()] == [1, 1, 2, 2, 2]

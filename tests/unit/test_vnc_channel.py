@@ -99,6 +99,27 @@ def test_a_double_click_a_drag_and_the_wheel(channel: VncChannel) -> None:
     ]
 
 
+def test_a_second_press_on_what_the_first_one_uncovered_is_a_click_of_its_own(
+    channel: VncChannel,
+) -> None:
+    backend = channel.recorder.backend
+    assert isinstance(backend, FakeBackend)
+    backend.screen = form_screen(popup=True)
+    send(channel, *click(400, 352))  # OK: the dialog closes before the agent sees it
+    backend.screen = form_screen()
+    send(channel, *click(400, 352))  # again, on the form under it
+    send(channel, *click(300, 185))  # in the Name field: the caret moves
+    backend.screen = form_screen(caret=True)
+    send(channel, *click(300, 185))
+    assert finished(channel) == [
+        Action(ActionKind.CLICK, x=400, y=352),
+        Action(ActionKind.CLICK, x=400, y=352),
+        Action(ActionKind.CLICK, x=300, y=185, clicks=2),
+    ]
+    dialog, form = channel.recorder.captures[:2]
+    assert (dialog.small != form.small).any()  # each with the screen it went to
+
+
 def test_shifted_characters_are_text_and_chords_are_hotkeys(channel: VncChannel) -> None:
     shifted = (KeyInput(SHIFT, True), KeyInput(ord("A"), True), KeyInput(ord("A"), False))
     send(channel, *shifted, KeyInput(SHIFT, False), *keys("é"))
