@@ -77,6 +77,11 @@ ANSWER_QUIET = 0.06
 """Within `ANSWER_WAIT` of keyboard input the screen must be still this long, not
 `SETTLE_QUIET`: an app may draw its answer to keys in stages (Calc draws typed text in its
 cell at once and in its input line 30-40 ms later, measured)."""
+APART_WAIT = 0.15
+"""A press that would make a double click with the last one waits at most this long from
+the last input for the screen to answer it, before the recorder tells whether a window
+opened or closed under it (`Recorder.window_changed`): a VNC server sent its first update
+20-55 ms after a click, measured."""
 APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
@@ -278,9 +283,13 @@ class Recorder:
         with self._lock:
             return self._shoot(action)
 
-    def window_changed(self, capture: Capture, point: tuple[int, int]) -> bool:
-        """Whether the screen now differs from the one kept in `capture` by a window that
-        opened or closed under `point` (`analysis.window_changed_at`)."""
+    def window_changed(self, capture: Capture, point: tuple[int, int], since: float) -> bool:
+        """Whether the screen differs from the one kept in `capture` by a window that
+        opened or closed under `point` (`analysis.window_changed_at`), once it has answered
+        the input given at `since` (waiting at most until `APART_WAIT` after it)."""
+        left = since + APART_WAIT - time.monotonic()
+        if left > 0 and self.backend.changes() is not None:
+            self.backend.wait_change(since, left)
         with self._lock:
             frame = self.backend.grab()
         return window_changed_at(capture.small, frame.small, point)

@@ -96,6 +96,8 @@ class VncChannel:
         self._mask = 0
         self._pointer = (0, 0)
         self._clipboard: str | None = None
+        self._passed_at = 0.0
+        """When the last input was passed on to the server (monotonic)."""
         self._lock = threading.Lock()
         self.clock: Callable[[], float] = time.monotonic
         proxy = open_proxy(self.on_input, self._refused, self.dropped.append)
@@ -129,6 +131,7 @@ class VncChannel:
             for event in self._events(received):
                 self._feed(event)
             self.recorder.note_activity()  # the input happens now: the screen follows it
+            self._passed_at = time.monotonic()
 
     def _events(self, received: PointerInput | KeyInput) -> list[InputEvent]:
         now = self.clock()
@@ -154,10 +157,11 @@ class VncChannel:
     def _apart(self, _first: InputEvent, event: InputEvent) -> bool:
         """A window opened or closed under the pointer since the screen kept before the
         last press (`ActionBuilder.apart`): the press is not passed on yet, so the screen
-        now is the one it goes to."""
+        once it has answered the last input is the one it goes to."""
         if not self._pending:
             return False
-        return self.recorder.window_changed(self._pending[-1].capture, (event.x, event.y))
+        point = (event.x, event.y)
+        return self.recorder.window_changed(self._pending[-1].capture, point, self._passed_at)
 
     def _feed(self, event: InputEvent) -> None:
         if self.builder.feed(event):
