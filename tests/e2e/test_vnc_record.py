@@ -6,6 +6,7 @@ same kind of endpoint, and replay from memory, all over VNC."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -191,3 +192,50 @@ def test_a_second_click_on_what_the_first_one_uncovered_is_a_step_of_its_own(
     assert second["effect"][2] * second["effect"][3] <= 32 * 32  # a radio button was set
     shots = [(isolated_store / "raw" / s["thumbnail"]).read_bytes() for s in (first, second)]
     assert shots[0] != shots[1]  # the dialog, then the form
+
+
+HEALER = """
+import os, subprocess, sys, time
+from mmcli.backends.rfb import RFBClient
+
+host, port = os.environ["MM_VNC_ADDRESS"].rsplit(":", 1)
+client = RFBClient(host, int(port), os.environ["MM_VNC_PASSWORD"])
+client.wait_update(0, 10)
+client.pointer_event({x}, {y}, 0)
+time.sleep(0.3)
+for _ in range(2):  # the dialog's OK, then again on a frame that still shows it
+    client.pointer_event({x}, {y}, 1)
+    client.pointer_event({x}, {y}, 0)
+    time.sleep(0.03)
+time.sleep(0.3)
+client.close()
+sys.exit(subprocess.call(sys.argv[1:]))  # the agent does the rest
+"""
+
+
+def test_a_heal_that_clicked_ok_twice_replays_from_memory(
+    vnc_locked: VncServer, loan_app: LoanApp, isolated_store: Path, tmp_path: Path
+) -> None:
+    display = ["--display", vnc_locked.address]
+    loan_app.start()
+    agent = agent_command(loan_app, via="vnc")
+    assert mm("record", "loan", "--observe", "0.5", *display, "--", *agent).returncode == 0
+
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    layout = json.loads(loan_app.layout.read_text())
+    (ok,) = [w for win in layout["windows"] for w in win["widgets"] if w["label"] == "OK"]
+    healer = tmp_path / "healer.py"
+    healer.write_text(HEALER.format(x=ok["x"] + ok["w"] // 2, y=ok["y"] + ok["h"] // 2))
+    command = " ".join(shlex.quote(a) for a in [sys.executable, str(healer), *agent])
+    result = mm("replay", "loan", "--agent", command, "--timeout", "2", *display)
+    assert result.returncode == 0, result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+    assert "recorded step 2: click at" in result.stderr  # the second click, a step
+
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2", "--json", *display)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["outcome"] == "from-memory"
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
