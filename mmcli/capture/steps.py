@@ -25,6 +25,7 @@ from mmcli.screen.analysis import (
     changed_regions,
     changed_within,
     grid_of,
+    ground_reach,
     grow_to_text_run,
     merge_rects,
     moved_pixels,
@@ -32,7 +33,7 @@ from mmcli.screen.analysis import (
 from mmcli.screen.carets import on_focus_line
 from mmcli.screen.echoes import find_echoes, text_lines, text_shown_elsewhere
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Patch, Rect
-from mmcli.screen.paint import blank_png, paintable, text_mask
+from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
 from mmcli.screen.windows import WindowRef
 
 
@@ -154,17 +155,19 @@ def build_steps(
             # What was typed from a param will read differently at replay: blank it in
             # every later fingerprint, at record and at replay alike; and where the app
             # echoes it (a status line), from the step where the echo shows.
-            masks.append(text_mask(effect))
+            value = _value_mask(effect, after)
+            masks.append(value)
             if secret:
-                hidden.append(text_mask(effect))
+                hidden.append(value)
             found = find_echoes(after, effect, screens[i + 1 :])
             bounds = window.rect if window is not None else None
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
             found += [(0, r) for r in _unmasked(shown, masks)]
             for j, rect in found:
-                echoes.setdefault(i + 1 + j, []).append(text_mask(rect))
+                echo = _value_mask(rect, screens[i + 1 + j])
+                echoes.setdefault(i + 1 + j, []).append(echo)
                 if secret:
-                    secret_echoes.append(text_mask(rect))
+                    secret_echoes.append(echo)
     if final is not None and steps:
         end = len(captures)
         masks.extend(r for r in echoes.get(end, []) if r not in masks)
@@ -179,6 +182,12 @@ def build_steps(
         outcome = EndScreen(fp, name if final_thumbnail is not None else None)
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(steps, thumbnails, area)
+
+
+def _value_mask(rect: Rect, small: np.ndarray) -> Rect:
+    """The mask of a param's value shown in `rect` of the screen `small` (`text_mask`):
+    as far as its field's blank ground runs, never over a neighbouring field."""
+    return text_mask(rect, ground_reach(small, rect, TEXT_GROW_LEFT, TEXT_GROW))
 
 
 def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[Rect]:

@@ -307,6 +307,51 @@ def merge_rects(rects: Iterable[Rect], margin: int = 4) -> list[Rect]:
     return sorted(merged, key=lambda r: (r.y, r.x))
 
 
+GROUND_SPREAD = 6
+"""A column of a text's line is still the blank ground it stands on while every pixel of
+it is within this many levels of that ground (downscaled: a field's 1 px border, or a
+spreadsheet's light grid line between two white cells, shifts its column by 10 or more)."""
+SPILL = 2
+"""Columns right beside a text's box that hold ink (not one flat value) are still its
+letters, when the box was found a few px off its text."""
+
+
+def ground_reach(small: np.ndarray, rect: Rect, left: int, right: int) -> tuple[int, int]:
+    """How far (px, at most `left` and `right`) the blank ground of the text in `rect`
+    runs left and right of it along its rows: to its field's edge, a grid line or other
+    content. Along the rows the letters are on, the ground on each side is the first
+    flat column past the text's own ink (`SPILL`); it runs while the columns stay within
+    `GROUND_SPREAD` of it. A longer value typed there at replay shows within it."""
+    ys, xs = small_slice(rect, small.shape)
+    box = small[ys, xs].astype(np.int16)
+    if box.size == 0:
+        return (0, 0)
+    # The rows the letters are on: a row the same all along the box is ground or a line
+    # (a field's border above the text), the same beside it too.
+    lettered = (box.max(axis=1) - box.min(axis=1)) > GROUND_SPREAD
+    band = small[ys][lettered].astype(np.int16)
+    if band.size == 0:
+        return (0, 0)
+
+    def reach(columns: range) -> int:
+        count, ground = 0, None
+        for c in columns:
+            column = band[:, c]
+            flat = int(column.max() - column.min()) <= GROUND_SPREAD
+            if ground is None and flat:
+                ground = int(np.median(column))
+            elif ground is None and count < SPILL:
+                pass  # the text's own ink, past its box
+            elif ground is None or int(np.abs(column - ground).max()) > GROUND_SPREAD:
+                break
+            count += 1
+        return count * SCALE
+
+    lo = range(xs.start - 1, max(xs.start - 1 - left // SCALE, -1), -1)
+    hi = range(xs.stop, min(xs.stop + right // SCALE, band.shape[1]))
+    return (min(reach(lo), left), min(reach(hi), right))
+
+
 RUN_REACH = 48
 """A volatile region grows at most this many downscaled pixels (192 px) left or right."""
 EDGE_ROWS = 3

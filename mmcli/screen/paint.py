@@ -19,11 +19,14 @@ TEXT_GROW_LEFT = 80
 a spreadsheet cell) grows: about ten more digits."""
 
 
-def text_mask(rect: Rect) -> Rect:
+def text_mask(rect: Rect, reach: tuple[int, int] | None = None) -> Rect:
     """Where typed text shows (`rect`) and may show at replay: a param's value there may
-    be longer."""
-    left = min(TEXT_GROW_LEFT, rect.x)
-    return Rect(rect.x - left, rect.y, rect.w + left + TEXT_GROW, rect.h).grow(2)
+    be longer. `reach`: how far its field's blank ground runs left and right of it
+    (`analysis.ground_reach`, at most `TEXT_GROW_LEFT` and `TEXT_GROW`), where the mask
+    then stops: never over a neighbouring field. Without it, those maxima."""
+    left, right = reach if reach is not None else (TEXT_GROW_LEFT, TEXT_GROW)
+    left = min(left, rect.x)
+    return Rect(rect.x - left, rect.y, rect.w + left + right, rect.h).grow(2)
 
 
 def paintable(regions: list[Rect], patch: Patch | None) -> list[Rect]:

@@ -477,3 +477,60 @@ def test_an_echo_lower_than_the_icon_beside_it_is_cut_to_its_own_rows() -> None:
     after[10:13, 28:36] = 255
     after[11:13, 28:36] = 60  # two rows, one lower than the icon's top
     assert text_shown_elsewhere(before, after, typed, None) == [Rect(112, 44, 32, 8)]
+
+
+def test_a_param_s_mask_keeps_to_its_field() -> None:
+    """The value's mask reaches as far as the field's blank ground, for a longer value at
+    replay, and stops at the field's border: the label beside it is checked still."""
+    built = build_steps(typed_run(clock_ticks=False), None, {"name": "Ada"}, 0, None, [])
+    (mask,) = built.steps[2].fingerprint.masks
+    label = Rect(120, 178, 30, 12)  # "Name", 50 px left of the field
+    assert not mask.intersects(label)
+    assert 196 <= mask.x <= 206 and 300 < mask.right <= 504  # the field is 200 to 500
+
+
+def cells(values: dict[int, str], right: tuple[int, ...] = ()) -> Image.Image:
+    """A spreadsheet row: white cells 100 px wide between light grey grid lines; the value
+    of each cell in `right` right-aligned."""
+    img = Image.new("RGB", (640, 120), "white")
+    d = ImageDraw.Draw(img)
+    for x in range(0, 640, 100):
+        d.line([x, 0, x, 120], fill="#c0c0c0")
+    d.line([0, 40, 640, 40], fill="#c0c0c0")
+    d.line([0, 60, 640, 60], fill="#c0c0c0")
+    for cell, text in values.items():
+        width = round(d.textlength(text))
+        d.text((cell * 100 + (96 - width if cell in right else 4), 44), text, fill="black")
+    return img
+
+
+@pytest.mark.parametrize("offset", [0, 4], ids=["on-the-text", "box-found-4-px-off"])
+def test_a_value_s_ground_ends_at_the_grid_lines_of_its_cell(offset: int) -> None:
+    from mmcli.screen.analysis import changed_within, ground_reach
+    from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, text_mask
+
+    before = Frame.from_image(cells({1: "Anna"})).small
+    after = Frame.from_image(cells({1: "Anna", 2: "5000"}, right=(2,))).small
+    text = changed_within(before, after, Rect(200, 40, 100, 20))
+    assert text is not None
+    shifted = text.moved(offset, 0)
+    mask = text_mask(shifted, ground_reach(after, shifted, TEXT_GROW_LEFT, TEXT_GROW))
+    assert mask.x >= 200 - 2 and mask.right <= 300 + 4 + 2  # cell C, grid lines at most
+    assert mask.x <= text.x - 40  # room for a longer number, to the cell's left edge
+    assert not mask.intersects(Rect(104, 44, 30, 12))  # "Anna" in the cell to the left
+
+
+def test_a_value_s_ground_is_read_on_the_rows_of_its_letters() -> None:
+    """A status line's text box found with the typed field's height takes in the line's
+    sunken border above the letters: that row is the same beside the text, and the ground
+    still runs on to the line's end."""
+    from mmcli.screen.analysis import ground_reach
+
+    img = Image.new("RGB", (640, 60), "#d9d9d9")
+    d = ImageDraw.Draw(img)
+    d.rectangle([4, 20, 600, 42], outline="#808080")  # the status line, sunken
+    d.text((8, 26), "Saved application for Ada Lovelace", fill="black")
+    small = Frame.from_image(img).small
+    name = Rect(104, 16, 64, 24)  # the name, and the border row above it
+    left, right = ground_reach(small, name, 80, 160)
+    assert right == 160 and left <= 8  # "for " just before it is other content
