@@ -22,6 +22,7 @@ from mmcli.capture.secrets import join_keystrokes, joined
 from mmcli.model import POINTED, Action, ActionKind, EndScreen, Step
 from mmcli.params import parametrize
 from mmcli.screen.analysis import (
+    SPILL,
     changed_regions,
     changed_within,
     grid_of,
@@ -164,7 +165,7 @@ def build_steps(
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
             found += [(0, r) for r in _unmasked(shown, masks)]
             for j, rect in found:
-                echo = _value_mask(rect, screens[i + 1 + j])
+                echo = _value_mask(rect, screens[i + 1 + j], SPILL)
                 echoes.setdefault(i + 1 + j, []).append(echo)
                 if secret:
                     secret_echoes.append(echo)
@@ -184,10 +185,11 @@ def build_steps(
     return Built(steps, thumbnails, area)
 
 
-def _value_mask(rect: Rect, small: np.ndarray) -> Rect:
+def _value_mask(rect: Rect, small: np.ndarray, spill: int = 0) -> Rect:
     """The mask of a param's value shown in `rect` of the screen `small` (`text_mask`):
-    as far as its field's blank ground runs, never over a neighbouring field."""
-    return text_mask(rect, ground_reach(small, rect, TEXT_GROW_LEFT, TEXT_GROW))
+    as far as its field's blank ground runs, never over a neighbouring field. `spill`:
+    for an echo, whose box was found by its picture (`analysis.SPILL`)."""
+    return text_mask(rect, ground_reach(small, rect, TEXT_GROW_LEFT, TEXT_GROW, spill))
 
 
 def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[Rect]:

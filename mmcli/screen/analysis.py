@@ -312,16 +312,19 @@ GROUND_SPREAD = 6
 it is within this many levels of that ground (downscaled: a field's 1 px border, or a
 spreadsheet's light grid line between two white cells, shifts its column by 10 or more)."""
 SPILL = 2
-"""Columns right beside a text's box that hold ink (not one flat value) are still its
-letters, when the box was found a few px off its text."""
+"""Columns right beside an echo's box (found by its picture, a few px off its text) that
+hold ink are still its letters."""
 
 
-def ground_reach(small: np.ndarray, rect: Rect, left: int, right: int) -> tuple[int, int]:
+def ground_reach(
+    small: np.ndarray, rect: Rect, left: int, right: int, spill: int = 0
+) -> tuple[int, int]:
     """How far (px, at most `left` and `right`) the blank ground of the text in `rect`
     runs left and right of it along its rows: to its field's edge, a grid line or other
     content. Along the rows the letters are on, the ground on each side is the first
-    flat column past the text's own ink (`SPILL`); it runs while the columns stay within
-    `GROUND_SPREAD` of it. A longer value typed there at replay shows within it."""
+    flat column past the text's own ink (up to `spill` columns of it, for a box found a
+    few px off its text: `SPILL`); it runs while the columns stay within `GROUND_SPREAD`
+    of it. A longer value typed there at replay shows within it."""
     ys, xs = small_slice(rect, small.shape)
     box = small[ys, xs].astype(np.int16)
     if box.size == 0:
@@ -340,7 +343,7 @@ def ground_reach(small: np.ndarray, rect: Rect, left: int, right: int) -> tuple[
             flat = int(column.max() - column.min()) <= GROUND_SPREAD
             if ground is None and flat:
                 ground = int(np.median(column))
-            elif ground is None and count < SPILL:
+            elif ground is None and count < spill:
                 pass  # the text's own ink, past its box
             elif ground is None or int(np.abs(column - ground).max()) > GROUND_SPREAD:
                 break

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -161,6 +162,11 @@ def test_a_value_s_mask_stays_on_its_cell_s_line(
     name_box = Rect(16, 100, 100, 12)
     for step in shown["steps"]:
         assert not any(Rect(*m).intersects(name_box) for m in step["masks"]), step
+    # Nor does it reach over A1, whose 5000 stands right-aligned up to the name's cell.
+    steps = tomllib.loads((isolated_store / "cells.toml").read_text())["steps"]
+    (cell,) = [Rect(*s["effect"]) for s in steps if s["action"].get("text") == "{{name}}"]
+    row = [Rect(*m) for s in shown["steps"] for m in s["masks"] if Rect(*m).intersects(cell)]
+    assert row and all(m.x >= cell.x - 2 for m in row), (cell, row)
 
     calc.start()
     replayed = mm("replay", "cells", "--no-agent", "--param", "name=Hannah", "--timeout", "5")

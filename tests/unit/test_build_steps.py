@@ -489,7 +489,7 @@ def test_a_param_s_mask_keeps_to_its_field() -> None:
     assert 196 <= mask.x <= 206 and 300 < mask.right <= 504  # the field is 200 to 500
 
 
-def cells(values: dict[int, str], right: tuple[int, ...] = ()) -> Image.Image:
+def cells(values: dict[int, str], right: tuple[int, ...] = (), pad: int = 4) -> Image.Image:
     """A spreadsheet row: white cells 100 px wide between light grey grid lines; the value
     of each cell in `right` right-aligned."""
     img = Image.new("RGB", (640, 120), "white")
@@ -500,13 +500,13 @@ def cells(values: dict[int, str], right: tuple[int, ...] = ()) -> Image.Image:
     d.line([0, 60, 640, 60], fill="#c0c0c0")
     for cell, text in values.items():
         width = round(d.textlength(text))
-        d.text((cell * 100 + (96 - width if cell in right else 4), 44), text, fill="black")
+        d.text((cell * 100 + (100 - pad - width if cell in right else 4), 44), text, fill="black")
     return img
 
 
-@pytest.mark.parametrize("offset", [0, 4], ids=["on-the-text", "box-found-4-px-off"])
+@pytest.mark.parametrize("offset", [0, 4], ids=["on-the-text", "echo-box-found-4-px-off"])
 def test_a_value_s_ground_ends_at_the_grid_lines_of_its_cell(offset: int) -> None:
-    from mmcli.screen.analysis import changed_within, ground_reach
+    from mmcli.screen.analysis import SPILL, changed_within, ground_reach
     from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, text_mask
 
     before = Frame.from_image(cells({1: "Anna"})).small
@@ -514,7 +514,8 @@ def test_a_value_s_ground_ends_at_the_grid_lines_of_its_cell(offset: int) -> Non
     text = changed_within(before, after, Rect(200, 40, 100, 20))
     assert text is not None
     shifted = text.moved(offset, 0)
-    mask = text_mask(shifted, ground_reach(after, shifted, TEXT_GROW_LEFT, TEXT_GROW))
+    spill = SPILL if offset else 0  # an echo's box, found by its picture
+    mask = text_mask(shifted, ground_reach(after, shifted, TEXT_GROW_LEFT, TEXT_GROW, spill))
     assert mask.x >= 200 - 2 and mask.right <= 300 + 4 + 2  # cell C, grid lines at most
     assert mask.x <= text.x - 40  # room for a longer number, to the cell's left edge
     assert not mask.intersects(Rect(104, 44, 30, 12))  # "Anna" in the cell to the left
@@ -534,3 +535,20 @@ def test_a_value_s_ground_is_read_on_the_rows_of_its_letters() -> None:
     name = Rect(104, 16, 64, 24)  # the name, and the border row above it
     left, right = ground_reach(small, name, 80, 160)
     assert right == 160 and left <= 8  # "for " just before it is other content
+
+
+def test_a_value_s_mask_stops_at_the_number_that_ends_at_its_cell_s_edge() -> None:
+    """A spreadsheet: a number right-aligned in A up to the grid line, the name typed in
+    B just after it. The name's mask may take in the grid line, not the number."""
+    from mmcli.screen.analysis import changed_within, ground_reach
+    from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, text_mask
+
+    empty = Frame.from_image(cells({})).small
+    number = Frame.from_image(cells({0: "5000"}, right=(0,), pad=1)).small
+    both = Frame.from_image(cells({0: "5000", 1: "Anna"}, right=(0,), pad=1)).small
+    in_a = changed_within(empty, number, Rect(0, 40, 100, 20))
+    name = changed_within(number, both, Rect(100, 40, 100, 20))
+    assert in_a is not None and name is not None
+    mask = text_mask(name, ground_reach(both, name, TEXT_GROW_LEFT, TEXT_GROW))
+    assert mask.x >= in_a.right - 2  # the mask's 2 px margin at most
+    assert mask.right >= 200  # the rest of B: room for a longer name
