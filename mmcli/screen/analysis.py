@@ -320,38 +320,40 @@ def ground_reach(
     small: np.ndarray, rect: Rect, left: int, right: int, spill: int = 0
 ) -> tuple[int, int]:
     """How far (px, at most `left` and `right`) the blank ground of the text in `rect`
-    runs left and right of it along its rows: to its field's edge, a grid line or other
-    content. Along the rows the letters are on, the ground on each side is the first
-    flat column past the text's own ink (up to `spill` columns of it, for a box found a
-    few px off its text: `SPILL`); it runs while the columns stay within `GROUND_SPREAD`
-    of it. A longer value typed there at replay shows within it."""
+    runs left and right of it over its rows: to its field's edge, a grid line or other
+    content. On each side the ground is the first column the next one repeats (letters
+    change from column to column), past at most `spill` columns of letters (an echo's
+    box, found by its picture a few px off its text: `SPILL`); it runs while each column
+    repeats it row for row within `GROUND_SPREAD` (a border above the text, the same all
+    along, does not end it). A longer value typed there at replay shows within it."""
     ys, xs = small_slice(rect, small.shape)
-    box = small[ys, xs].astype(np.int16)
-    if box.size == 0:
-        return (0, 0)
-    # The rows the letters are on: a row the same all along the box is ground or a line
-    # (a field's border above the text), the same beside it too.
-    lettered = (box.max(axis=1) - box.min(axis=1)) > GROUND_SPREAD
-    band = small[ys][lettered].astype(np.int16)
-    if band.size == 0:
+    band = small[ys].astype(np.int16)
+    if band.size == 0 or xs.stop <= xs.start:
         return (0, 0)
 
-    def reach(columns: range) -> int:
-        count, ground = 0, None
-        for c in columns:
-            column = band[:, c]
-            flat = int(column.max() - column.min()) <= GROUND_SPREAD
-            if ground is None and flat:
-                ground = int(np.median(column))
-            elif ground is None and count < spill:
-                pass  # the text's own ink, past its box
-            elif ground is None or int(np.abs(column - ground).max()) > GROUND_SPREAD:
+    def same(a: int, b: int) -> bool:
+        return int(np.abs(band[:, a] - band[:, b]).max()) <= GROUND_SPREAD
+
+    def reach(columns: list[int]) -> int:
+        start = None
+        for k in range(len(columns) - 1):
+            if same(columns[k], columns[k + 1]):
+                start = k
+                break
+            column = band[:, columns[k]]
+            if k >= spill or int(column.max() - column.min()) <= GROUND_SPREAD:
+                return 0  # not letters spilt past the box: an edge, a line, other content
+        if start is None:
+            return 0
+        count = start
+        for c in columns[start:]:
+            if not same(c, columns[start]):
                 break
             count += 1
         return count * SCALE
 
-    lo = range(xs.start - 1, max(xs.start - 1 - left // SCALE, -1), -1)
-    hi = range(xs.stop, min(xs.stop + right // SCALE, band.shape[1]))
+    lo = list(range(xs.start - 1, max(xs.start - 1 - left // SCALE, -1), -1))
+    hi = list(range(xs.stop, min(xs.stop + right // SCALE, band.shape[1])))
     return (min(reach(lo), left), min(reach(hi), right))
 
 
