@@ -552,3 +552,21 @@ def test_a_value_s_mask_stops_at_the_number_that_ends_at_its_cell_s_edge() -> No
     mask = text_mask(name, ground_reach(both, name, TEXT_GROW_LEFT, TEXT_GROW))
     assert mask.x >= in_a.right - 2  # the mask's 2 px margin at most
     assert mask.right >= 200  # the rest of B: room for a longer name
+
+
+def test_a_value_s_ground_is_compared_row_for_row_over_a_box_taller_than_its_line() -> None:
+    """notepad under Wine: what typing changed is a column the height of the page, down
+    over a status bar and a scroll bar's row. Each row keeps its own ground: the white
+    page beside the name, the grey bars below it, all the way right."""
+    from mmcli.screen.analysis import ground_reach
+
+    img = Image.new("RGB", (640, 240), "white")
+    d = ImageDraw.Draw(img)
+    d.rectangle([0, 180, 640, 196], fill="#d4d0c8")  # a scroll bar's row
+    d.line([0, 200, 640, 200], fill="#808080")
+    d.rectangle([0, 201, 640, 240], fill="#ece9d8")  # a status bar
+    d.line([0, 0, 0, 240], fill="#808080")  # the page's edge, in the box
+    d.text((4, 4), "Ada", fill="black")
+    small = Frame.from_image(img).small
+    left, right = ground_reach(small, Rect(0, 0, 52, 236), 80, 160)
+    assert (left, right) == (0, 160)
