@@ -570,3 +570,19 @@ def test_a_value_s_ground_is_compared_row_for_row_over_a_box_taller_than_its_lin
     small = Frame.from_image(img).small
     left, right = ground_reach(small, Rect(0, 0, 52, 236), 80, 160)
     assert (left, right) == (0, 160)
+
+
+def test_a_typed_value_s_mask_takes_no_letters_beside_its_box() -> None:
+    """What typing changed is the value's box exactly: letters right beside it are other
+    content (a label's), which its mask leaves out."""
+    from mmcli.screen.analysis import changed_within, ground_reach
+
+    before = Frame.from_image(Image.new("RGB", (320, 60), "white"))
+    img = Image.new("RGB", (320, 60), "white")
+    ImageDraw.Draw(img).text((80, 20), "Name:Ada", fill="black")
+    after = Frame.from_image(img).small
+    label = ImageDraw.Draw(Image.new("RGB", (1, 1))).textlength("Name:")
+    box = changed_within(before.small, after, Rect(80, 0, 240, 60))
+    assert box is not None
+    value = Rect(80 + round(label) + 4, box.y, box.right - 80 - round(label) - 4, box.h)
+    assert ground_reach(after, value, 80, 160)[0] == 0
