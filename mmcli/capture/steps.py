@@ -156,7 +156,7 @@ def build_steps(
             # What was typed from a param will read differently at replay: blank it in
             # every later fingerprint, at record and at replay alike; and where the app
             # echoes it (a status line), from the step where the echo shows.
-            value = _value_mask(effect, after)
+            value = _value_mask(effect, cap.small, after)
             masks.append(value)
             if secret:
                 hidden.append(value)
@@ -165,7 +165,7 @@ def build_steps(
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
             found += [(0, r) for r in _unmasked(shown, masks)]
             for j, rect in found:
-                echo = _value_mask(rect, screens[i + 1 + j], SPILL)
+                echo = _value_mask(rect, screens[i + 1 + j], spill=SPILL)
                 echoes.setdefault(i + 1 + j, []).append(echo)
                 if secret:
                     secret_echoes.append(echo)
@@ -185,11 +185,14 @@ def build_steps(
     return Built(steps, thumbnails, area)
 
 
-def _value_mask(rect: Rect, small: np.ndarray, spill: int = 0) -> Rect:
-    """The mask of a param's value shown in `rect` of the screen `small` (`text_mask`):
-    as far as its field's blank ground runs, never over a neighbouring field. `spill`:
-    for an echo, whose box was found by its picture (`analysis.SPILL`)."""
-    return text_mask(rect, ground_reach(small, rect, TEXT_GROW_LEFT, TEXT_GROW, spill))
+def _value_mask(rect: Rect, *screens: np.ndarray, spill: int = 0) -> Rect:
+    """The mask of a param's value shown in `rect` (`text_mask`): as far as its field's
+    blank ground runs, never over a neighbouring field. The farthest the ground runs in
+    any of `screens`: the value's own field before the typing, whose ground its caret
+    does not cut (it blinks right after the text once typed), and after. `spill`: for an
+    echo, whose box was found by its picture (`analysis.SPILL`)."""
+    reaches = [ground_reach(s, rect, TEXT_GROW_LEFT, TEXT_GROW, spill) for s in screens]
+    return text_mask(rect, (max(r[0] for r in reaches), max(r[1] for r in reaches)))
 
 
 def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[Rect]:

@@ -586,3 +586,19 @@ def test_a_typed_value_s_mask_takes_no_letters_beside_its_box() -> None:
     assert box is not None
     value = Rect(80 + round(label) + 4, box.y, box.right - 80 - round(label) - 4, box.h)
     assert ground_reach(after, value, 80, 160)[0] == 0
+
+
+def test_the_caret_blinking_after_a_typed_value_is_no_edge_of_its_field() -> None:
+    """What typing changed may leave out the caret (learned as volatile, or off when the
+    field was kept before the typing), which shows right after the text once typed: the
+    field before the typing shows its ground whole, and the mask reaches over it."""
+    from mmcli.capture.steps import _value_mask
+    from mmcli.screen.analysis import changed_within
+
+    before = Frame.from_image(form_screen()).small
+    typed = Frame.from_image(form_screen(text="Ada")).small
+    after = Frame.from_image(form_screen(text="Ada", caret=True)).small
+    text = changed_within(before, typed, Rect(200, 175, 300, 20))
+    assert text is not None
+    assert _value_mask(text, after).right <= text.right + 8  # the caret stops it there
+    assert _value_mask(text, before, after).right >= text.right + 160  # the most it takes
