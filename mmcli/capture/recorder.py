@@ -283,10 +283,11 @@ class Recorder:
         with self._lock:
             return self._shoot(action)
 
-    def window_changed(self, capture: Capture, point: tuple[int, int], since: float) -> bool:
+    def window_changed(self, capture: Capture, point: tuple[int, int]) -> bool:
         """Whether the screen differs from the one kept in `capture` by a window that
         opened or closed under `point` (`analysis.window_changed_at`), once it has answered
-        the input given at `since` (waiting at most until `APART_WAIT` after it)."""
+        the last input (waiting at most until `APART_WAIT` after it)."""
+        since = self._last_input()
         left = since + APART_WAIT - time.monotonic()
         if left > 0 and self.backend.changes() is not None:
             self.backend.wait_change(since, left)
@@ -343,12 +344,17 @@ class Recorder:
             return SETTLE_QUIET
         if last is ActionKind.TYPE and action.kind is ActionKind.TYPE:
             return SETTLE_QUIET
-        since = max(self._last_capture, self.backend.input_at)
+        since = self._last_input()
         left = since + ANSWER_WAIT - time.monotonic()
         if left <= 0:
             return SETTLE_QUIET
         self.backend.wait_change(since, left)
         return ANSWER_QUIET if last in KEYS else SETTLE_QUIET
+
+    def _last_input(self) -> float:
+        """When the display was last given input (monotonic): the agent's, as a channel
+        noted it (`note_activity`), or mm's own (the pointer's approach)."""
+        return max(self._last_capture, self.backend.input_at)
 
     def _window_of(self, action: Action) -> WindowRef | None:
         """The window an action went to: the one under its point, or, for keys, the one

@@ -96,8 +96,6 @@ class VncChannel:
         self._mask = 0
         self._pointer = (0, 0)
         self._clipboard: str | None = None
-        self._passed_at = 0.0
-        """When the last input was passed on to the server (monotonic)."""
         self._lock = threading.Lock()
         self.clock: Callable[[], float] = time.monotonic
         proxy = open_proxy(self.on_input, self._refused, self.dropped.append)
@@ -131,7 +129,6 @@ class VncChannel:
             for event in self._events(received):
                 self._feed(event)
             self.recorder.note_activity()  # the input happens now: the screen follows it
-            self._passed_at = time.monotonic()
 
     def _events(self, received: PointerInput | KeyInput) -> list[InputEvent]:
         now = self.clock()
@@ -160,8 +157,7 @@ class VncChannel:
         once it has answered the last input is the one it goes to."""
         if not self._pending:
             return False
-        point = (event.x, event.y)
-        return self.recorder.window_changed(self._pending[-1].capture, point, self._passed_at)
+        return self.recorder.window_changed(self._pending[-1].capture, (event.x, event.y))
 
     def _feed(self, event: InputEvent) -> None:
         if self.builder.feed(event):
