@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
+from itertools import takewhile
 
 import numpy as np
 from PIL import Image
@@ -335,22 +337,14 @@ def ground_reach(
         return int(np.abs(band[:, a] - band[:, b]).max()) <= GROUND_SPREAD
 
     def reach(columns: list[int]) -> int:
-        start = None
         for k in range(len(columns) - 1):
-            if same(columns[k], columns[k + 1]):
-                start = k
-                break
+            if same(columns[k], columns[k + 1]):  # the ground: count the columns like it
+                like = takewhile(partial(same, columns[k]), columns[k:])
+                return (k + sum(1 for _ in like)) * SCALE
             column = band[:, columns[k]]
             if k >= spill or int(column.max() - column.min()) <= GROUND_SPREAD:
                 return 0  # not letters spilt past the box: an edge, a line, other content
-        if start is None:
-            return 0
-        count = start
-        for c in columns[start:]:
-            if not same(c, columns[start]):
-                break
-            count += 1
-        return count * SCALE
+        return 0
 
     lo = list(range(xs.start - 1, max(xs.start - 1 - left // SCALE, -1), -1))
     hi = list(range(xs.stop, min(xs.stop + right // SCALE, band.shape[1])))
