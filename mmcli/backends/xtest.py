@@ -382,10 +382,14 @@ class _Binding:
 
     def __enter__(self) -> dict[int, int]:
         if self.codes:
-            for keysym, code in self.codes.items():
-                self._xtest._map(code, keysym)
-            self._xtest._sync()
-            time.sleep(REMAP_SETTLE)
+            try:  # Ctrl-C before the `with` body is entered: no `__exit__` unbinds them
+                for keysym, code in self.codes.items():
+                    self._xtest._map(code, keysym)
+                self._xtest._sync()
+                time.sleep(REMAP_SETTLE)
+            except BaseException:
+                self._unbind()
+                raise
         return self.codes
 
     def __exit__(self, *exc: object) -> None:
@@ -394,9 +398,12 @@ class _Binding:
         try:
             time.sleep(REMAP_SETTLE)
         finally:
-            for code in self.codes.values():
-                self._xtest._map(code, 0)
-            self._xtest._sync()
+            self._unbind()
+
+    def _unbind(self) -> None:
+        for code in self.codes.values():
+            self._xtest._map(code, 0)
+        self._xtest._sync()
 
 
 def _connect(display: str | None) -> Any:

@@ -9,13 +9,13 @@ traceback. Help is plain text (no rich panels): `mm --help` starts without rich.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from mmcli.backends import interrupts
 from mmcli.cli import render
 from mmcli.cli.act import act_app
 from mmcli.cli.fleet import WORKER_EPILOG, batch_app
@@ -492,7 +492,7 @@ def main() -> None:
     hook = sys.modules.get("_mm_record_hook")
     if hook is not None:  # mm run by a recorded agent: its own input is reported by `mm act`
         hook.disable()
-    signal.signal(signal.SIGINT, _interrupted)
+    interrupts.install(_interrupted)
     keep_writing_when_closed()
     try:
         app(prog_name="mm")
@@ -500,6 +500,6 @@ def main() -> None:
         sys.exit(fail(e, wants_json(sys.argv[1:])))
 
 
-def _interrupted(signum: int, frame: object) -> None:
+def _interrupted() -> Aborted:
     # Ctrl-C outside a run's own handling: an error like any other, exit 130.
-    raise Aborted("interrupted")
+    return Aborted("interrupted")

@@ -132,13 +132,12 @@ def run(args: list[str]) -> ExitCode | None:
     if action is None or not (path or os.environ.get("DISPLAY")) or os.environ.get("MM_DISPLAY"):
         return None  # (another display than $DISPLAY: the full CLI's backend drives it)
     if path is None:
-        import _signal  # `signal` loads enum: ~5 ms
-
+        from mmcli.backends import interrupts
         from mmcli.errors import MMError
 
         # Ctrl-C stops it even where it started with SIGINT ignored (a shell's background
-        # job), as the full CLI's own handler does.
-        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+        # job), as the full CLI's own handler does; never in the middle of an X request.
+        interrupts.install()
         try:
             _give(action)
         except MMError as e:

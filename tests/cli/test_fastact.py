@@ -159,9 +159,13 @@ def test_mm_act_outside_a_recorder_starts_without_pyautogui_numpy_pil_or_typer()
     }
 
 
-def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycodes() -> None:
-    """Ctrl-C while `mm act type` types characters on no key (bound to spare keycodes):
-    one line, exit 130, and the keyboard map is as it was."""
+@pytest.mark.parametrize("after", [0.0, 0.3], ids=["while-the-keymap-settles", "typing"])
+def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycodes(
+    after: float,
+) -> None:
+    """Ctrl-C while `mm act type` types characters on no key (bound to spare keycodes),
+    or in the pause after binding them, before the first key: one line, exit 130, and
+    the keyboard map is as it was."""
     import shutil
     import signal
     import time
@@ -193,8 +197,8 @@ def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycode
                 if 0xE9 in x11.keymap.at:
                     break
             assert time.monotonic() < deadline and proc.poll() is None, "never bound"
-            time.sleep(0.05)
-        time.sleep(0.3)
+            time.sleep(0.02)
+        time.sleep(after)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
         with XTest(display.display) as x11:

@@ -201,3 +201,19 @@ def test_a_named_key_on_no_key_is_bound_for_its_press() -> None:
     assert wire.sent == [
         ("map", SPARE, 0xFFC2), (KEY_PRESS, SPARE), (KEY_RELEASE, SPARE), ("map", SPARE, 0)
     ]  # fmt: skip
+
+
+def test_typing_interrupted_while_the_keymap_settles_unbinds_its_keycodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C in the pause after binding, before the keys: the `with` body was never
+    entered, and the keycodes are unbound all the same."""
+
+    def ctrl_c(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(xtest.time, "sleep", ctrl_c)
+    wire = Wire()
+    with pytest.raises(KeyboardInterrupt):
+        wire.type("é", 0)
+    assert wire.sent == [("map", SPARE, 0xE9), ("map", SPARE, 0)]
