@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from typing import Any
 
 import typer
@@ -14,14 +15,20 @@ from mmcli.cli.output import console, escape, say
 from mmcli.errors import Outcome
 from mmcli.model import plural, shown_command
 
+
+def _model_api(result: Any) -> bool:
+    """Whether `result` is a model-API run's (`LLMResult`): never when `llm.run`, 40 ms of
+    imports, was not needed to make it."""
+    run = sys.modules.get("mmcli.llm.run")
+    return run is not None and isinstance(result, run.LLMResult)
+
+
 # ---- record ---------------------------------------------------------------------------------
 
 
 def recorded(result: Any, name: str, where: str) -> typer.Exit:
     """`mm record`'s lines; the exit to raise."""
-    from mmcli.llm.run import LLMResult
-
-    if isinstance(result, LLMResult):
+    if _model_api(result):
         if result.saved:
             say(f"[green]recorded[/] {name!r}: {result.saved} model calls in {where}")
         elif result.outcome is Outcome.UNCHANGED:
@@ -44,14 +51,13 @@ def recorded(result: Any, name: str, where: str) -> typer.Exit:
 def replayed(report: Any, json_out: bool, dry_run: bool = False) -> typer.Exit:
     """`mm replay`'s lines (and its JSON with `json_out`) for any kind of report; the exit
     to raise."""
-    from mmcli.llm.run import LLMResult
     from mmcli.verbs.replay import BatchReport
 
     if json_out:
         print(json.dumps(report.as_json()))
     if isinstance(report, BatchReport):
         _batch(report)
-    elif isinstance(report, LLMResult):
+    elif _model_api(report):
         _model_run(report)
     else:
         screen_run(report, dry_run)
