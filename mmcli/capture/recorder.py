@@ -31,7 +31,6 @@ import numpy as np
 
 from mmcli.backends.base import ZONE_MARGIN, Backend, Settled
 from mmcli.capture import shim
-from mmcli.capture.secrets import typed_text
 from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
@@ -43,7 +42,6 @@ from mmcli.screen.analysis import (
     window_changed_at,
 )
 from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
-from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import WindowRef
 
@@ -239,8 +237,6 @@ class Recorder:
     on_warning: Callable[[str], None] | None = None
     final: np.ndarray | None = None
     final_frame: Frame | None = None
-    final_typed: Detail | None = None
-    """After a run of typing that ended the task: what it changed, at full resolution."""
     final_thumbnail: bytes | None = None
     volatile: list[Rect] = field(default_factory=list)
     learn: bool = True
@@ -334,18 +330,7 @@ class Recorder:
             thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             note=note,
             window=self._window_of(action),
-            typed=self._typed(frame),
         )
-
-    def _typed(self, frame: Frame) -> Detail | None:
-        """After a run of typing actions, what it changed on `frame` since the screen
-        before its first, at full resolution (`Capture.typed`); None after anything else."""
-        first = None
-        for capture in reversed(self.captures):
-            if typed_text(capture.action) is None:
-                break
-            first = capture
-        return None if first is None else Detail.of(first.small, frame)
 
     def _await_answer(self, action: Action) -> float:
         """Before `action` is captured, wait until the screen has answered the last action,
@@ -553,7 +538,6 @@ class Recorder:
                 )
             self.final = frame.small
             self.final_frame = frame
-            self.final_typed = self._typed(frame)
             self.final_thumbnail = _png(frame.thumbnail)
 
     # ---- the socket ----------------------------------------------------------------------

@@ -32,7 +32,7 @@ from mmcli.screen.analysis import (
     moved_pixels,
 )
 from mmcli.screen.carets import on_focus_line
-from mmcli.screen.echoes import Detail, find_echoes, text_lines, text_shown_elsewhere
+from mmcli.screen.echoes import find_echoes, text_lines, text_shown_elsewhere
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Patch, Rect
 from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
 from mmcli.screen.windows import WindowRef
@@ -58,9 +58,6 @@ class Capture:
     """Said with the step's progress line (e.g. that its text was pasted)."""
     window: WindowRef | None = None
     """The application window under the action's target (`Step.window`)."""
-    typed: Detail | None = None
-    """After typing (this screen follows a run of typing actions): what the run changed,
-    at full resolution, where its echoes are looked for from (`find_echoes`)."""
 
 
 @dataclass
@@ -94,7 +91,6 @@ def build_steps(
     secrets: set[str] | None = None,
     secret_typed: bool = False,
     final_thumbnail: bytes | None = None,
-    final_typed: Detail | None = None,
 ) -> Built:
     """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
 
@@ -164,8 +160,7 @@ def build_steps(
             masks.append(value)
             if secret:
                 hidden.append(value)
-            typed = captures[i + 1].typed if i + 1 < len(captures) else final_typed
-            found = find_echoes(after, effect, screens[i + 1 :], typed)
+            found = find_echoes(after, effect, screens[i + 1 :])
             bounds = window.rect if window is not None else None
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
             found += [(0, r) for r in _unmasked(shown, masks)]

@@ -11,13 +11,9 @@ changed on the focused line is kept apart from another line a few pixels above i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from PIL import Image
 
 from mmcli.screen.analysis import (
-    PIXEL_THRESHOLD,
     box_of,
     changed_regions,
     find_template,
@@ -25,7 +21,7 @@ from mmcli.screen.analysis import (
     small_slice,
 )
 from mmcli.screen.carets import on_focus_line
-from mmcli.screen.fingerprint import SCALE, Frame, Rect
+from mmcli.screen.fingerprint import SCALE, Rect
 
 ECHO_MATCH = 0.85
 """Normalized correlation above which typed text is taken to be shown again elsewhere."""
@@ -36,91 +32,23 @@ ECHO_MAX = 4
 spreadsheet's grid lines), not the text shown again: no echo is taken from it."""
 
 
-DETAIL_MAX = 1 / 16
-"""The largest share of the screen a typing may change and still be kept at full
-resolution (`Detail.of`): a line or a box of text, not a new page."""
-
-
-@dataclass(frozen=True)
-class Detail:
-    """A piece of a screen at full resolution, in the luma `Frame.small` is downscaled
-    from: what a typing changed, kept so that the typed text's picture can be downscaled
-    again from each of the `SCALE` x `SCALE` offsets of the grid. The same text drawn
-    elsewhere (a status line) sits at another offset of the grid than the field it was
-    typed into, and at a quarter of the size the two pictures differ as much as two
-    words do: measured on the example form, "Ada Lovelace" in the status line 3 rows off
-    the field's offset correlates below 0.85 with the field's picture, and above it from
-    the picture downscaled at that offset."""
-
-    rect: Rect
-    luma: np.ndarray
-
-    @classmethod
-    def of(cls, before: np.ndarray, frame: Frame) -> Detail | None:
-        """What changed between the downscaled screen `before` and `frame`, at full
-        resolution (with `2 * SCALE` px around it, for `pictures`); None when nothing did,
-        or more than `DETAIL_MAX` of the screen."""
-        if before.shape != frame.small.shape:
-            return None
-        changed = np.abs(before.astype(np.int16) - frame.small) > PIXEL_THRESHOLD
-        box = box_of(changed, 0, 0)
-        if box is None or box.w * box.h > DETAIL_MAX * frame.width * frame.height:
-            return None
-        rect = box.grow(2 * SCALE).intersection(Rect(0, 0, frame.width, frame.height))
-        if rect is None:  # (a box of the screen's own cells: never)
-            return None
-        size = (frame.width, frame.height)
-        image = Image.frombuffer("RGBX", size, frame.raw, "raw", "RGBX", 0, 1)
-        crop = image.crop((rect.x, rect.y, rect.right, rect.bottom)).convert("L")
-        return cls(rect, np.asarray(crop))
-
-    def pictures(self, region: Rect) -> list[np.ndarray]:
-        """`region` (whole cells of the downscale grid, inside this detail) downscaled as
-        `Frame.small` downscales, once from each of the `SCALE` x `SCALE` offsets of the
-        grid (shifted -2 to +1 px each way); shifts this detail does not cover are left
-        out. A shift may cut a line or two of the text off: `find_echoes` takes a picture
-        found in many places for the pattern it then is."""
-        shifts = range(-(SCALE // 2), SCALE - SCALE // 2)
-        out = []
-        for dy in shifts:
-            for dx in shifts:
-                x, y = region.x + dx - self.rect.x, region.y + dy - self.rect.y
-                piece = self.luma[max(y, 0) : y + region.h, max(x, 0) : x + region.w]
-                if x < 0 or y < 0 or piece.shape != (region.h, region.w):
-                    continue
-                out.append(np.asarray(Image.fromarray(piece).reduce(SCALE)))
-        return out
-
-
-def find_echoes(
-    shown: np.ndarray, typed: Rect, later: list[np.ndarray], detail: Detail | None = None
-) -> list[tuple[int, Rect]]:
+def find_echoes(shown: np.ndarray, typed: Rect, later: list[np.ndarray]) -> list[tuple[int, Rect]]:
     """Where the text typed into `typed` (as drawn in `shown`) appears elsewhere on the
     later screens: (index into `later`, region), the first screen each region shows on;
-    none when the picture matches in more than `ECHO_MAX` places. With the typing's
-    `detail`, the picture is looked for as downscaled from every offset of the grid."""
+    none when the picture matches in more than `ECHO_MAX` places."""
     ys, xs = small_slice(typed, shown.shape)
     # Leave out the edge columns, where the caret stands before and after typing.
     template = shown[ys, xs.start + 1 : xs.stop - 2]
     if template.shape[1] < ECHO_MIN_WIDTH or template.shape[0] < 2:
         return []
-    pictures = [template]
-    if detail is not None:
-        h, w = template.shape
-        region = Rect((xs.start + 1) * SCALE, ys.start * SCALE, w * SCALE, h * SCALE)
-        pictures += detail.pictures(region)
     found: list[tuple[int, Rect]] = []
     for j, screen in enumerate(later):
-        for picture in pictures:
-            hits = find_template(screen, picture, ECHO_MATCH)
-            if len(hits) > ECHO_MAX and picture is not template:
-                continue  # a picture of the text shifted off it: a pattern, not the text
-            for rect in hits:
-                if rect.intersects(typed.grow(8)) or any(rect.intersects(r) for _, r in found):
-                    continue
-                found.append((j, rect))
-                if len(found) > ECHO_MAX:
-                    return []
+        for rect in find_template(screen, template, ECHO_MATCH):
+            if rect.intersects(typed.grow(8)) or any(rect.intersects(r) for _, r in found):
+                continue
+            found.append((j, rect))
+            if len(found) > ECHO_MAX:
+                return []
     return found
 
 

@@ -10,7 +10,7 @@ from PIL import Image, ImageDraw
 
 from mmcli.capture.steps import Capture, build_steps, effect_regions, union_of
 from mmcli.model import Action, ActionKind
-from mmcli.screen.analysis import box_of, patch_of
+from mmcli.screen.analysis import patch_of
 from mmcli.screen.fingerprint import Frame, Rect
 from tests.helpers import form_screen
 
@@ -211,38 +211,6 @@ def test_echoes_are_the_typed_text_elsewhere_once_each_never_the_field() -> None
     (_, rect) = found[0]
     assert rect.intersects(Rect(304, 478, 60, 10)) and not rect.intersects(typed.grow(8))
     assert find_echoes(shown, Rect(200, 175, 20, 20), later) == []  # too short to look for
-
-
-@pytest.mark.parametrize(("size", "dy"), [(15, 0), (15, 1), (15, 2), (15, 3), (13, 2)])
-def test_an_echo_off_the_fields_grid_offset_is_found_from_the_typings_detail(
-    size: int, dy: int
-) -> None:
-    """The same text 1 px right of the field's offset of the 4 px downscale grid (and 0-3
-    px below it) is another picture at a quarter of the size: the typing's
-    full-resolution detail gives it. Text 13 px high is three rows of cells: a picture
-    shifted a row off it is a stripe found on every rule of the form, and left out."""
-    from PIL import ImageFont
-
-    from mmcli.screen.echoes import Detail, find_echoes
-
-    font = ImageFont.load_default(size=size)
-    before = screen()
-    after = screen()
-    ImageDraw.Draw(after).text((206, 178), "Ada Lovelace", fill="black", font=font)
-    echoed = after.copy()
-    ImageDraw.Draw(echoed).rectangle([300, 468, 560, 500], fill="#d9d9d9")
-    ImageDraw.Draw(echoed).text((323, 478 + dy), "Ada Lovelace", fill="black", font=font)
-    frame, small_before = Frame.from_image(after), Frame.from_image(before).small
-    typed = box_of(np.abs(frame.small.astype(int) - small_before) > 12, 0, 0)
-    assert typed is not None
-    later = [Frame.from_image(echoed).small]
-    assert find_echoes(frame.small, typed, later) == []
-    detail = Detail.of(small_before, frame)
-    assert detail is not None and typed.grow(2 * 4) == detail.rect
-    found = find_echoes(frame.small, typed, later, detail)
-    assert len(found) == 1 and found[0][1].intersects(Rect(322, 478 + dy, 80, 14)), found
-    ImageDraw.Draw(after).rectangle([0, 0, 600, 300], fill="white")  # more than 1/16
-    assert Detail.of(small_before, Frame.from_image(after)) is None
 
 
 # ---- find_echoes' bounds, on a plain downscaled screen ------------------------------------
