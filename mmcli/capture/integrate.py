@@ -25,6 +25,7 @@ from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
 from mmcli.model import PLACEHOLDER, Recording, Step, plural, shown_command
 from mmcli.params import Values, template_command, value_digest
 from mmcli.screen.analysis import covered_share
+from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.store.recordings import Store
 from mmcli.store.validate import MAX_DIGESTS
@@ -65,6 +66,10 @@ class FinishedRun:
     commit_steps: int | None = None
     """The committing actions at the end of the task, as declared for the recording
     (`mm record --commit-steps`); None: not declared."""
+    final_typed: Detail | None = None
+    """After a run of typing that ended the task: what it changed, at full resolution."""
+    final_changed: Detail | None = None
+    """What the final screen changed since the last capture, at full resolution."""
 
     @classmethod
     def of(
@@ -85,6 +90,8 @@ class FinishedRun:
             recorder.backend.workarea(),
             cwd,
             _first_window(recorder),
+            final_typed=recorder.final_typed,
+            final_changed=recorder.final_changed,
         )
 
 
@@ -219,6 +226,8 @@ def _build(
         secrets=set(run.values.secrets),
         secret_typed=secret_typed,
         final_thumbnail=run.final_thumbnail,
+        final_typed=run.final_typed,
+        final_changed=run.final_changed,
     )
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from mmcli.backends.base import ZONE_MARGIN, Backend, Settled
 from mmcli.capture import shim
+from mmcli.capture.secrets import typed_text
 from mmcli.capture.steps import Capture, focus_point
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
@@ -42,6 +43,7 @@ from mmcli.screen.analysis import (
     window_changed_at,
 )
 from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
+from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import WindowRef
 
@@ -237,6 +239,10 @@ class Recorder:
     on_warning: Callable[[str], None] | None = None
     final: np.ndarray | None = None
     final_frame: Frame | None = None
+    final_typed: Detail | None = None
+    """After a run of typing that ended the task: what it changed, at full resolution."""
+    final_changed: Detail | None = None
+    """What the final screen changed since the last capture (`Capture.changed`)."""
     final_thumbnail: bytes | None = None
     volatile: list[Rect] = field(default_factory=list)
     learn: bool = True
@@ -330,7 +336,27 @@ class Recorder:
             thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             note=note,
             window=self._window_of(action),
+            typed=self._typed(frame),
+            changed=self._changed(frame),
         )
+
+    def _typed(self, frame: Frame) -> Detail | None:
+        """After a run of typing actions, what it changed on `frame` since the screen
+        before its first, at full resolution (`Capture.typed`); None after anything else."""
+        first = None
+        for capture in reversed(self.captures):
+            if typed_text(capture.action) is None:
+                break
+            first = capture
+        return None if first is None else Detail.of(first.small, frame)
+
+    def _changed(self, frame: Frame) -> Detail | None:
+        """What changed on `frame` since the last capture, at full resolution
+        (`Capture.changed`), once the task typed anything: where an echo of typed text
+        may appear."""
+        if not any(typed_text(c.action) is not None for c in self.captures):
+            return None
+        return Detail.of(self.captures[-1].small, frame)
 
     def _await_answer(self, action: Action) -> float:
         """Before `action` is captured, wait until the screen has answered the last action,
@@ -538,6 +564,8 @@ class Recorder:
                 )
             self.final = frame.small
             self.final_frame = frame
+            self.final_typed = self._typed(frame)
+            self.final_changed = self._changed(frame)
             self.final_thumbnail = _png(frame.thumbnail)
 
     # ---- the socket ----------------------------------------------------------------------

@@ -32,7 +32,7 @@ from mmcli.screen.analysis import (
     moved_pixels,
 )
 from mmcli.screen.carets import on_focus_line
-from mmcli.screen.echoes import find_echoes, text_lines, text_shown_elsewhere
+from mmcli.screen.echoes import Detail, find_echoes, text_lines, text_shown_elsewhere
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Patch, Rect
 from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
 from mmcli.screen.windows import WindowRef
@@ -58,6 +58,12 @@ class Capture:
     """Said with the step's progress line (e.g. that its text was pasted)."""
     window: WindowRef | None = None
     """The application window under the action's target (`Step.window`)."""
+    typed: Detail | None = None
+    """After typing (this screen follows a run of typing actions): what the run changed,
+    at full resolution: the typed text's picture, looked for elsewhere (`find_echoes`)."""
+    changed: Detail | None = None
+    """What changed on this screen since the capture before, at full resolution (kept
+    once the task has typed): where an echo of typed text is looked for."""
 
 
 @dataclass
@@ -91,6 +97,8 @@ def build_steps(
     secrets: set[str] | None = None,
     secret_typed: bool = False,
     final_thumbnail: bytes | None = None,
+    final_typed: Detail | None = None,
+    final_changed: Detail | None = None,
 ) -> Built:
     """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
 
@@ -160,7 +168,9 @@ def build_steps(
             masks.append(value)
             if secret:
                 hidden.append(value)
-            found = find_echoes(after, effect, screens[i + 1 :])
+            typed = captures[i + 1].typed if i + 1 < len(captures) else final_typed
+            changes = [c.changed for c in captures[i + 1 :]] + [final_changed]
+            found = find_echoes(after, effect, screens[i + 1 :], typed, changes)
             bounds = window.rect if window is not None else None
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
             found += [(0, r) for r in _unmasked(shown, masks)]

@@ -447,7 +447,16 @@ def _window_sums(values: np.ndarray, th: int, tw: int) -> np.ndarray:
 def find_template(image: np.ndarray, template: np.ndarray, threshold: float = 0.9) -> list[Rect]:
     """Where `template` appears in `image` (both downscaled luma), by normalized
     cross-correlation: insensitive to the background it is drawn on (the same text in a
-    white field and in a grey status bar). Returns screen-pixel rectangles."""
+    white field and in a grey status bar). Returns screen-pixel rectangles, the best
+    match first, none overlapping a better one."""
+    return [rect for _, rect in scored_matches(image, template, threshold)]
+
+
+def scored_matches(
+    image: np.ndarray, template: np.ndarray, threshold: float, scale: int = SCALE
+) -> list[tuple[float, Rect]]:
+    """`find_template`'s matches with their correlation; `scale`: screen pixels per
+    pixel of `image` (1: a full-resolution image)."""
     th, tw = template.shape
     h, w = image.shape
     if th > h or tw > w or th * tw == 0:
@@ -467,9 +476,9 @@ def find_template(image: np.ndarray, template: np.ndarray, threshold: float = 0.
     denom = np.sqrt(np.maximum(variance, 0)) * t_norm
     score = np.where(denom > 1e-6, corr / np.maximum(denom, 1e-6), 0.0)
     ys, xs = np.nonzero(score >= threshold)
-    found: list[Rect] = []
+    found: list[tuple[float, Rect]] = []
     for y, x in sorted(zip(ys.tolist(), xs.tolist(), strict=True), key=lambda p: -score[p]):
-        rect = Rect(x * SCALE, y * SCALE, tw * SCALE, th * SCALE)
-        if not any(rect.intersects(f) for f in found):
-            found.append(rect)
+        rect = Rect(x * scale, y * scale, tw * scale, th * scale)
+        if not any(rect.intersects(f) for _, f in found):
+            found.append((float(score[y, x]), rect))
     return found

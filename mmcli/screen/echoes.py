@@ -11,17 +11,21 @@ changed on the focused line is kept apart from another line a few pixels above i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from PIL import Image
 
 from mmcli.screen.analysis import (
     box_of,
     changed_regions,
     find_template,
     moved_pixels,
+    scored_matches,
     small_slice,
 )
 from mmcli.screen.carets import on_focus_line
-from mmcli.screen.fingerprint import SCALE, Rect
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
 
 ECHO_MATCH = 0.85
 """Normalized correlation above which typed text is taken to be shown again elsewhere."""
@@ -30,26 +34,142 @@ ECHO_MIN_WIDTH = 6
 ECHO_MAX = 4
 """A match in more places than this is a pattern the typed text's picture holds (a
 spreadsheet's grid lines), not the text shown again: no echo is taken from it."""
+FULL_MATCH = 0.95
+"""Normalized correlation at full resolution at which typed text is taken to be shown
+again (`Detail.find`). Measured on the example form under openbox: "Ada Lovelace" in the
+status line 1.0, the same text's field 1.0, anything else on the screen below 0.6."""
+INK_LEVEL = 40
+"""Luma levels off its ground at which a pixel of typed text is ink."""
+LINE_SHARE = 0.9
+"""An edge row or column of typed text this inked is a line along it (a field's border
+inside the box of what the typing changed), not text."""
+DETAIL_MAX = 1 / 4
+"""The largest share of the screen the pieces of one `Detail` may cover together."""
 
 
-def find_echoes(shown: np.ndarray, typed: Rect, later: list[np.ndarray]) -> list[tuple[int, Rect]]:
+@dataclass(frozen=True)
+class Detail:
+    """Pieces of a screen at full resolution, in the luma `Frame.small` is downscaled
+    from: what changed since an earlier screen. Kept so that typed text shown again
+    elsewhere is found to the pixel: at a quarter of the size, the same text at another
+    offset of the 4 px grid is another picture (measured on the example form under
+    openbox: "Ada Lovelace" in the status line one row off the field's offset correlates
+    at 0.86 with the field's downscaled picture, 1.0 at full resolution)."""
+
+    pieces: tuple[tuple[Rect, np.ndarray], ...]
+
+    @classmethod
+    def of(cls, before: np.ndarray, frame: Frame) -> Detail | None:
+        """Each region that changed between the downscaled screen `before` and `frame`
+        (`changed_regions`), at full resolution, as long as they cover together at most
+        `DETAIL_MAX` of the screen (the smallest first: a line of text, not a new page).
+        None when none is kept."""
+        if before.shape != frame.small.shape:
+            return None
+        screen = Rect(0, 0, frame.width, frame.height)
+        budget = DETAIL_MAX * frame.width * frame.height
+        image: Image.Image | None = None
+        pieces = []
+        for region in sorted(changed_regions(before, frame.small), key=lambda r: r.w * r.h):
+            rect = region.intersection(screen)
+            if rect is None or rect.w * rect.h > budget:
+                continue
+            budget -= rect.w * rect.h
+            if image is None:
+                size = (frame.width, frame.height)
+                image = Image.frombuffer("RGBX", size, frame.raw, "raw", "RGBX", 0, 1)
+            crop = image.crop((rect.x, rect.y, rect.right, rect.bottom)).convert("L")
+            pieces.append((rect, np.asarray(crop)))
+        return cls(tuple(pieces)) if pieces else None
+
+    def text(self, region: Rect) -> np.ndarray | None:
+        """The typed text inside `region` (screen pixels, inside one piece), cut to its
+        ink: lines along its edges (a field's border) left out. None when no piece holds
+        `region` or no text is in it."""
+        for rect, luma in self.pieces:
+            if region.inside(rect):
+                x, y = region.x - rect.x, region.y - rect.y
+                return _ink(luma[y : y + region.h, x : x + region.w])
+        return None
+
+    def find(self, text: np.ndarray) -> list[Rect]:
+        """Where `text` (`Detail.text`) shows inside the pieces at `FULL_MATCH`, the best
+        match first (screen pixels)."""
+        found: list[tuple[float, Rect]] = []
+        for rect, luma in self.pieces:
+            for score, hit in scored_matches(luma, text, FULL_MATCH, scale=1):
+                found.append((score, hit.moved(rect.x, rect.y)))
+        return [hit for _, hit in sorted(found, key=lambda m: -m[0])]
+
+
+def _ink(luma: np.ndarray) -> np.ndarray | None:
+    """`luma` cut to the box of its ink (what stands off its commonest level), lines
+    along its edges left out; None when it holds no ink."""
+    ground = int(np.bincount(luma.ravel(), minlength=256).argmax())
+    ink = np.abs(luma.astype(np.int16) - ground) > INK_LEVEL
+    top, bottom, left, right = 0, ink.shape[0], 0, ink.shape[1]
+    while top < bottom and ink[top, left:right].mean() > LINE_SHARE:
+        top += 1
+    while bottom > top and ink[bottom - 1, left:right].mean() > LINE_SHARE:
+        bottom -= 1
+    while left < right and ink[top:bottom, left].mean() > LINE_SHARE:
+        left += 1
+    while right > left and ink[top:bottom, right - 1].mean() > LINE_SHARE:
+        right -= 1
+    rows = np.nonzero(ink[top:bottom, left:right].any(axis=1))[0]
+    cols = np.nonzero(ink[top:bottom, left:right].any(axis=0))[0]
+    if not rows.size:
+        return None
+    y0, x0 = top + rows[0], left + cols[0]
+    return luma[y0 : top + rows[-1] + 1, x0 : left + cols[-1] + 1]
+
+
+def find_echoes(
+    shown: np.ndarray,
+    typed: Rect,
+    later: list[np.ndarray],
+    detail: Detail | None = None,
+    changes: list[Detail | None] | None = None,
+) -> list[tuple[int, Rect]]:
     """Where the text typed into `typed` (as drawn in `shown`) appears elsewhere on the
     later screens: (index into `later`, region), the first screen each region shows on;
-    none when the picture matches in more than `ECHO_MAX` places."""
+    none when the picture matches in more than `ECHO_MAX` places. With the typing's
+    `detail` (what it changed, at full resolution) and the later screens' `changes` (what
+    each changed since the one before, the same), the text is also looked for to the
+    pixel where it newly appears."""
     ys, xs = small_slice(typed, shown.shape)
     # Leave out the edge columns, where the caret stands before and after typing.
     template = shown[ys, xs.start + 1 : xs.stop - 2]
     if template.shape[1] < ECHO_MIN_WIDTH or template.shape[0] < 2:
         return []
+    text = None
+    if detail is not None:
+        h, w = template.shape
+        region = Rect((xs.start + 1) * SCALE, ys.start * SCALE, w * SCALE, h * SCALE)
+        text = detail.text(region)
+        if text is not None and text.shape[1] < ECHO_MIN_WIDTH * SCALE:
+            text = None
     found: list[tuple[int, Rect]] = []
     for j, screen in enumerate(later):
-        for rect in find_template(screen, template, ECHO_MATCH):
+        hits = find_template(screen, template, ECHO_MATCH)
+        change = changes[j] if changes is not None and j < len(changes) else None
+        if text is not None and change is not None:
+            hits += [_on_grid(h) for h in change.find(text)]
+        for rect in hits:
             if rect.intersects(typed.grow(8)) or any(rect.intersects(r) for _, r in found):
                 continue
             found.append((j, rect))
             if len(found) > ECHO_MAX:
                 return []
     return found
+
+
+def _on_grid(rect: Rect) -> Rect:
+    """`rect` rounded out to the downscale grid's cells."""
+    x, y = rect.x // SCALE * SCALE, rect.y // SCALE * SCALE
+    right = -(-rect.right // SCALE) * SCALE
+    bottom = -(-rect.bottom // SCALE) * SCALE
+    return Rect(x, y, right - x, bottom - y)
 
 
 ECHO_GAP = 2

@@ -104,6 +104,35 @@ def test_recorded_with_john_replays_with_jane(
     assert result.returncode == 2 and "--param name=" in result.stderr
 
 
+@pytest.mark.parametrize("position", ["100,102", "100,103"])
+def test_the_status_lines_echo_of_a_longer_name_is_masked_off_the_fields_grid_offset(
+    loan_app: LoanApp, isolated_store: Path, position: str
+) -> None:
+    """With the window at y = 102 or 103 the status line's "Saved application for John
+    Smith" stands off the name field's offset of the 4 px grid the screens are compared
+    on: its downscaled picture there is not the field's, and the longer name diverged
+    after Submit (exit 3) until the echo was looked for at full resolution."""
+    loan_app.start("--position", position)
+    result = mm(
+        "record", "loan", "--param", "name=John Smith", "--observe", "0", "--",
+        *agent_command(loan_app),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    layout = json.loads(loan_app.layout.read_text())
+    (status,) = [w for w in layout["windows"][0]["widgets"] if w.get("id") == "status"]
+    loan_app.out.unlink()
+    recording = Store(isolated_store).load("loan")
+    outcome = recording.steps[-1].outcome
+    assert outcome is not None
+    echo = [m for m in outcome.fingerprint.masks if m.y >= status["y"] - 4]
+    assert echo and all(m.x >= status["x"] + 100 for m in echo), outcome.fingerprint.masks
+
+    loan_app.start("--position", position)
+    result = mm("replay", "loan", "--no-agent", "--param", "name=Bartholomew Jones")
+    assert result.returncode == 0, result.stderr
+    assert [fields(r) for r in loan_app.records()] == [{**WANTED, "name": "Bartholomew Jones"}]
+
+
 def test_failing_agent_saves_nothing(loan_app: LoanApp, isolated_store: Path) -> None:
     loan_app.start("--variant", "other")  # the agent cannot do its task here: exits 3
     result = mm("record", "loan", "--observe", "0", "--", *agent_command(loan_app))

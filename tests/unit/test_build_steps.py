@@ -10,7 +10,7 @@ from PIL import Image, ImageDraw
 
 from mmcli.capture.steps import Capture, build_steps, effect_regions, union_of
 from mmcli.model import Action, ActionKind
-from mmcli.screen.analysis import patch_of
+from mmcli.screen.analysis import box_of, patch_of
 from mmcli.screen.fingerprint import Frame, Rect
 from tests.helpers import form_screen
 
@@ -211,6 +211,84 @@ def test_echoes_are_the_typed_text_elsewhere_once_each_never_the_field() -> None
     (_, rect) = found[0]
     assert rect.intersects(Rect(304, 478, 60, 10)) and not rect.intersects(typed.grow(8))
     assert find_echoes(shown, Rect(200, 175, 20, 20), later) == []  # too short to look for
+
+
+@pytest.mark.parametrize(("size", "dy"), [(15, 0), (15, 1), (15, 2), (15, 3), (13, 2)])
+def test_an_echo_off_the_fields_grid_offset_is_found_at_full_resolution(size: int, dy: int) -> None:
+    """The same text 1 px right of the field's offset of the 4 px downscale grid (and 0-3
+    px below it) is another picture at a quarter of the size: the typing's
+    full-resolution detail finds it where the later screen changed, though a clock
+    elsewhere ticked while it was typed; another word and a long edge drawn beside it
+    are not taken for it."""
+    from PIL import ImageFont
+
+    from mmcli.screen.echoes import Detail, find_echoes
+
+    font = ImageFont.load_default(size=size)
+    before = screen()
+    after = screen(clock="12:00:02")  # a clock ticked while the name was typed
+    ImageDraw.Draw(after).text((206, 178), "Ada Lovelace", fill="black", font=font)
+    echoed = after.copy()
+    ImageDraw.Draw(echoed).rectangle([300, 468, 760, 500], fill="#d9d9d9")
+    ImageDraw.Draw(echoed).text((323, 478 + dy), "Ada Lovelace", fill="black", font=font)
+    ImageDraw.Draw(echoed).text((523, 478 + dy), "Ada Lavelace", fill="black", font=font)
+    ImageDraw.Draw(echoed).rectangle([300, 501, 760, 530], fill="black")  # a long edge
+    frame, small_before = Frame.from_image(after), Frame.from_image(before).small
+    typed = box_of(np.abs(frame.small.astype(int) - small_before)[:100, :200] > 12, 0, 0)
+    assert typed is not None
+    shown = Frame.from_image(echoed)
+    later = [shown.small]
+    detail = Detail.of(small_before, frame)
+    assert detail is not None and typed in [r for r, _ in detail.pieces]
+    changes = [Detail.of(frame.small, shown)]
+    found = find_echoes(frame.small, typed, later, detail, changes)
+    assert len(found) == 1, found
+    # Where the text stands, rounded out to the grid: its ink less the caret's columns.
+    left, top, right, bottom = ImageDraw.Draw(echoed).textbbox(
+        (323, 478 + dy), "Ada Lovelace", font=font
+    )
+    ink = Rect(
+        left // 4 * 4,
+        top // 4 * 4,
+        -(-right // 4) * 4 - left // 4 * 4,
+        -(-bottom // 4) * 4 - top // 4 * 4,
+    )
+    at = found[0][1]
+    assert at.inside(ink) and at.w >= ink.w - 16 and at.h >= ink.h - 4, (at, ink)
+    assert find_echoes(frame.small, typed, later, detail, [None]) == []  # seen only where new
+    ImageDraw.Draw(after).rectangle([0, 0, 1200, 500], fill="white")  # over 1/4 of it
+    kept = Detail.of(small_before, Frame.from_image(after))
+    assert kept is not None and [r for r, _ in kept.pieces] == [Rect(1732, 28, 4, 4)]  # clock
+
+
+def test_typed_text_found_in_more_than_echo_max_new_places_is_a_pattern() -> None:
+    """A typed value the later screen shows in more places than `ECHO_MAX` (a list
+    filled with it) gives no echo: masks over all of them would hide what must be
+    checked."""
+    from PIL import ImageFont
+
+    from mmcli.screen.echoes import ECHO_MAX, Detail, find_echoes
+
+    font = ImageFont.load_default(size=15)
+    before = screen()
+    after = screen()
+    ImageDraw.Draw(after).text((206, 178), "Ada Lovelace", fill="black", font=font)
+    echoed = after.copy()
+    ImageDraw.Draw(echoed).rectangle([300, 400, 800, 700], fill="#d9d9d9")
+    for k in range(ECHO_MAX + 1):
+        at = (323 + k % 2, 420 + 50 * k)
+        ImageDraw.Draw(echoed).text(at, "Ada Lovelace", fill="black", font=font)
+    frame, small_before = Frame.from_image(after), Frame.from_image(before).small
+    typed = box_of(np.abs(frame.small.astype(int) - small_before)[:100, :200] > 12, 0, 0)
+    assert typed is not None
+    shown = Frame.from_image(echoed)
+    detail = Detail.of(small_before, frame)
+    changes = [Detail.of(frame.small, shown)]
+    assert find_echoes(frame.small, typed, [shown.small], detail, changes) == []
+    ImageDraw.Draw(echoed).rectangle([300, 610, 800, 700], fill="#d9d9d9")  # ECHO_MAX left
+    shown = Frame.from_image(echoed)
+    changes = [Detail.of(frame.small, shown)]
+    assert len(find_echoes(frame.small, typed, [shown.small], detail, changes)) == ECHO_MAX
 
 
 # ---- find_echoes' bounds, on a plain downscaled screen ------------------------------------

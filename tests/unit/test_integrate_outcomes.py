@@ -130,6 +130,8 @@ def test_the_window_title_is_the_first_pointed_action_s() -> None:
         volatile=[],
         final_thumbnail=run.final_thumbnail,
         final_frame=run.final_frame,
+        final_typed=None,
+        final_changed=None,
         backend=SimpleNamespace(workarea=lambda: None, window_title_at=title_at),
     )
     finished = FinishedRun.of(recorder, Values(), ["agent"], "/tmp")  # type: ignore[arg-type]
