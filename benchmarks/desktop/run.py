@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.desktop.apps import APPS
@@ -125,6 +126,15 @@ def totals(judgements: list[Judgement]) -> dict[str, dict[str, int]]:
     return out
 
 
+def desktop_name(wm: str, panel: str, vnc: bool) -> str:
+    """The desktop a run was on, as `benchmarks.desktop.matrix` groups runs: openbox with
+    tint2's default panel is "openbox+tint2", with ours "openbox+tint2(ours)"."""
+    name = {"openbox": "openbox+tint2", "icewm": "icewm", "xfce": "xfce"}[wm]
+    if wm == "openbox" and panel == "ours":
+        name += "(ours)"
+    return name + (" over vnc" if vnc else "")
+
+
 def git_commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return out.stdout.strip()
@@ -214,7 +224,7 @@ def main() -> int:
             )
             judgements += found
             if args.json:  # after each app, so that an interrupted run keeps its figures
-                write_json(args.json, args.recordings, started, recorded, judgements)
+                write_json(args.json, args, started, recorded, judgements)
     minutes = (time.monotonic() - started) / 60
     print(
         f"\nreal desktop ({args.wm}){' replayed over VNC' if args.vnc else ''}, "
@@ -237,20 +247,26 @@ def main() -> int:
     for key in args.apps:
         print(f"  {key:<9}{step_times([j for j in judgements if j.app == key])}")
     if args.json:
-        write_json(args.json, args.recordings, started, recorded, judgements)
+        write_json(args.json, args, started, recorded, judgements)
     return 0
 
 
 def write_json(
     path: Path,
-    recordings: int,
+    args: argparse.Namespace,
     started: float,
     recorded: dict[str, list[Recorded]],
     judgements: list[Judgement],
 ) -> None:
+    """Every run with the desktop it ran on, for `benchmarks.desktop.matrix` to merge."""
     out = {
         "commit": git_commit(),
-        "recordings": recordings,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "desktop": desktop_name(args.wm, args.panel, args.vnc),
+        "style": args.style,
+        "fixed_world": args.fixed_world,
+        "first": args.first,
+        "recordings": args.recordings,
         "minutes": round((time.monotonic() - started) / 60, 1),
         "totals": totals(judgements),
         "masked": {k: [r.masked for r in v] for k, v in recorded.items()},

@@ -51,3 +51,63 @@ def test_scenario_keys_are_unique_and_both_labels_are_covered() -> None:
     keys = [s.key for s in SCENARIOS]
     assert len(keys) == len(set(keys))
     assert {s.label for s in SCENARIOS} == {Label.HARMLESS, Label.UNSAFE}
+
+
+def test_matrix_merges_slices_later_runs_replacing_earlier_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slices of the full matrix merge: a run of the same desktop, style, app, scenario
+    and recording in a later file replaces the earlier; a file without its desktop is
+    named on the command line; a wrong action anywhere makes the exit status 1."""
+    import json
+    import sys
+
+    from benchmarks.desktop import matrix
+
+    def run(scenario: str, label: str, recording: int, outcome: str) -> dict[str, object]:
+        return {
+            "app": "gtk",
+            "scenario": scenario,
+            "label": label,
+            "recording": recording,
+            "outcome": outcome,
+            "stderr": f"mm: {outcome} at #{recording}\n",
+        }
+
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"commit": "a", "runs": [run("plain", "harmless", 0, "flagged")]}))
+    new = tmp_path / "new.json"
+    new.write_text(
+        json.dumps(
+            {
+                "commit": "b",
+                "desktop": "xfce",
+                "style": "xdotool",
+                "runs": [
+                    run("plain", "harmless", 0, "correct"),
+                    run("plain", "harmless", 1, "false divergence"),
+                ],
+            }
+        )
+    )
+    monkeypatch.setattr(sys, "argv", ["matrix", f"{old}=xfce/xdotool", str(new)])
+    assert matrix.main() == 0
+    out = capsys.readouterr().out
+    assert "1ok 1fd" in out and "1flag" not in out, out
+    assert "false divergences 50.0%" in out and "2/10" in out
+    monkeypatch.setattr(sys, "argv", ["matrix", str(old)])
+    with pytest.raises(SystemExit, match="does not say its desktop"):
+        matrix.main()
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(
+        json.dumps(
+            {
+                "desktop": "icewm",
+                "style": "pyautogui",
+                "runs": [run("moved", "unsafe", 3, "wrong action")],
+            }
+        )
+    )
+    monkeypatch.setattr(sys, "argv", ["matrix", str(new), str(wrong)])
+    assert matrix.main() == 1
+    assert "WRONG icewm pyautogui gtk moved #3" in capsys.readouterr().out
