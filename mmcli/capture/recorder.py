@@ -47,6 +47,10 @@ from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import WindowRef
 
+DETAIL_BUDGET = 64 * 2**20
+"""Bytes of full-resolution detail (`Capture.changed`) one recording keeps at most: a
+line of text is a few kB, a dialog ~100 kB; a long task's later steps, past it, look for
+echoes downscaled alone."""
 SOCKET_ENV = "MM_RECORD_SOCKET"
 HOOK_DIR = shim.HOOK_DIR
 SETTLE_QUIET = 0.02
@@ -267,6 +271,8 @@ class Recorder:
         before the press, to become a drag (or a click) at the release."""
         self._zones_kept: tuple[Rect, ...] | None = None
         """The backend's quiet zones before the observation added the volatile regions."""
+        self._typed_yet = False
+        self._detail_left = DETAIL_BUDGET
 
     # ---- capturing ---------------------------------------------------------------------
 
@@ -353,10 +359,16 @@ class Recorder:
     def _changed(self, frame: Frame) -> Detail | None:
         """What changed on `frame` since the last capture, at full resolution
         (`Capture.changed`), once the task typed anything: where an echo of typed text
-        may appear."""
-        if not any(typed_text(c.action) is not None for c in self.captures):
+        may appear. Up to `DETAIL_BUDGET` bytes over the recording; after that, echoes
+        are looked for downscaled alone."""
+        if self.captures and typed_text(self.captures[-1].action) is not None:
+            self._typed_yet = True
+        if not self._typed_yet or self._detail_left <= 0:
             return None
-        return Detail.of(self.captures[-1].small, frame)
+        detail = Detail.of(self.captures[-1].small, frame)
+        if detail is not None:
+            self._detail_left -= detail.nbytes
+        return detail
 
     def _await_answer(self, action: Action) -> float:
         """Before `action` is captured, wait until the screen has answered the last action,

@@ -58,6 +58,10 @@ class Detail:
 
     pieces: tuple[tuple[Rect, np.ndarray], ...]
 
+    @property
+    def nbytes(self) -> int:
+        return sum(luma.nbytes for _, luma in self.pieces)
+
     @classmethod
     def of(cls, before: np.ndarray, frame: Frame) -> Detail | None:
         """Each region that changed between the downscaled screen `before` and `frame`

@@ -262,3 +262,37 @@ def test_no_answer_is_waited_for_where_none_is_due(
         time.sleep(pause)
         r.capture(then)
     assert waited == []
+
+
+def test_full_resolution_detail_is_kept_after_typing_within_its_budget(
+    rec: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What each screen changed is kept at full resolution once the task has typed (an
+    echo of the text is looked for there), and no more once the recording's budget is
+    spent."""
+    from PIL import ImageDraw
+
+    backend = rec.backend
+    assert isinstance(backend, FakeBackend)
+
+    def draw(y: int) -> None:
+        screen = backend.screen.copy()
+        ImageDraw.Draw(screen).rectangle([600, y, 700, y + 20], fill="white")
+        backend.repaint(screen)
+
+    send(rec, act(kind="click", x=300, y=185))
+    draw(300)
+    send(rec, act(kind="type", text="Ada"))
+    draw(340)
+    send(rec, act(kind="click", x=160, y=415))
+    monkeypatch.setattr(rec, "_detail_left", 1)
+    draw(380)
+    send(rec, act(kind="click", x=160, y=300))
+    draw(420)
+    send(rec, act(kind="click", x=160, y=350))
+    details = [c.changed for c in rec.captures]
+    assert details[:2] == [None, None]  # nothing typed yet
+    assert details[2] is not None and details[3] is not None  # the last one spent it
+    assert details[4] is None
+    (rect, luma), *_ = details[2].pieces
+    assert luma.shape == (rect.h, rect.w) and rect.y <= 340 < rect.bottom
