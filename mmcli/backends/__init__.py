@@ -28,6 +28,11 @@ import sys
 
 from mmcli.errors import DisplayError
 
+LEAN_PYAUTOGUI = False
+"""Whether this process is mm's own command line, where pyautogui is only the X11
+backend's input layer: it is then imported without the modules mm never calls
+(`xinput.import_pyautogui`). A program using the SDK keeps pyautogui whole."""
+
 TYPE_CHECKING = False  # as typing has it, without loading typing (`mm act`: backends.xtest)
 if TYPE_CHECKING:
     from typing import Any

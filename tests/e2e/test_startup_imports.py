@@ -1,6 +1,8 @@
 """What `mm record` and `mm replay` of a screen recording load: neither loads the model-API
-modules (`mmcli.llm.*`, ~40 ms of imports), and replay loads none of the recorder's
-(`capture.record`, `capture.recorder`), unless it hands over to an agent."""
+modules (`mmcli.llm.*`, ~40 ms of imports) nor the parts of pyautogui mm never calls
+(mouseinfo, which opens an X connection of its own, pymsgbox, pyscreeze, pytweening: ~80
+ms), and replay loads none of the recorder's (`capture.record`, `capture.recorder`),
+unless it hands over to an agent."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ import sys
 from pathlib import Path
 
 
-def _imported(tmp_path: Path, xdisplay: str, *argv: str) -> set[str]:
+def _imported(tmp_path: Path, xdisplay: str, *argv: str) -> dict[str, int]:
+    """The modules the command imported, with each one's cumulative import time (us); a
+    module whose import failed at once (pyautogui's optional parts, when left out) shows
+    with a few us."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "mmcli", "--store", str(tmp_path), *argv],
         capture_output=True,
@@ -19,7 +24,10 @@ def _imported(tmp_path: Path, xdisplay: str, *argv: str) -> set[str]:
         env={**os.environ, "DISPLAY": xdisplay},
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    lines = [
+        line.split("|") for line in done.stderr.splitlines() if line.startswith("import time:")
+    ]
+    return {name.strip(): int(cumulative) for _, cumulative, name in lines[1:]}
 
 
 def test_a_screen_recording_and_its_replay_load_no_model_api_and_replay_no_recorder(
@@ -34,4 +42,35 @@ def test_a_screen_recording_and_its_replay_load_no_model_api_and_replay_no_recor
     replayed = _imported(tmp_path, xdisplay, "replay", "moves", "--no-agent")
     assert "mmcli.replay.replayer" in replayed
     assert not {m for m in replayed if m.startswith("mmcli.llm")}
-    assert not replayed & {"mmcli.capture.record", "mmcli.capture.recorder"}
+    assert not replayed.keys() & {"mmcli.capture.record", "mmcli.capture.recorder"}
+    assert "pyautogui" in recorded and "pyautogui" in replayed
+    for unused in ("mouseinfo", "pymsgbox", "pyscreeze", "pytweening"):
+        assert recorded.get(unused, 0) < 1000 and replayed.get(unused, 0) < 1000, unused
+
+
+def test_pyautogui_imported_lean_leaves_what_it_went_without_importable(
+    xdisplay: str,
+) -> None:
+    """In mm's own command line pyautogui is imported without the modules mm never calls;
+    they stay importable afterwards, and a program using the SDK gets pyautogui whole."""
+    code = (
+        "import sys; from mmcli import backends; from mmcli.backends import xinput\n"
+        "backends.LEAN_PYAUTOGUI = {lean}\n"
+        "gui = xinput.import_pyautogui()\n"
+        "print('mouseinfo' in sys.modules, gui.screenshot.__name__)\n"
+        "import pymsgbox, pyscreeze; print(pyscreeze.__name__)\n"
+    )
+    for lean, loaded, screenshot in (
+        (True, "False", "_couldNotImportPyScreeze"),
+        (False, "True", "_screenshot_linux"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", code.format(lean=lean)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "DISPLAY": xdisplay},
+        )
+        assert done.returncode == 0, done.stderr[-1500:]
+        first, second = done.stdout.split("\n")[:2]
+        assert first.split() == [loaded, screenshot] and second == "pyscreeze", done.stdout
