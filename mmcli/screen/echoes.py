@@ -43,6 +43,19 @@ INK_LEVEL = 40
 LINE_SHARE = 0.9
 """An edge row or column of typed text this inked is a line along it (a field's border
 inside the box of what the typing changed), not text."""
+LINE_SLACK = 8
+"""Rows a line of text may have beyond the typed text's own ink (the descenders and
+capitals of the words around an echo) and still be searched for it (`Detail.find`)."""
+FINE_PIXELS = 2_000_000
+"""Pixels of lines one typed value is looked for in at full resolution, over all the
+later screens (~0.4 s at most; a line of 960 x 14 px takes ~2.5 ms): past them, a
+long task's later screens are searched downscaled alone."""
+FRAME_EDGES = 8
+"""Edges a row may cross and still hold no text (a frame's two sides, each drawn with up
+to two lines: four edges a side)."""
+LINE_PAD = 2
+"""Rows searched above and below a line (`Detail.find`): its first or last row of glyph
+tips may cross too few edges to count."""
 DETAIL_MAX = 1 / 4
 """The largest share of the screen the pieces of one `Detail` may cover together."""
 
@@ -96,14 +109,36 @@ class Detail:
                 return _ink(luma[y : y + region.h, x : x + region.w])
         return None
 
-    def find(self, text: np.ndarray) -> list[Rect]:
+    def find(self, text: np.ndarray, limit: int) -> tuple[list[Rect], int]:
         """Where `text` (`Detail.text`) shows inside the pieces at `FULL_MATCH`, the best
-        match first (screen pixels)."""
+        match first (screen pixels), and how many pixels were searched: no more lines
+        once `limit` is reached. Only a line of a piece about the text's height is
+        searched (`_lines`): the same text in the same font stands on such a line, and a
+        search of every piece whole would cost ~120 ms for a quarter of a 1920x1080
+        screen, for each typed value and each later screen."""
         found: list[tuple[float, Rect]] = []
+        height = text.shape[0]
+        searched = 0
         for rect, luma in self.pieces:
-            for score, hit in scored_matches(luma, text, FULL_MATCH, scale=1):
-                found.append((score, hit.moved(rect.x, rect.y)))
-        return [hit for _, hit in sorted(found, key=lambda m: -m[0])]
+            for top, bottom in _lines(luma, height - 2 * LINE_PAD, height + LINE_SLACK):
+                if searched >= limit:
+                    break
+                top, bottom = max(top - LINE_PAD, 0), bottom + LINE_PAD
+                searched += (min(bottom, luma.shape[0]) - top) * luma.shape[1]
+                for score, hit in scored_matches(luma[top:bottom], text, FULL_MATCH, scale=1):
+                    found.append((score, hit.moved(rect.x, rect.y + top)))
+        return [hit for _, hit in sorted(found, key=lambda m: -m[0])], searched
+
+
+def _lines(luma: np.ndarray, low: int, high: int) -> list[tuple[int, int]]:
+    """The runs of rows of `luma` that hold something, `low` to `high` rows tall, as
+    (top, bottom). A row holds nothing when it crosses no more than `FRAME_EDGES` edges
+    (steps of more than `INK_LEVEL`): a dialog's frame left and right of its text."""
+    steps = np.abs(np.diff(luma.astype(np.int16), axis=1)) > INK_LEVEL
+    rows = steps.sum(axis=1) > FRAME_EDGES
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], rows.view(np.int8), [0]))))
+    runs = zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True)
+    return [(top, bottom) for top, bottom in runs if low <= bottom - top <= high]
 
 
 def _ink(luma: np.ndarray) -> np.ndarray | None:
@@ -154,11 +189,14 @@ def find_echoes(
         if text is not None and text.shape[1] < ECHO_MIN_WIDTH * SCALE:
             text = None
     found: list[tuple[int, Rect]] = []
+    left = FINE_PIXELS
     for j, screen in enumerate(later):
         hits = find_template(screen, template, ECHO_MATCH)
         change = changes[j] if changes is not None and j < len(changes) else None
-        if text is not None and change is not None:
-            hits += [_on_grid(h) for h in change.find(text)]
+        if text is not None and change is not None and left > 0:
+            fine, searched = change.find(text, left)
+            left -= searched
+            hits += [_on_grid(h) for h in fine]
         for rect in hits:
             if rect.intersects(typed.grow(8)) or any(rect.intersects(r) for _, r in found):
                 continue

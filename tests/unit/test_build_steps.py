@@ -680,3 +680,33 @@ def test_the_caret_blinking_after_a_typed_value_is_no_edge_of_its_field() -> Non
     assert text is not None
     assert _value_mask(text, after).right <= text.right + 8  # the caret stops it there
     assert _value_mask(text, before, after).right >= text.right + 160  # the most it takes
+
+
+def test_full_resolution_search_looks_at_lines_of_the_texts_height_within_a_limit() -> None:
+    """Typed text is looked for on the lines of a piece about its height: inside a
+    dialog's frame, where every row crosses the frame's sides; not in a picture with no
+    such line (noise: nothing searched); and no further once the limit is reached."""
+    from PIL import ImageFont
+
+    from mmcli.screen.echoes import Detail, _ink
+
+    font = ImageFont.load_default(size=15)
+    typed = Image.new("L", (200, 24), 255)
+    ImageDraw.Draw(typed).text((3, 3), "Ada Lovelace", fill=0, font=font)
+    text = _ink(np.asarray(typed))
+    assert text is not None
+    dialog = Image.new("L", (400, 160), 214)
+    draw = ImageDraw.Draw(dialog)
+    draw.rectangle([0, 0, 399, 159], outline=0)
+    draw.rectangle([2, 2, 397, 157], outline=255)
+    for row in range(4):
+        line = "Saved application for Ada Lovelace" if row == 2 else f"Line {row} of the dialog"
+        draw.text((20 + row, 12 + 30 * row), line, fill=0, font=font)
+    piece = Detail(((Rect(500, 300, 400, 160), np.asarray(dialog)),))
+    hits, searched = piece.find(text, 10**6)
+    assert len(hits) == 1 and 4 * 400 * 12 <= searched <= 4 * 400 * 30, (hits, searched)
+    right = draw.textbbox((22, 72), "Saved application for ", font=font)[2]
+    assert abs(hits[0].x - (500 + right)) <= 4 and 300 + 70 <= hits[0].y <= 300 + 76, hits
+    assert piece.find(text, 1)[0] == []  # one line searched, not the third
+    noise = np.random.default_rng(0).integers(0, 255, (160, 400), dtype=np.uint8)
+    assert Detail(((Rect(0, 0, 400, 160), noise),)).find(text, 10**6) == ([], 0)
