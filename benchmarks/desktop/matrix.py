@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ class Run:
     outcome: Outcome
     commit: str
     detail: str
+    step_ms: float | None
 
 
 def load(paths: list[tuple[Path, str | None]]) -> dict[tuple[str, str, str, str, int], Run]:
@@ -71,6 +73,7 @@ def load(paths: list[tuple[Path, str | None]]) -> dict[tuple[str, str, str, str,
                 (r.get("stderr") or "").strip().splitlines()[-1:][0][:160]
                 if r.get("stderr")
                 else "",
+                r.get("step_ms"),
             )
             runs[(desktop, style, run.app, run.scenario, run.recording)] = run
     return runs
@@ -115,6 +118,21 @@ def totals(runs: list[Run]) -> list[str]:
     return lines
 
 
+def step_times(runs: list[Run]) -> list[str]:
+    """Replay's own time a step per app (replays that exited 0): median (min-max) and
+    the spread max/min."""
+    lines = []
+    for app in sorted({r.app for r in runs}):
+        times = sorted(r.step_ms for r in runs if r.app == app and r.step_ms is not None)
+        if times:
+            spread = times[-1] / times[0] if times[0] > 0 else float("inf")
+            lines.append(
+                f"  {app:<9}{statistics.median(times):.0f} ms ({times[0]:.0f}-{times[-1]:.0f}), "
+                f"{spread:.1f}x over {len(times)} replays"
+            )
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -139,6 +157,8 @@ def main() -> int:
         print(matrix(items))
         print()
         print("\n".join(totals(items)))
+        print("replay's own time a step (replays that exited 0): median (min-max), max/min")
+        print("\n".join(step_times(items)))
     everything = list(runs.values())
     print(f"\n## all: {len(groups)} desktop x style, {len(everything)} runs\n")
     print("\n".join(totals(everything)))
