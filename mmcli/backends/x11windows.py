@@ -55,12 +55,9 @@ def client_windows(display: Any) -> list[WindowRef] | None:
     )
     if prop is None:
         return None
-    found = []
-    for wid in prop.value:
-        ref = window_ref(display, display.create_resource_object("window", int(wid)))
-        if ref is not None:
-            found.append(ref)
-    return found
+    windows = [display.create_resource_object("window", int(wid)) for wid in prop.value]
+    described = _describe(display, windows)
+    return [ref for w in windows if (ref := described[w.id][0]) is not None]
 
 
 WINDOW_TYPES = (
@@ -71,30 +68,43 @@ WINDOW_TYPES = (
 
 
 def stacked_windows(display: Any) -> list[StackedWindow] | None:
+    """Every viewable top-level window, bottom to top, with what its client says it is;
+    None with no window manager. Asked in a few batches of requests sent at once (each
+    batch one round trip to the server): one request at a time, a desktop with Calc's
+    31 top-level windows took 25 ms a call, and replay asks at every check."""
     from Xlib import X
+    from Xlib.protocol import request
 
+    x = display.display
     root = display.screen().root
-    clients = root.get_full_property(
-        display.get_atom("_NET_CLIENT_LIST_STACKING"), X.AnyPropertyType
-    )
+    stacking = _get_property(display, root, display.get_atom("_NET_CLIENT_LIST_STACKING"))
+    tree = request.QueryTree(display=x, defer=True, window=root)
+    focus = request.GetInputFocus(display=x, defer=True)
+    clients = _property_value(root, stacking)
     if clients is None:
         return None  # no window manager: the window system says nothing we rely on
-    managed = clients_by_frame(display, [int(w) for w in clients.value])
-    focused = focus_chain(display)
-    found = []
-    for top in root.query_tree().children:
-        attributes = top.get_attributes()
-        if attributes.map_state != X.IsViewable:
+    managed = clients_by_frame(display, [int(w) for w in clients[1]])
+    focused = focus_chain(display, focus)
+    tree.reply()
+    tops = list(tree.children)
+    attributes = [request.GetWindowAttributes(display=x, defer=True, window=t) for t in tops]
+    geometries = [request.GetGeometry(display=x, defer=True, drawable=t) for t in tops]
+    shown = []
+    for top, attrs, g in zip(tops, attributes, geometries, strict=True):
+        attrs.reply()
+        g.reply()
+        if attrs.map_state != X.IsViewable:
             continue
-        g = top.get_geometry()
         frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
         # A managed client's frame is the window manager's, even where it placed the frame
         # itself (IceWM's frames are override-redirect, and hold the input focus).
         client = managed.get(top.id)
-        override = bool(attributes.override_redirect) and client is None
-        if override:
-            client = top
-        ref = window_ref(display, client) if client is not None else None
+        override = bool(attrs.override_redirect) and client is None
+        shown.append((top, frame, top if override else client, override))
+    described = _describe(display, [c for _, _, c, _ in shown if c is not None])
+    found = []
+    for top, frame, client, override in shown:
+        ref, kind, is_transient = described[client.id] if client is not None else (None, "", False)
         if client is None or ref is None:  # not a client window: what it is is unknown
             found.append(StackedWindow(WindowRef("", frame), frame, focused=top.id in focused))
             continue
@@ -102,8 +112,8 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
             StackedWindow(
                 ref,
                 frame,
-                kind=window_type(display, client),
-                transient=transient(display, client),
+                kind=kind,
+                transient=is_transient,
                 override_redirect=override,
                 focused=bool({top.id, client.id} & focused),
             )
@@ -113,46 +123,132 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
 
 def clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
     """The window manager's clients by the root window's child that holds each (its
-    frame, or the client itself when it is not reparented)."""
+    frame, or the client itself when it is not reparented): each level up asked for all
+    clients at once."""
+    from Xlib.protocol import request
+
     root_id = display.screen().root.id
+    climbing = {wid: display.create_resource_object("window", wid) for wid in clients}
+    tops = dict(climbing)
     found = {}
-    for wid in clients:
-        client = display.create_resource_object("window", wid)
-        top = client
-        for _ in range(8):
-            parent = top.query_tree().parent
+    for _ in range(8):
+        if not climbing:
+            break
+        asked = {
+            wid: request.QueryTree(display=display.display, defer=True, window=top)
+            for wid, top in climbing.items()
+        }
+        climbing = {}
+        for wid, tree in asked.items():
+            tree.reply()
+            parent = tree.parent
             if parent is None or isinstance(parent, int) or parent.id == root_id:
-                break
-            top = parent
-        found[top.id] = client
+                found[tops[wid].id] = display.create_resource_object("window", wid)
+            else:
+                tops[wid] = climbing[wid] = parent
+    for wid in climbing:  # deeper than 8 levels: as far as was climbed
+        found[tops[wid].id] = display.create_resource_object("window", wid)
     return found
 
 
-def window_type(display: Any, window: Any) -> str:
-    """The first type of `_NET_WM_WINDOW_TYPE` that EWMH names ("" for none)."""
-    from Xlib import X
+def _describe(display: Any, clients: list[Any]) -> dict[int, tuple[WindowRef | None, str, bool]]:
+    """Each client's `window_ref`, `_NET_WM_WINDOW_TYPE` (its first type EWMH names, ""
+    for none) and whether it is transient for another, all asked at once."""
+    from Xlib import Xatom
+    from Xlib.protocol import request
 
-    prop = window.get_full_property(display.get_atom("_NET_WM_WINDOW_TYPE"), X.AnyPropertyType)
-    if prop is None:
-        return ""
+    x = display.display
+    root = display.screen().root
+    type_atom = display.get_atom("_NET_WM_WINDOW_TYPE")
     names = {display.get_atom(f"_NET_WM_WINDOW_TYPE_{t}"): t for t in WINDOW_TYPES}
-    for atom in prop.value:
-        if int(atom) in names:
-            return names[int(atom)]
-    return ""
+    asked = [
+        (
+            c,
+            request.GetWindowAttributes(display=x, defer=True, window=c),
+            _get_property(display, c, Xatom.WM_CLASS, Xatom.STRING),
+            request.GetGeometry(display=x, defer=True, drawable=c),
+            request.TranslateCoords(
+                display=x, defer=True, src_wid=c, dst_wid=root, src_x=0, src_y=0
+            ),
+            _get_property(display, c, type_atom),
+            _get_property(display, c, Xatom.WM_TRANSIENT_FOR),
+        )
+        for c in clients
+    ]
+    found: dict[int, tuple[WindowRef | None, str, bool]] = {}
+    for c, attrs, wm_class, g, at, types, transient_for in asked:
+        for reply in (attrs, g, at):
+            reply.reply()
+        ref = None
+        if attrs.map_state == X_IS_VIEWABLE:
+            ref = WindowRef(_class_name(c, wm_class), Rect(at.x, at.y, g.width, g.height))
+        kind = ""
+        value = _property_value(c, types)
+        for atom in value[1] if value is not None else ():
+            if int(atom) in names:
+                kind = names[int(atom)]
+                break
+        value = _property_value(c, transient_for)
+        found[c.id] = (ref, kind, value is not None and len(value[1]) > 0)
+    return found
 
 
-def transient(display: Any, window: Any) -> bool:
-    from Xlib import X
+X_IS_VIEWABLE = 2
+"""`X.IsViewable`: a window mapped, and all its ancestors too."""
+PROPERTY_LONGS = 256
+"""32-bit units of a property asked for in one request (`_get_property`); a longer one is
+read again whole."""
 
-    prop = window.get_full_property(display.get_atom("WM_TRANSIENT_FOR"), X.AnyPropertyType)
-    return prop is not None and len(prop.value) > 0
+
+def _get_property(display: Any, window: Any, atom: int, kind: int = 0) -> tuple[Any, int, int]:
+    """A GetProperty request for `atom` of `window` (`kind` 0: any type), sent, its reply
+    not awaited; with what it asked for."""
+    from Xlib.protocol import request
+
+    asked = request.GetProperty(
+        display=display.display,
+        defer=True,
+        delete=False,
+        window=window,
+        property=atom,
+        type=kind,
+        long_offset=0,
+        long_length=PROPERTY_LONGS,
+    )
+    return asked, atom, kind
 
 
-def focus_chain(display: Any) -> set[int]:
+def _property_value(window: Any, asked: tuple[Any, int, int]) -> tuple[int, Any] | None:
+    """The (format, value) a `_get_property` request got; None when the window has no
+    such property. One longer than was asked for is read again whole."""
+    reply, atom, kind = asked
+    reply.reply()
+    if not reply.property_type:
+        return None
+    if reply.bytes_after:
+        prop = window.get_full_property(atom, kind)
+        return None if prop is None else (int(prop.format), prop.value)
+    fmt, value = reply.value
+    return int(fmt), value
+
+
+def _class_name(window: Any, asked: tuple[Any, int, int]) -> str:
+    """`WM_CLASS` as "instance.class" (as `get_wm_class` reads it), "" when unset."""
+    value = _property_value(window, asked)
+    if value is None or value[0] != 8:
+        return ""
+    parts = bytes(value[1]).decode("ISO-8859-1").split("\0")
+    return ".".join(parts[:2]) if len(parts) >= 2 else ""
+
+
+def focus_chain(display: Any, asked: Any = None) -> set[int]:
     """The window with the X input focus and its ancestors (ids); empty when the focus is
-    on no window or follows the pointer."""
-    focus = display.get_input_focus().focus
+    on no window or follows the pointer. `asked`: a GetInputFocus request already sent."""
+    if asked is None:
+        focus = display.get_input_focus().focus
+    else:
+        asked.reply()
+        focus = asked.focus
     root = display.screen().root
     chain: set[int] = set()
     for _ in range(16):
@@ -166,15 +262,7 @@ def focus_chain(display: Any) -> set[int]:
 def window_ref(display: Any, window: Any) -> WindowRef | None:
     """A client window's class and its client area in screen coordinates (None if it is
     not mapped or went away)."""
-    from Xlib import X
-
-    if window.get_attributes().map_state != X.IsViewable:
-        return None
-    names = window.get_wm_class()
-    wm_class = ".".join(names) if names else ""
-    geometry = window.get_geometry()
-    at = display.screen().root.translate_coords(window, 0, 0)  # its origin on the screen
-    return WindowRef(wm_class, Rect(at.x, at.y, geometry.width, geometry.height))
+    return _describe(display, [window])[window.id][0]
 
 
 TITLE_LIMIT = 200
