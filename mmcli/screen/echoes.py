@@ -99,10 +99,10 @@ class Detail:
             pieces.append((rect, np.asarray(crop)))
         return cls(tuple(pieces)) if pieces else None
 
-    def text(self, region: Rect) -> np.ndarray | None:
+    def text(self, region: Rect) -> tuple[np.ndarray, int, int] | None:
         """The typed text inside `region` (screen pixels, inside one piece), cut to its
-        ink: lines along its edges (a field's border) left out. None when no piece holds
-        `region` or no text is in it."""
+        ink (lines along its edges, a field's border, left out), and where the cut stands
+        in `region` (dx, dy). None when no piece holds `region` or no text is in it."""
         for rect, luma in self.pieces:
             if region.inside(rect):
                 x, y = region.x - rect.x, region.y - rect.y
@@ -141,9 +141,9 @@ def _lines(luma: np.ndarray, low: int, high: int) -> list[tuple[int, int]]:
     return [(top, bottom) for top, bottom in runs if low <= bottom - top <= high]
 
 
-def _ink(luma: np.ndarray) -> np.ndarray | None:
+def _ink(luma: np.ndarray) -> tuple[np.ndarray, int, int] | None:
     """`luma` cut to the box of its ink (what stands off its commonest level), lines
-    along its edges left out; None when it holds no ink."""
+    along its edges left out, with the box's offset (dx, dy); None when it holds no ink."""
     ground = int(np.bincount(luma.ravel(), minlength=256).argmax())
     ink = np.abs(luma.astype(np.int16) - ground) > INK_LEVEL
     top, bottom, left, right = 0, ink.shape[0], 0, ink.shape[1]
@@ -160,7 +160,7 @@ def _ink(luma: np.ndarray) -> np.ndarray | None:
     if not rows.size:
         return None
     y0, x0 = top + rows[0], left + cols[0]
-    return luma[y0 : top + rows[-1] + 1, x0 : left + cols[-1] + 1]
+    return luma[y0 : top + rows[-1] + 1, x0 : left + cols[-1] + 1], int(x0), int(y0)
 
 
 def find_echoes(
@@ -186,21 +186,34 @@ def find_echoes(
         h, w = template.shape
         region = Rect((xs.start + 1) * SCALE, ys.start * SCALE, w * SCALE, h * SCALE)
         text = detail.text(region)
-        if text is not None and text.shape[1] < ECHO_MIN_WIDTH * SCALE:
+        if text is not None and text[0].shape[1] < ECHO_MIN_WIDTH * SCALE:
             text = None
     found: list[tuple[int, Rect]] = []
     left = FINE_PIXELS
+    # Each echo's box as the typing's own (its first column and the caret's last two
+    # taken in again): every letter, for the mask to grow from as the field's does.
+    # (Measured: the last column of an echo's picture less those was the stroke of an
+    # 'e', one level over the text's three rows, taken for an edge: no growth.)
+    box = Rect(
+        xs.start * SCALE, ys.start * SCALE, (xs.stop - xs.start) * SCALE, template.shape[0] * SCALE
+    )
     for j, screen in enumerate(later):
-        hits = find_template(screen, template, ECHO_MATCH)
+        hits = [
+            (r, Rect(r.x - SCALE, r.y, box.w, box.h))
+            for r in find_template(screen, template, ECHO_MATCH)
+        ]
         change = changes[j] if changes is not None and j < len(changes) else None
         if text is not None and change is not None and left > 0:
-            fine, searched = change.find(text, left)
+            picture, dx, dy = text
+            fine, searched = change.find(picture, left)
             left -= searched
-            hits += [_on_grid(h) for h in fine]
-        for rect in hits:
-            if rect.intersects(typed.grow(8)) or any(rect.intersects(r) for _, r in found):
+            dx += region.x - box.x
+            dy += region.y - box.y
+            hits += [(h, _on_grid(Rect(h.x - dx, h.y - dy, box.w, box.h))) for h in fine]
+        for match, echo in hits:
+            if match.intersects(typed.grow(8)) or any(echo.intersects(r) for _, r in found):
                 continue
-            found.append((j, rect))
+            found.append((j, echo))
             if len(found) > ECHO_MAX:
                 return []
     return found

@@ -124,7 +124,7 @@ def test_the_status_lines_echo_of_a_longer_name_is_masked_off_the_fields_grid_of
     recording = Store(isolated_store).load("loan")
     outcome = recording.steps[-1].outcome
     assert outcome is not None
-    echo = [m for m in outcome.fingerprint.masks if m.y >= status["y"] - 4]
+    echo = [m for m in outcome.fingerprint.masks if m.y >= status["y"] - 8 and m.h <= 32]
     assert echo and all(m.x >= status["x"] + 100 for m in echo), outcome.fingerprint.masks
 
     loan_app.start("--position", position)

@@ -243,18 +243,16 @@ def test_an_echo_off_the_fields_grid_offset_is_found_at_full_resolution(size: in
     changes = [Detail.of(frame.small, shown)]
     found = find_echoes(frame.small, typed, later, detail, changes)
     assert len(found) == 1, found
-    # Where the text stands, rounded out to the grid: its ink less the caret's columns.
-    left, top, right, bottom = ImageDraw.Draw(echoed).textbbox(
-        (323, 478 + dy), "Ada Lovelace", font=font
-    )
-    ink = Rect(
-        left // 4 * 4,
-        top // 4 * 4,
-        -(-right // 4) * 4 - left // 4 * 4,
-        -(-bottom // 4) * 4 - top // 4 * 4,
-    )
+    # Where the text stands, as the typing's own box: all its ink, a cell or two more.
+    box = ImageDraw.Draw(echoed).textbbox((323, 478 + dy), "Ada Lovelace", font=font)
+    left, top, right, bottom = box
     at = found[0][1]
-    assert at.inside(ink) and at.w >= ink.w - 16 and at.h >= ink.h - 4, (at, ink)
+    assert at.x <= left and right <= at.right <= right + 12, (at, box)
+    assert at.y <= top and bottom <= at.bottom <= bottom + 8, (at, box)
+    # A longer value shows within the mask grown from it, as over the field.
+    from mmcli.screen.analysis import SPILL, ground_reach
+
+    assert ground_reach(shown.small, at, 80, 160, SPILL)[1] >= 80
     assert find_echoes(frame.small, typed, later, detail, [None]) == []  # seen only where new
     ImageDraw.Draw(after).rectangle([0, 0, 1200, 500], fill="white")  # over 1/4 of it
     kept = Detail.of(small_before, Frame.from_image(after))
@@ -319,7 +317,7 @@ def test_an_echo_is_found_from_the_text_between_the_carets() -> None:
 
     shown, word, typed = _typed_screen()
     found = find_echoes(shown, typed, [_echoed(shown, word, 50)])
-    assert found == [(0, Rect(51 * 4, 40 * 4, 6 * 4, 2 * 4))]
+    assert found == [(0, Rect(50 * 4, 40 * 4, 9 * 4, 2 * 4))]  # the whole word's box
 
 
 @pytest.mark.parametrize(("width", "height"), [(8, 2), (9, 1)])
@@ -332,12 +330,13 @@ def test_text_too_narrow_or_too_low_is_not_looked_for(width: int, height: int) -
 
 def test_an_echo_8_px_from_the_field_or_nearer_is_the_field() -> None:
     """The template starts one column into the word: an echo whose word starts at column
-    20 (px 80) is found at px 84, 8 px right of the typed text (which ends at px 76)."""
+    20 (px 80) matches at px 84, 8 px right of the typed text (which ends at px 76); its
+    box is the word's own, from px 80."""
     from mmcli.screen.echoes import find_echoes
 
     shown, word, typed = _typed_screen()
     assert find_echoes(shown, typed, [_echoed(shown, word, 20, row=10)]) == [
-        (0, Rect(84, 40, 24, 8))
+        (0, Rect(80, 40, 36, 8))
     ]
     assert find_echoes(shown, typed, [_echoed(shown, word, 19, row=10)]) == []
 
@@ -693,8 +692,9 @@ def test_full_resolution_search_looks_at_lines_of_the_texts_height_within_a_limi
     font = ImageFont.load_default(size=15)
     typed = Image.new("L", (200, 24), 255)
     ImageDraw.Draw(typed).text((3, 3), "Ada Lovelace", fill=0, font=font)
-    text = _ink(np.asarray(typed))
-    assert text is not None
+    cut = _ink(np.asarray(typed))
+    assert cut is not None
+    text = cut[0]
     dialog = Image.new("L", (400, 160), 214)
     draw = ImageDraw.Draw(dialog)
     draw.rectangle([0, 0, 399, 159], outline=0)
