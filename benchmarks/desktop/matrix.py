@@ -70,13 +70,19 @@ def load(paths: list[tuple[Path, str | None]]) -> dict[tuple[str, str, str, str,
                 r["recording"],
                 Outcome(r["outcome"]),
                 data.get("commit", "?"),
-                (r.get("stderr") or "").strip().splitlines()[-1:][0][:160]
-                if r.get("stderr")
-                else "",
+                reason(r.get("stderr") or ""),
                 r.get("step_ms"),
             )
             runs[(desktop, style, run.app, run.scenario, run.recording)] = run
     return runs
+
+
+def reason(stderr: str) -> str:
+    """The line of mm's stderr that says why a run ended as it did: where it diverged or
+    what differed, else its last line."""
+    lines = stderr.strip().splitlines()
+    said = [line for line in lines if line.startswith(("diverged at", "outcome differs"))]
+    return (said or lines or [""])[-1][:200]
 
 
 def cell(items: list[Run]) -> str:
