@@ -35,6 +35,16 @@ class Outcome(StrEnum):
     ERROR = "error"
 
 
+SHORT = {
+    Outcome.CORRECT: "ok",
+    Outcome.FALSE_DIVERGENCE: "fd",
+    Outcome.WRONG_ACTION: "WRONG",
+    Outcome.FLAGGED: "flag",
+    Outcome.ERROR: "err",
+}
+"""How the matrices print each outcome."""
+
+
 @dataclass(frozen=True)
 class Recorded:
     name: str

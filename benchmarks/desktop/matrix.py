@@ -21,16 +21,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.desktop.bench import Outcome
+from benchmarks.desktop.bench import SHORT, Outcome
 from benchmarks.desktop.scenarios import SCENARIOS
 
-SHORT = {
-    Outcome.CORRECT: "ok",
-    Outcome.FALSE_DIVERGENCE: "fd",
-    Outcome.WRONG_ACTION: "WRONG",
-    Outcome.FLAGGED: "flag",
-    Outcome.ERROR: "err",
-}
 TARGET_RECORDINGS = 10
 """Recordings per task, desktop and agent style that make the full matrix."""
 

@@ -28,18 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.desktop.apps import APPS
-from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
+from benchmarks.desktop.bench import SHORT, Bench, Judgement, Outcome, Recorded
 from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import SCENARIOS, Scenario
 from examples.vncserver import VncServer
-
-SHORT = {
-    Outcome.CORRECT: "ok",
-    Outcome.FALSE_DIVERGENCE: "fd",
-    Outcome.WRONG_ACTION: "WRONG",
-    Outcome.FLAGGED: "flag",
-    Outcome.ERROR: "err",
-}
 
 
 def run_app(
