@@ -3,10 +3,13 @@ action changed: what step building masks for a param (`capture.steps`).
 
 Two ways to find the value again on a later screen: `find_echoes` correlates the typed
 text's picture with the later screens (a status line "Saved application for John Smith",
-in the field's font), `text_shown_elsewhere` takes what the typing made appear on blank
-ground in the window typed into, one line about the text's size (Calc's input line, in
-another font). `text_lines` cuts a changed region into its lines, so that what a typing
-changed on the focused line is kept apart from another line a few pixels above it.
+in the field's font), downscaled and, where a later screen changed, at full resolution
+(`Detail`: the same text off the field's offset of the downscale grid is another
+picture downscaled, the same pixels at full size); `text_shown_elsewhere` takes what the
+typing made appear on blank ground in the window typed into, one line about the text's
+size (Calc's input line, in another font). `text_lines` cuts a changed region into its
+lines, so that what a typing changed on the focused line is kept apart from another line
+a few pixels above it.
 """
 
 from __future__ import annotations
