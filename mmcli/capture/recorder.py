@@ -332,6 +332,7 @@ class Recorder:
         target = focus_point(action, self._focus)
         if action.kind is ActionKind.CLICK:
             self._focus = action.point
+        changed = self._changed(frame)
         return Capture(
             action=action,
             small=frame.small,
@@ -342,19 +343,25 @@ class Recorder:
             thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             note=note,
             window=self._window_of(action),
-            typed=self._typed(frame),
-            changed=self._changed(frame),
+            typed=self._typed(frame, changed),
+            changed=changed,
         )
 
-    def _typed(self, frame: Frame) -> Detail | None:
+    def _typed(self, frame: Frame, changed: Detail | None) -> Detail | None:
         """After a run of typing actions, what it changed on `frame` since the screen
-        before its first, at full resolution (`Capture.typed`); None after anything else."""
+        before its first, at full resolution (`Capture.typed`); None after anything else.
+        A run of one action changed what `frame` changed since the last capture
+        (`changed`, from `_changed`): that is taken as it is."""
         first = None
         for capture in reversed(self.captures):
             if typed_text(capture.action) is None:
                 break
             first = capture
-        return None if first is None else Detail.of(first.small, frame)
+        if first is None:
+            return None
+        if first is self.captures[-1] and changed is not None:
+            return changed
+        return Detail.of(first.small, frame)
 
     def _changed(self, frame: Frame) -> Detail | None:
         """What changed on `frame` since the last capture, at full resolution
@@ -576,8 +583,8 @@ class Recorder:
                 )
             self.final = frame.small
             self.final_frame = frame
-            self.final_typed = self._typed(frame)
             self.final_changed = self._changed(frame)
+            self.final_typed = self._typed(frame, self.final_changed)
             self.final_thumbnail = _png(frame.thumbnail)
 
     # ---- the socket ----------------------------------------------------------------------

@@ -293,6 +293,7 @@ def test_full_resolution_detail_is_kept_after_typing_within_its_budget(
     details = [c.changed for c in rec.captures]
     assert details[:2] == [None, None]  # nothing typed yet
     assert details[2] is not None and details[3] is not None  # the last one spent it
+    assert rec.captures[2].typed is details[2]  # one typing action: what it changed, once
     assert details[4] is None
     (rect, luma), *_ = details[2].pieces
     assert luma.shape == (rect.h, rect.w) and rect.y <= 340 < rect.bottom
