@@ -154,7 +154,7 @@ def clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
 def _describe(display: Any, clients: list[Any]) -> dict[int, tuple[WindowRef | None, str, bool]]:
     """Each client's `window_ref`, `_NET_WM_WINDOW_TYPE` (its first type EWMH names, ""
     for none) and whether it is transient for another, all asked at once."""
-    from Xlib import Xatom
+    from Xlib import X, Xatom
     from Xlib.protocol import request
 
     x = display.display
@@ -180,7 +180,7 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, tuple[WindowRef | N
         for reply in (attrs, g, at):
             reply.reply()
         ref = None
-        if attrs.map_state == X_IS_VIEWABLE:
+        if attrs.map_state == X.IsViewable:
             ref = WindowRef(_class_name(c, wm_class), Rect(at.x, at.y, g.width, g.height))
         kind = ""
         value = _property_value(c, types)
@@ -193,8 +193,6 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, tuple[WindowRef | N
     return found
 
 
-X_IS_VIEWABLE = 2
-"""`X.IsViewable`: a window mapped, and all its ancestors too."""
 PROPERTY_LONGS = 256
 """32-bit units of a property asked for in one request (`_get_property`); a longer one is
 read again whole."""
@@ -241,14 +239,11 @@ def _class_name(window: Any, asked: tuple[Any, int, int]) -> str:
     return ".".join(parts[:2]) if len(parts) >= 2 else ""
 
 
-def focus_chain(display: Any, asked: Any = None) -> set[int]:
+def focus_chain(display: Any, asked: Any) -> set[int]:
     """The window with the X input focus and its ancestors (ids); empty when the focus is
-    on no window or follows the pointer. `asked`: a GetInputFocus request already sent."""
-    if asked is None:
-        focus = display.get_input_focus().focus
-    else:
-        asked.reply()
-        focus = asked.focus
+    on no window or follows the pointer. `asked`: the GetInputFocus request, sent."""
+    asked.reply()
+    focus = asked.focus
     root = display.screen().root
     chain: set[int] = set()
     for _ in range(16):
