@@ -212,7 +212,7 @@ def find_echoes(
             left -= searched
             dx += region.x - box.x
             dy += region.y - box.y
-            hits += [(h, _on_grid(Rect(h.x - dx, h.y - dy, box.w, box.h))) for h in fine]
+            hits += [(h, Rect(h.x - dx, h.y - dy, box.w, box.h).around_grid(SCALE)) for h in fine]
         for match, echo in hits:
             if match.intersects(typed.grow(8)) or any(echo.intersects(r) for _, r in found):
                 continue
@@ -220,14 +220,6 @@ def find_echoes(
             if len(found) > ECHO_MAX:
                 return []
     return found
-
-
-def _on_grid(rect: Rect) -> Rect:
-    """`rect` rounded out to the downscale grid's cells."""
-    x, y = rect.x // SCALE * SCALE, rect.y // SCALE * SCALE
-    right = -(-rect.right // SCALE) * SCALE
-    bottom = -(-rect.bottom // SCALE) * SCALE
-    return Rect(x, y, right - x, bottom - y)
 
 
 ECHO_GAP = 2

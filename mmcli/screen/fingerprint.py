@@ -90,6 +90,13 @@ class Rect:
         right, bottom = self.right // step * step, self.bottom // step * step
         return Rect(x, y, right - x, bottom - y) if right > x and bottom > y else None
 
+    def around_grid(self, step: int) -> Rect:
+        """The smallest rectangle around this one whose edges fall on a `step` px grid:
+        the cells of a downscaled screen it touches."""
+        x, y = self.x // step * step, self.y // step * step
+        right, bottom = -(-self.right // step) * step, -(-self.bottom // step) * step
+        return Rect(x, y, right - x, bottom - y)
+
     def as_list(self) -> list[int]:
         return [self.x, self.y, self.w, self.h]
 

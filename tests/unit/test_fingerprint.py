@@ -129,6 +129,13 @@ def test_within_grid_keeps_only_whole_cells() -> None:
     assert Rect(1, 1, 2, 2).within_grid(4) is None
 
 
+def test_around_grid_takes_every_cell_touched() -> None:
+    from mmcli.screen.fingerprint import Rect
+
+    assert Rect(3, 5, 10, 10).around_grid(4) == Rect(0, 4, 16, 12)
+    assert Rect(4, 8, 8, 4).around_grid(4) == Rect(4, 8, 8, 4)
+
+
 def _with_box(x: int, y: int, w: int, h: int) -> np.ndarray:
     small = np.full((270, 480), 200, np.uint8)  # a 1920x1080 screen, downscaled
     small[y // SCALE : (y + h) // SCALE, x // SCALE : (x + w) // SCALE] = 90
