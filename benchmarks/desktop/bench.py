@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
 import tomllib
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -43,6 +46,27 @@ SHORT = {
     Outcome.ERROR: "err",
 }
 """How the matrices print each outcome."""
+
+
+def outcome_cell(outcomes: Iterable[Outcome]) -> str:
+    """A matrix cell: how many runs ended each way ("n/a" for none)."""
+    counts = Counter(outcomes)
+    if not counts:
+        return "n/a"
+    return " ".join(f"{counts[o]}{SHORT[o]}" for o in Outcome if counts[o])
+
+
+def step_summary(step_ms: Iterable[float | None]) -> str:
+    """Replay's own time a step over replays that exited 0: median (min-max) and the
+    spread max/min ("-" for none)."""
+    times = sorted(t for t in step_ms if t is not None)
+    if not times:
+        return "-"
+    spread = times[-1] / times[0] if times[0] > 0 else float("inf")
+    return (
+        f"{statistics.median(times):.0f} ms ({times[0]:.0f}-{times[-1]:.0f}), "
+        f"{spread:.1f}x over {len(times)} replays"
+    )
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.desktop.bench import SHORT, Outcome
+from benchmarks.desktop.bench import SHORT, Outcome, outcome_cell, step_summary
 from benchmarks.desktop.scenarios import SCENARIOS
 
 TARGET_RECORDINGS = 10
@@ -78,13 +77,6 @@ def reason(stderr: str) -> str:
     return (said or lines or [""])[-1][:200]
 
 
-def cell(items: list[Run]) -> str:
-    if not items:
-        return "n/a"
-    counts = Counter(r.outcome for r in items)
-    return " ".join(f"{counts[o]}{SHORT[o]}" for o in Outcome if counts[o])
-
-
 def matrix(runs: list[Run]) -> str:
     apps = sorted({r.app for r in runs})
     keys = [s.key for s in SCENARIOS if any(r.scenario == s.key for r in runs)]
@@ -94,7 +86,8 @@ def matrix(runs: list[Run]) -> str:
     for key in keys:
         row = f"{key:<20}{labels[key]:<10}"
         for app in apps:
-            row += f"{cell([r for r in runs if r.app == app and r.scenario == key]):>{width}}"
+            items = [r.outcome for r in runs if r.app == app and r.scenario == key]
+            row += f"{outcome_cell(items):>{width}}"
         lines.append(row)
     recordings = {a: len({r.recording for r in runs if r.app == a}) for a in apps}
     lines.append(
@@ -118,18 +111,9 @@ def totals(runs: list[Run]) -> list[str]:
 
 
 def step_times(runs: list[Run]) -> list[str]:
-    """Replay's own time a step per app (replays that exited 0): median (min-max) and
-    the spread max/min."""
-    lines = []
-    for app in sorted({r.app for r in runs}):
-        times = sorted(r.step_ms for r in runs if r.app == app and r.step_ms is not None)
-        if times:
-            spread = times[-1] / times[0] if times[0] > 0 else float("inf")
-            lines.append(
-                f"  {app:<9}{statistics.median(times):.0f} ms ({times[0]:.0f}-{times[-1]:.0f}), "
-                f"{spread:.1f}x over {len(times)} replays"
-            )
-    return lines
+    """Replay's own time a step per app that has one (`bench.step_summary`)."""
+    apps = sorted({r.app for r in runs if r.step_ms is not None})
+    return [f"  {a:<9}{step_summary(r.step_ms for r in runs if r.app == a)}" for a in apps]
 
 
 def main() -> int:

@@ -17,18 +17,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.desktop.apps import APPS
-from benchmarks.desktop.bench import SHORT, Bench, Judgement, Outcome, Recorded
+from benchmarks.desktop.bench import (
+    Bench,
+    Judgement,
+    Outcome,
+    Recorded,
+    outcome_cell,
+    step_summary,
+)
 from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import SCENARIOS, Scenario
 from examples.vncserver import VncServer
@@ -79,13 +84,6 @@ def run_app(
     return recorded, judgements
 
 
-def cell(items: list[Judgement]) -> str:
-    if not items:
-        return "n/a"
-    counts = Counter(j.outcome for j in items)
-    return " ".join(f"{counts[o]}{SHORT[o]}" for o in Outcome if counts[o]) or "-"
-
-
 def matrix(apps: list[str], scenarios: list[Scenario], judgements: list[Judgement]) -> str:
     width = 14
     lines = [f"{'scenario':<20}{'label':<10}" + "".join(f"{a:>{width}}" for a in apps)]
@@ -93,20 +91,9 @@ def matrix(apps: list[str], scenarios: list[Scenario], judgements: list[Judgemen
         row = f"{s.key:<20}{s.label!s:<10}"
         for a in apps:
             items = [j for j in judgements if j.app == a and j.scenario == s.key]
-            row += f"{cell(items):>{width}}"
+            row += f"{outcome_cell(j.outcome for j in items):>{width}}"
         lines.append(row)
     return "\n".join(lines)
-
-
-def step_times(items: list[Judgement]) -> str:
-    times = sorted(j.step_ms for j in items if j.step_ms is not None)
-    if not times:
-        return "-"
-    spread = times[-1] / times[0] if times[0] > 0 else float("inf")
-    return (
-        f"{statistics.median(times):.0f} ms ({times[0]:.0f}-{times[-1]:.0f}), "
-        f"{spread:.1f}x over {len(times)} replays"
-    )
 
 
 def totals(judgements: list[Judgement]) -> dict[str, dict[str, int]]:
@@ -237,7 +224,7 @@ def main() -> int:
         print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     print("\nreplay's own time a step (replays that exited 0): median (min-max), max/min")
     for key in args.apps:
-        print(f"  {key:<9}{step_times([j for j in judgements if j.app == key])}")
+        print(f"  {key:<9}{step_summary(j.step_ms for j in judgements if j.app == key)}")
     if args.json:
         write_json(args.json, args, started, recorded, judgements)
     return 0
