@@ -158,6 +158,7 @@ class Bench:
         style: str = "pyautogui",
         display: str | None = None,
         vary: bool = False,
+        shots: Path | None = None,
     ) -> None:
         self.desktop = desktop
         self.app = app
@@ -168,6 +169,8 @@ class Bench:
         """Where replays drive the desktop (`vnc://...`: over VNC); None: its X display."""
         self.vary = vary
         """Each recording in a world drawn from its index (`World.drawn`); else the fixed one."""
+        self.shots = shots
+        """Where the screen a replay left is saved when it did not end correctly; None: not."""
 
     def enter(self, index: int) -> World:
         """Put the desktop and the app in recording `index`'s world."""
@@ -271,16 +274,19 @@ class Bench:
                 args += ["--display", self.display]
             result = mm(self.store, *args)
             record = app.result(result.returncode)
+            expected = app.expected(value)
+            outcome = classify(scenario.label, result.returncode, record, expected)
+            if self.shots is not None and outcome is not Outcome.CORRECT:
+                self.shot(f"{app.key}-{scenario.key}-{recorded.index}-{outcome.replace(' ', '-')}")
         finally:
             app.stop()
             self.desktop.clear_notifications()
-        expected = app.expected(value)
         return Judgement(
             app.key,
             scenario.key,
             str(scenario.label),
             recorded.index,
-            classify(scenario.label, result.returncode, record, expected),
+            outcome,
             result.returncode,
             record,
             expected,
@@ -288,6 +294,17 @@ class Bench:
             round(time.monotonic() - started, 1),
             step_ms(result),
         )
+
+    def shot(self, stem: str) -> None:
+        """Save the whole screen as `shots/STEM.png` (what a wrong or flagged replay left)."""
+        import mss
+        import mss.tools
+
+        assert self.shots is not None
+        self.shots.mkdir(parents=True, exist_ok=True)
+        with mss.mss(display=self.desktop.display) as grabber:
+            image = grabber.grab(grabber.monitors[0])
+            mss.tools.to_png(image.rgb, image.size, output=str(self.shots / f"{stem}.png"))
 
     # ----- perturbations from outside the app ----------------------------------------
 

@@ -49,10 +49,18 @@ def run_app(
     style: str,
     display: str | None = None,
     vary: bool = True,
+    shots: Path | None = None,
 ) -> tuple[list[Recorded], list[Judgement]]:
     app = APPS[key](desktop, work / key)
     bench = Bench(
-        desktop, app, work / "store", timeout=timeout, style=style, display=display, vary=vary
+        desktop,
+        app,
+        work / "store",
+        timeout=timeout,
+        style=style,
+        display=display,
+        vary=vary,
+        shots=shots,
     )
     judgements: list[Judgement] = []
     try:
@@ -167,6 +175,12 @@ def main() -> int:
         "(else each draws its window position, window-manager theme and GTK theme)",
     )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the store, the apps' files and a screenshot of every replay that did not "
+        "end correctly (shots/) in this directory",
+    )
     args = parser.parse_args()
     missing = missing_programs(
         *WM_PROGRAMS[args.wm], *(p for key in args.apps for p in APPS[key].programs)
@@ -189,17 +203,19 @@ def main() -> int:
         display = None
         if args.vnc:
             display = stack.enter_context(VncServer(desktop.display)).address
+        work = args.keep or Path(tmp)
         for key in args.apps:
             recorded[key], found = run_app(
                 desktop,
                 key,
-                Path(tmp),
+                work,
                 scenarios,
                 range(args.first, args.first + args.recordings),
                 args.timeout,
                 args.style,
                 display,
                 vary=not args.fixed_world,
+                shots=work / "shots" if args.keep else None,
             )
             judgements += found
             if args.json:  # after each app, so that an interrupted run keeps its figures
