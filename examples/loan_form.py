@@ -42,6 +42,8 @@ ROW_Y = (70, 110, 150)
 URGENT_Y, PRODUCT_Y = 192, 230
 RADIO_X = (130, 235, 320)
 SUBMIT_X, SUBMIT_Y = 130, 280
+HOVER = "#303030"
+"""A button's hover colour with `--late-hover`."""
 ERROR_Y = 335
 
 
@@ -63,6 +65,9 @@ class Options:
     refocus: str | None = None
     echo: str | None = None
     fail_upload: bool = False
+    late_hover: int = 0
+    """Milliseconds after the pointer enters a button before its hover effect is drawn
+    (0: at once, as Tk draws it)."""
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -127,6 +132,14 @@ def parse_args(argv: list[str] | None = None) -> Options:
         action="store_true",
         help="the upload after the confirmation fails: nothing is saved, the status line says so",
     )
+    p.add_argument(
+        "--late-hover",
+        type=int,
+        default=0,
+        metavar="MS",
+        help="draw a button's hover effect (dark) MS ms after the pointer enters it, as a "
+        "browser draws it on its next frame",
+    )
     a = p.parse_args(argv)
     return Options(
         out=a.out,
@@ -145,6 +158,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         refocus=a.refocus,
         echo=a.echo,
         fail_upload=a.fail_upload,
+        late_hover=a.late_hover,
     )
 
 
@@ -229,8 +243,35 @@ class LoanFormApp:
         button.place(x=SUBMIT_X + dx, y=SUBMIT_Y + dy)
         if self.opts.disable_submit:
             button.configure(state="disabled")
+        if self.opts.late_hover:
+            self._hover_late(button, self.opts.late_hover)
         self.described[button] = ("button", text, "submit")
         return button
+
+    def _hover_late(self, button: tk.Button, ms: int) -> None:
+        normal = {
+            "background": button.cget("background"),
+            "activebackground": button.cget("background"),
+            "activeforeground": button.cget("foreground"),
+        }
+        hovered = {"background": HOVER, "activebackground": HOVER, "activeforeground": "white"}
+        button.configure(**normal)
+        pending: list[str] = []
+
+        def enter(_: object) -> None:
+            pending.append(button.after(ms, lambda: button.configure(**hovered)))
+
+        def leave(_: object) -> None:
+            while pending:
+                button.after_cancel(pending.pop())
+            button.configure(**normal)
+
+        # Without Tk's own button bindings, which redraw it at once as the pointer enters
+        # (a browser draws nothing before its next frame); a click still presses it.
+        button.bindtags((str(button), str(button.winfo_toplevel()), "all"))
+        button.bind("<Enter>", enter)
+        button.bind("<Leave>", leave)
+        button.bind("<ButtonRelease-1>", lambda _: button.invoke())
 
     def _build_loan_form(self) -> None:
         self._label(self.root, "Acme Loan Intake", 20, 16, "heading", font=self.heading_font)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -29,6 +30,10 @@ ZONE_MARGIN = 8
 than the pixels that changed, which the zone was learned from."""
 
 
+RECENT_CHANGES = 256
+"""How many of the latest changes a `ChangeLog` remembers the time of (`first_after`)."""
+
+
 class Settled(NamedTuple):
     """The screen grabbed once it was still; `still` is False when `settle` gave up
     waiting (the screen kept changing until its limit)."""
@@ -47,6 +52,7 @@ class ChangeLog:
         self._changed = threading.Condition()
         self.changed_at = time.monotonic()
         self.count = 0
+        self._recent: deque[tuple[float, Sequence[Rect] | None]] = deque(maxlen=RECENT_CHANGES)
         self.quiet_zones: tuple[Rect, ...] = ()
         """Regions whose own changes are not noted (`Backend.quiet_zones`)."""
 
@@ -59,7 +65,22 @@ class ChangeLog:
         with self._changed:
             self.changed_at = time.monotonic()
             self.count += reports
+            self._recent.append((self.changed_at, areas or None))
             self._changed.notify_all()
+
+    def first_after(self, since: float, at: tuple[int, int] | None = None) -> float | None:
+        """When the screen first changed after `since` (monotonic), among the last
+        `RECENT_CHANGES` changes noted; None if it has not. With `at`, only changes
+        reported there count (and those reported without an area)."""
+        spot = Rect(*at, 1, 1) if at is not None else None
+        with self._changed:
+            first = None
+            for when, areas in reversed(self._recent):
+                if when <= since:
+                    break
+                if spot is None or areas is None or any(a.intersects(spot) for a in areas):
+                    first = when
+            return first
 
     def wait_still(self, quiet: float, floor: float, deadline: float) -> bool:
         """Wait until neither a change nor `floor` (the last input) is less than `quiet`

@@ -21,11 +21,12 @@ import socket
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -77,6 +78,26 @@ screen is kept once it has answered, waiting at most this long from the input: s
 first draw a while after it (LibreOffice Calc 80-110 ms after a Tab, measured with
 DAMAGE), and a screen still until then is the one before the input. An agent that
 thought longer than this is captured at once, as before."""
+ANSWER_SEEN = 2
+"""Once an app has answered a kind of keyboard input this many times in a recording, the
+wait for its answer is bounded by how fast it answered (`AnswerTimes`), not
+`ANSWER_WAIT`: a key that changes nothing (End with the caret at the end) would
+otherwise cost the whole `ANSWER_WAIT` each time. A click is always given all of
+`ANSWER_WAIT` after its release: a toolkit draws a focus change at the press, and a
+button's answer (a dialog) comes after the release, so how fast the first came says
+nothing of the second."""
+ANSWER_MARGIN = 3.0
+"""... by this many times its slowest answer to that kind of input in that window class,"""
+ANSWER_FLOOR = 0.05
+"""... and never less than this (s)."""
+HOVER_WAIT = 0.06
+"""After the pointer moved onto a click's target, the screen is kept once the app has drawn
+its hover effect there, waiting at most this long from the move: a browser draws it on
+its next frame (Firefox, measured: a Save button kept without its hover 20 ms after the
+move, in 1 of 7 recordings, and every replay of that recording diverged on it). An app
+that has drawn `ANSWER_SEEN` hover effects is waited on for three times its slowest
+(`AnswerTimes`; at least `SETTLE_QUIET`); a target that draws none costs the whole wait,
+since a field without a hover effect says nothing of the button beside it."""
 ANSWERED = {ActionKind.CLICK, ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
 KEYS = {ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
 ANSWER_QUIET = 0.06
@@ -92,6 +113,46 @@ APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
 """Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
+
+
+class Answer(NamedTuple):
+    """The first change after an input: which (kind, window class), and how long after."""
+
+    key: tuple[ActionKind, str]
+    seconds: float
+
+
+@dataclass
+class AnswerTimes:
+    """How long each app took to answer keyboard input during this recording: the first
+    change of the screen after the key's press, per (kind, window class). An app that
+    answered typed text in 5 ms twice is not waited on for 250 ms when a key changes
+    nothing; one that took 100 ms (Calc after a Tab) is waited on for all of
+    `ANSWER_WAIT`. Only answers seen on the display count (not a caret's blink after a
+    key that did nothing: `Recorder._note_answer`): a kind answered fewer than
+    `ANSWER_SEEN` times gets `ANSWER_WAIT`."""
+
+    wait: float = 0.0
+    """The wait before `ANSWER_SEEN` answers, and the most ever waited."""
+    floor: float = 0.0
+    """The least waited once answers are known."""
+    slowest: dict[tuple[ActionKind, str], float] = field(default_factory=dict)
+    seen: Counter[tuple[ActionKind, str]] = field(default_factory=Counter)
+
+    def note(self, key: tuple[ActionKind, str], seconds: float) -> None:
+        self.slowest[key] = max(self.slowest.get(key, 0.0), seconds)
+        self.seen[key] += 1
+
+    def news(self, key: tuple[ActionKind, str], seconds: float) -> bool:
+        """Whether an answer this fast would change the limit (else it need not be
+        told from a caret's blink)."""
+        return self.seen[key] < ANSWER_SEEN or seconds > self.slowest[key]
+
+    def limit(self, key: tuple[ActionKind, str]) -> float:
+        """How long after an input of this kind to this window class to wait for an answer."""
+        if self.seen[key] < ANSWER_SEEN:
+            return self.wait
+        return min(self.wait, max(self.floor, ANSWER_MARGIN * self.slowest[key]))
 
 
 def settle(backend: Backend, since: float | None = None, quiet: float = SETTLE_QUIET) -> Frame:
@@ -165,13 +226,16 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
             base, still_from = latest.frame, latest.at
 
 
-def approach(backend: Backend, action: Action) -> None:
+def approach(backend: Backend, action: Action) -> bool:
     """Put the pointer where the action will happen, as pyautogui itself would first. A
     pointer already there is not moved: a move is input, which the screen must then be
-    still after (`xdotool click 1` after the agent's own `mousemove` waits for nothing)."""
+    still after (`xdotool click 1` after the agent's own `mousemove` waits for nothing).
+    True if it moved."""
     point = action.point
     if action.kind in APPROACH and point is not None and backend.pointer() != point:
         backend.move(*point)
+        return True
+    return False
 
 
 def _slower(a: Action, b: Action) -> int | None:
@@ -273,6 +337,13 @@ class Recorder:
         """The backend's quiet zones before the observation added the volatile regions."""
         self._typed_yet = False
         self._detail_left = DETAIL_BUDGET
+        self._answers = AnswerTimes(ANSWER_WAIT, ANSWER_FLOOR)
+        self._hovers = AnswerTimes(HOVER_WAIT, SETTLE_QUIET)
+        self._key_at = 0.0
+        """When a key was last pressed since the last capture, as the input watch saw it
+        (monotonic; 0: none)."""
+        self._frame: Frame | None = None
+        """The screen kept at the last capture, whole (`_note_answer`)."""
 
     # ---- capturing ---------------------------------------------------------------------
 
@@ -322,13 +393,17 @@ class Recorder:
 
     def _shoot(self, action: Action, note: str = "") -> Capture:
         """The screen before `action` (the caller holds the lock)."""
-        quiet = self._await_answer(action)
-        approach(self.backend, action)
+        quiet, answer = self._await_answer(action)
+        window = self._window_of(action)
+        moved = approach(self.backend, action)
+        self._await_hover(action, window, moved)
         # The agent's last input came after the last capture was answered (each action
         # waits for its answer) or is the latest the display's input watch saw: the
         # screen need be still only since then. An agent that thought for a second
         # before this action is captured at once, not 20 ms later.
         frame = settle(self.backend, since=self._last_capture, quiet=quiet)
+        self._note_answer(answer, frame)
+        self._key_at = 0.0  # the keys of the action captured now come after this
         target = focus_point(action, self._focus)
         if action.kind is ActionKind.CLICK:
             self._focus = action.point
@@ -342,7 +417,7 @@ class Recorder:
             at=datetime.now(UTC),
             thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             note=note,
-            window=self._window_of(action),
+            window=window,
             typed=self._typed(frame, changed),
             changed=changed,
         )
@@ -377,24 +452,77 @@ class Recorder:
             self._detail_left -= detail.nbytes
         return detail
 
-    def _await_answer(self, action: Action) -> float:
+    def _await_answer(self, action: Action) -> tuple[float, Answer | None]:
         """Before `action` is captured, wait until the screen has answered the last action,
-        when that was input an app answers given less than `ANSWER_WAIT` ago: until it
-        changed since (at most until `ANSWER_WAIT`). Returns how long the screen must then
-        be still: `ANSWER_QUIET` after recent keys, else `SETTLE_QUIET`. Text typed right
-        after text joins its step, whose screen is the one before the first chunk: no
-        wait. With no change reports, the settling alone decides (two grabs that agree)."""
-        last = self.captures[-1].action.kind if self.captures else None
-        if last not in ANSWERED or self.backend.changes() is None:
-            return SETTLE_QUIET
-        if last is ActionKind.TYPE and action.kind is ActionKind.TYPE:
-            return SETTLE_QUIET
-        since = self._last_input()
-        left = since + ANSWER_WAIT - time.monotonic()
+        when that was input an app answers given a short while ago: until it changed
+        since (at most until `AnswerTimes.limit` after the input: `ANSWER_WAIT`, or less
+        for an app that has shown it answers faster). Keys are answered from their press
+        (an app draws a typed letter before the key is released: the next change after
+        the release is the caret's blink), a click from its release (a button acts on
+        it). Returns how long the screen must then be still (`ANSWER_QUIET` after recent
+        keys, else `SETTLE_QUIET`) and, for keys the screen changed within `ANSWER_WAIT`
+        of, how long it took (`_shoot` notes it if the screen shows an answer). Text
+        typed right after text joins its step, whose screen is the one before the first
+        chunk: no wait. With no change reports, the settling alone decides (two grabs
+        that agree)."""
+        last = self.captures[-1] if self.captures else None
+        log = self.backend.changes()
+        if last is None or last.action.kind not in ANSWERED or log is None:
+            return SETTLE_QUIET, None
+        kind = last.action.kind
+        if kind is ActionKind.TYPE and action.kind is ActionKind.TYPE:
+            return SETTLE_QUIET, None
+        since = self._key_at if kind in KEYS and self._key_at else self._last_input()
+        key = (kind, last.window.wm_class if last.window is not None else "")
+        left = since + self._answers.limit(key) - time.monotonic()
+        if left > 0:
+            self.backend.wait_change(since, left)
+        first = log.first_after(since) if kind in KEYS else None
+        answer = Answer(key, first - since) if first and first - since <= ANSWER_WAIT else None
         if left <= 0:
-            return SETTLE_QUIET
-        self.backend.wait_change(since, left)
-        return ANSWER_QUIET if last in KEYS else SETTLE_QUIET
+            return SETTLE_QUIET, answer
+        return (ANSWER_QUIET if kind in KEYS else SETTLE_QUIET), answer
+
+    def _await_hover(self, action: Action, window: WindowRef | None, moved: bool) -> None:
+        """Before a click is captured, wait for the hover effect the pointer's move onto
+        its target may draw there (a change reported at the target), at most until
+        `AnswerTimes.limit` after the move (`HOVER_WAIT` at first), and learn how long the
+        app took if it drew one. The move is mm's approach (`moved`) or the agent's own,
+        the action before, onto the same point."""
+        log = self.backend.changes()
+        point = action.point
+        if log is None or point is None or action.kind not in APPROACH:
+            return
+        last = self.captures[-1].action if self.captures else None
+        if moved:
+            since = self.backend.input_at
+        elif last is not None and last.kind is ActionKind.MOVE and last.point == point:
+            since = self._last_input()
+        else:
+            return
+        key = (ActionKind.MOVE, window.wm_class if window is not None else "")
+        deadline = since + self._hovers.limit(key)
+        while (first := log.first_after(since, point)) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.backend.wait_change(max(log.changed_at, since), left)
+        if first is not None and first - since <= HOVER_WAIT:
+            self._hovers.note(key, first - since)
+
+    def _note_answer(self, answer: Answer | None, frame: Frame) -> None:
+        """Learn how fast the app answered (`AnswerTimes`) when `frame` differs from the
+        screen before the last action by more than a caret's blink: a change after an
+        input that did nothing visible (the next blink) is not an answer."""
+        before, self._frame = self._frame, frame
+        if answer is None or before is None or before.small.shape != frame.small.shape:
+            return
+        if not self._answers.news(*answer):
+            self._answers.note(*answer)
+            return
+        changed = changed_regions_fine(before, frame)
+        if changed and not all(is_caret(before, frame, r) for r in changed):
+            self._answers.note(answer.key, answer.seconds)
 
     def _last_input(self) -> float:
         """When the display was last given input (monotonic): the agent's, as a channel
@@ -502,10 +630,13 @@ class Recorder:
                 self.unsupported.append("a mouse button left held (mousedown, no mouseup)")
                 self.held = None
 
-    def note_activity(self) -> None:
+    def note_activity(self, key_down: bool = False) -> None:
         """An action happened (reported, or seen on the display): the changes around now
-        are its doing, not the screen changing on its own."""
+        are its doing, not the screen changing on its own. `key_down`: it was a key's
+        press (`_await_answer` waits for the answer from there)."""
         self._last_capture = time.monotonic()
+        if key_down:
+            self._key_at = self._last_capture
         self._activity += 1
 
     def add_observed(self, observed: list[tuple[Action, Observed | None]]) -> int:

@@ -257,3 +257,21 @@ def test_the_outcome_counts_the_quiet_since_the_last_change() -> None:
     started = time.monotonic()
     assert outcome_settle(backend, 0.5, 2.0).still
     assert time.monotonic() - started < 0.25
+
+
+def test_the_first_change_after_a_moment_and_at_a_point() -> None:
+    """`ChangeLog.first_after`: a caret blinking in another field is not a hover effect at
+    the pointer; a change reported without an area may be anywhere, so it counts."""
+    log = ChangeLog()
+    since = time.monotonic()
+    assert log.first_after(since) is None
+    log.note(1, [Rect(300, 170, 300, 23)])  # a field elsewhere
+    elsewhere = log.changed_at
+    assert log.first_after(since) == elsewhere
+    assert log.first_after(since, (40, 40)) is None
+    log.note(1, [Rect(20, 30, 100, 30)])
+    at_point = log.changed_at
+    assert log.first_after(since, (40, 40)) == at_point
+    assert log.first_after(elsewhere) == at_point
+    log.note()
+    assert log.first_after(at_point, (900, 900)) == log.changed_at
