@@ -299,15 +299,29 @@ def active(display: Any, atom: int) -> int | None:
 
 
 def client_below(display: Any, window: Any, depth: int = 3) -> Any:
-    """The application's window at or below a top-level (window manager frame) window."""
-    from Xlib import X
+    """The application's window at or below a top-level (window manager frame) window:
+    the first, level by level, with `WM_STATE`; each level's windows asked at once."""
+    from Xlib.protocol import request
 
     wm_state = display.intern_atom("WM_STATE")
-    pending = [(window, 0)]
-    while pending:
-        current, level = pending.pop(0)
-        if current.get_full_property(wm_state, X.AnyPropertyType) is not None:
-            return current
-        if level < depth:
-            pending.extend((child, level + 1) for child in current.query_tree().children)
+    level = [window]
+    for n in range(depth + 1):
+        states = [(w, _get_property(display, w, wm_state)) for w in level]
+        trees = (
+            [request.QueryTree(display=display.display, defer=True, window=w) for w in level]
+            if n < depth
+            else []
+        )
+        for w, asked in states:
+            asked[0].reply()
+            if asked[0].property_type:
+                return w
+        level = [child for tree in trees for child in _reply(tree).children]
+        if not level:
+            return None
     return None
+
+
+def _reply(asked: Any) -> Any:
+    asked.reply()
+    return asked
