@@ -1,7 +1,7 @@
 """The reference agent's xdotool command lines, bare, under `mm record` and as a fallback
 agent, side by side.
 
-    python -m benchmarks.perf.xdotool [--rounds 3] [--repeats 5] [--json out.json]
+    python -m benchmarks.perf.xdotool [--rounds 3] [--repeats 5] [--pause 0.3] [--json out.json]
 
 The widely copied computer-use reference agent acts by running one `xdotool` command line
 per action (mouse_move, left_click with and without a point, double_click, mouse
@@ -15,7 +15,10 @@ as the fallback agent of a replay that diverges at its first step (`mm replay SE
 app starts). The pointer alternates between two fields, so each `mousemove --sync` is a
 real move (bare xdotool waits out its 15 s timeout for a pointer already there too).
 Per command line: the median bare, under `mm record` and in a fallback, and their
-overhead over bare (target <= 30 ms). Bare, `mm act click` runs outside any recorder:
+overhead over bare (target <= 30 ms). Back to back, a line right after an input the app
+has not answered yet waits for the answer (and a click for the hover its pointer move
+may draw: `mmcli/capture/recorder.py`); with `--pause` of 0.25 s or more (the reference
+agent looks at the screen 2 s after each action) none is due. Bare, `mm act click` runs outside any recorder:
 its start-up against `python -c pass` (target <= 5x).
 """
 
@@ -69,17 +72,19 @@ def command_lines(a: str, b: str, mm: str) -> list[tuple[str, str]]:
     ]
 
 
-def agent_script(lines: list[tuple[str, str]], b: str, repeats: int) -> str:
+def agent_script(lines: list[tuple[str, str]], b: str, repeats: int, pause: float = 0.0) -> str:
     """Bash that runs the command lines `repeats` times, appending `key start end` for
-    each to the file named by $MM_BENCH_TIMES."""
+    each to the file named by $MM_BENCH_TIMES, and sleeping `pause` seconds (untimed)
+    after each."""
     timed = "\n".join(f"  t {shlex.quote(key)} {line}" for key, line in lines)
+    sleep = f"  sleep {pause:g}\n" if pause > 0 else ""
     return f"""set -e
 t() {{
   local key=$1 start=$EPOCHREALTIME
   shift
   "$@" >/dev/null
   echo "$key|$start|$EPOCHREALTIME" >> "$MM_BENCH_TIMES"
-}}
+{sleep}}}
 xdotool mousemove {b}
 for ((round = 0; round < {repeats}; round++)); do
 {timed}
@@ -117,7 +122,7 @@ def run(args: argparse.Namespace, work: Path) -> Report:
         app.start()
         lines = command_lines(a, b, _mm())
         script = work / "agent.sh"
-        script.write_text(agent_script(lines, b, args.repeats))
+        script.write_text(agent_script(lines, b, args.repeats, args.pause))
         times = work / "times"
         samples: dict[str, dict[str, list[float]]] = {mode: {} for mode in MODES}
         for i in range(args.rounds):
@@ -174,6 +179,7 @@ def _report(
     report = Report(
         f"xdotool command lines bare, under mm record and as a fallback agent, "
         f"{args.rounds} sessions each, {args.repeats} repeats a session"
+        + (f", {args.pause:g} s between lines" if args.pause else ", back to back")
     )
     shown = dict(lines)
     for key in shown:
@@ -237,6 +243,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="sessions of each mode")
     parser.add_argument("--repeats", type=int, default=5, help="rounds of commands a session")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.0,
+        help="seconds the agent waits after each line, untimed (the reference agent "
+        "looks at the screen 2 s after each action; back to back by default)",
+    )
     return run_benchmark(parser, run)
 
 

@@ -79,13 +79,10 @@ first draw a while after it (LibreOffice Calc 80-110 ms after a Tab, measured wi
 DAMAGE), and a screen still until then is the one before the input. An agent that
 thought longer than this is captured at once, as before."""
 ANSWER_SEEN = 2
-"""Once an app has answered a kind of keyboard input this many times in a recording, the
-wait for its answer is bounded by how fast it answered (`AnswerTimes`), not
-`ANSWER_WAIT`: a key that changes nothing (End with the caret at the end) would
-otherwise cost the whole `ANSWER_WAIT` each time. A click is always given all of
-`ANSWER_WAIT` after its release: a toolkit draws a focus change at the press, and a
-button's answer (a dialog) comes after the release, so how fast the first came says
-nothing of the second."""
+"""Once an app has answered a kind of input this many times in a recording, the wait for
+its answer is bounded by how fast it answered (`AnswerTimes`), not `ANSWER_WAIT`: an
+input that changes nothing (End with the caret at the end, a click into the field that
+has the keyboard) would otherwise cost the whole `ANSWER_WAIT` each time."""
 ANSWER_MARGIN = 3.0
 """... by this many times its slowest answer to that kind of input in that window class,"""
 ANSWER_FLOOR = 0.05
@@ -124,13 +121,14 @@ class Answer(NamedTuple):
 
 @dataclass
 class AnswerTimes:
-    """How long each app took to answer keyboard input during this recording: the first
-    change of the screen after the key's press, per (kind, window class). An app that
-    answered typed text in 5 ms twice is not waited on for 250 ms when a key changes
-    nothing; one that took 100 ms (Calc after a Tab) is waited on for all of
-    `ANSWER_WAIT`. Only answers seen on the display count (not a caret's blink after a
-    key that did nothing: `Recorder._note_answer`): a kind answered fewer than
-    `ANSWER_SEEN` times gets `ANSWER_WAIT`."""
+    """How long each app took to answer each kind of input during this recording: the
+    first change of the screen after the input (after a key's or a button's press), per
+    (kind, window class). An app that answered typed text in 5 ms twice is not waited on
+    for 250 ms when a key changes nothing; one that took 100 ms (Calc after a Tab) is
+    waited on for all of `ANSWER_WAIT`. Only answers seen on the display count (not a
+    caret's blink after an input that did nothing: `Recorder._note_answer`): a kind
+    answered fewer than `ANSWER_SEEN` times gets the whole wait. The hover effects of
+    the pointer's moves are counted the same way, apart (`HOVER_WAIT`)."""
 
     wait: float = 0.0
     """The wait before `ANSWER_SEEN` answers, and the most ever waited."""
@@ -339,9 +337,9 @@ class Recorder:
         self._detail_left = DETAIL_BUDGET
         self._answers = AnswerTimes(ANSWER_WAIT, ANSWER_FLOOR)
         self._hovers = AnswerTimes(HOVER_WAIT, SETTLE_QUIET)
-        self._key_at = 0.0
-        """When a key was last pressed since the last capture, as the input watch saw it
-        (monotonic; 0: none)."""
+        self._pressed_at = 0.0
+        """When a key or a button was last pressed since the last capture, as the input
+        watch saw it (monotonic; 0: none)."""
         self._frame: Frame | None = None
         """The screen kept at the last capture, whole (`_note_answer`)."""
 
@@ -403,7 +401,7 @@ class Recorder:
         # before this action is captured at once, not 20 ms later.
         frame = settle(self.backend, since=self._last_capture, quiet=quiet)
         self._note_answer(answer, frame)
-        self._key_at = 0.0  # the keys of the action captured now come after this
+        self._pressed_at = 0.0  # the presses of the action captured now come after this
         target = focus_point(action, self._focus)
         if action.kind is ActionKind.CLICK:
             self._focus = action.point
@@ -456,15 +454,16 @@ class Recorder:
         """Before `action` is captured, wait until the screen has answered the last action,
         when that was input an app answers given a short while ago: until it changed
         since (at most until `AnswerTimes.limit` after the input: `ANSWER_WAIT`, or less
-        for an app that has shown it answers faster). Keys are answered from their press
-        (an app draws a typed letter before the key is released: the next change after
-        the release is the caret's blink), a click from its release (a button acts on
-        it). Returns how long the screen must then be still (`ANSWER_QUIET` after recent
-        keys, else `SETTLE_QUIET`) and, for keys the screen changed within `ANSWER_WAIT`
-        of, how long it took (`_shoot` notes it if the screen shows an answer). Text
-        typed right after text joins its step, whose screen is the one before the first
-        chunk: no wait. With no change reports, the settling alone decides (two grabs
-        that agree)."""
+        for an app that has shown it answers faster). The answer is looked for from the
+        last key's or button's press, as the input watch saw it: an app draws a typed
+        letter, a focus change or a menu before the release, and the next change after
+        the release may be the caret's next blink, 0.25 s away. Returns how long the
+        screen must then be still (`ANSWER_QUIET` after recent keys, else
+        `SETTLE_QUIET`) and, if the screen changed within `ANSWER_WAIT` of the input, how
+        long it took (`_shoot` notes it if the screen shows an answer). Text typed right
+        after text joins its step, whose screen is the one before the first chunk: no
+        wait. With no change reports, the settling alone decides (two grabs that
+        agree)."""
         last = self.captures[-1] if self.captures else None
         log = self.backend.changes()
         if last is None or last.action.kind not in ANSWERED or log is None:
@@ -472,12 +471,12 @@ class Recorder:
         kind = last.action.kind
         if kind is ActionKind.TYPE and action.kind is ActionKind.TYPE:
             return SETTLE_QUIET, None
-        since = self._key_at if kind in KEYS and self._key_at else self._last_input()
+        since = self._pressed_at or self._last_input()
         key = (kind, last.window.wm_class if last.window is not None else "")
         left = since + self._answers.limit(key) - time.monotonic()
         if left > 0:
             self.backend.wait_change(since, left)
-        first = log.first_after(since) if kind in KEYS else None
+        first = log.first_after(since)
         answer = Answer(key, first - since) if first and first - since <= ANSWER_WAIT else None
         if left <= 0:
             return SETTLE_QUIET, answer
@@ -630,13 +629,13 @@ class Recorder:
                 self.unsupported.append("a mouse button left held (mousedown, no mouseup)")
                 self.held = None
 
-    def note_activity(self, key_down: bool = False) -> None:
+    def note_activity(self, pressed: bool = False) -> None:
         """An action happened (reported, or seen on the display): the changes around now
-        are its doing, not the screen changing on its own. `key_down`: it was a key's
-        press (`_await_answer` waits for the answer from there)."""
+        are its doing, not the screen changing on its own. `pressed`: it was a key's or a
+        button's press (`_await_answer` looks for the answer from there)."""
         self._last_capture = time.monotonic()
-        if key_down:
-            self._key_at = self._last_capture
+        if pressed:
+            self._pressed_at = self._last_capture
         self._activity += 1
 
     def add_observed(self, observed: list[tuple[Action, Observed | None]]) -> int:

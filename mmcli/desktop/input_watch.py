@@ -134,7 +134,7 @@ class InputWatch:
         self._lock = threading.Lock()
         self._focus: tuple[int, int] | None = None
         self._moves: deque[tuple[float, tuple[int, int]]] = deque([(0.0, pointer)], maxlen=1024)
-        self._on_activity = on_activity or (lambda key_down: None)
+        self._on_activity = on_activity or (lambda pressed: None)
         self._keeper = ScreenKeeper(open_grabber) if self.build and open_grabber else None
         self._thumbs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mm-ithumb")
 
@@ -169,7 +169,7 @@ class InputWatch:
     def _handle(self, event: InputEvent) -> None:
         # Any input, motion included, means the screen changes now because of it, not
         # on its own (hover effects of a person's pointer are not volatile regions).
-        self._on_activity(event.kind is EventKind.KEY)
+        self._on_activity(event.kind in (EventKind.KEY, EventKind.PRESS))
         with self._lock:
             if event.kind is not EventKind.SENT:
                 self._moves.append((event.at, (event.x, event.y)))

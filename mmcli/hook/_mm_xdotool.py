@@ -12,17 +12,18 @@ exit code and output are the agent's, unchanged. Input that cannot be recorded
 the recording fails loudly instead of being saved incomplete. Every other command
 (`search`, `getmouselocation`, `windowactivate`, ...) passes through unrecorded.
 
-It is started once per action: it imports nothing beyond what Python has loaded at start
-(`os`, `sys`) and two C modules, `_socket` and `_json`, and nothing from mmcli (the agent's
-interpreter may not have it): `json`, `socket`, `dataclasses` and `typing` would pull in
-`re`, `enum` and `inspect`, 20-70 ms of every action on a loaded machine.
+It is started once per action (`python -I -S`): it imports nothing beyond what Python has
+loaded at start (`posix`, `sys`) and two C modules, `_socket` and `_json`, and nothing
+from mmcli (the agent's interpreter may not have it): `json`, `socket`, `dataclasses` and
+`typing` would pull in `re`, `enum` and `inspect`, 20-70 ms of every action on a loaded
+machine, and `os` 2 ms more (`posix` is what it wraps).
 """
 
 from __future__ import annotations
 
 import _json  # the C encoder `json` itself uses for strings
 import _socket
-import os
+import posix
 import sys
 
 TYPE_CHECKING = False
@@ -387,14 +388,30 @@ def batches(ops: list[Op]) -> list[tuple[list[dict[str, Any]], list[str]]]:
     return out
 
 
+def _identity(path: str) -> tuple[int, int, int] | None:
+    """A file's (device, inode, mode), following links; None if there is none."""
+    try:
+        st = posix.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_mode
+
+
+def getenv(name: str) -> str | None:
+    value = posix.environ.get(name.encode())
+    return None if value is None else value.decode("utf-8", "surrogateescape")
+
+
 def real_xdotool(own_dir: str) -> str | None:
     """The next `xdotool` on PATH after the directory this one lives in."""
-    own = os.path.realpath(own_dir)
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if not entry or os.path.realpath(entry) == own:
+    own = _identity(own_dir)
+    for entry in (getenv("PATH") or "").split(":"):
+        here = _identity(entry) if entry else None
+        if here is None or (own is not None and here[:2] == own[:2]):
             continue
-        candidate = os.path.join(entry, "xdotool")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        candidate = entry.rstrip("/") + "/xdotool"
+        found = _identity(candidate)
+        if found is not None and found[2] & 0o170000 == 0o100000 and posix.access(candidate, 1):
             return candidate
     return None
 
@@ -445,9 +462,9 @@ def main(argv: list[str], own_dir: str) -> int:
         print("xdotool: command not found (mm's recorder found no real xdotool on PATH)",
               file=sys.stderr)  # fmt: skip
         return 127
-    path = os.environ.get(SOCKET_ENV)
+    path = getenv(SOCKET_ENV)
     if not path or not argv:
-        os.execv(real, [real, *argv])
+        posix.execv(real, [real, *argv])
     plan = batches(parse(argv))
     link: Link | None = None
     for n, (messages, args) in enumerate(plan):
@@ -463,10 +480,10 @@ def main(argv: list[str], own_dir: str) -> int:
             continue
         if n == len(plan) - 1:
             sys.stdout.flush()
-            os.execv(real, [real, *args])
+            posix.execv(real, [real, *args])
         sys.stdout.flush()
-        pid = os.posix_spawn(real, [real, *args], os.environ)
-        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        pid = posix.posix_spawn(real, [real, *args], posix.environ)
+        code = posix.waitstatus_to_exitcode(posix.waitpid(pid, 0)[1])
         if code != 0:
             return code if code > 0 else 128 - code
     return 0
