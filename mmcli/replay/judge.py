@@ -66,8 +66,10 @@ class Judge:
         self.workarea = backend.workarea()
         self.area = task_area(recording.area, self.workarea)
         """Where the task acts: the recorded area, less the desktop's panels."""
-        self.task_classes = {s.window.wm_class for s in recording.steps if s.window}
-        """The classes of the windows the recording acted and typed in."""
+        self.task_windows = {s.window for s in recording.steps if s.window}
+        """The windows the recording acted and typed in, where they stood."""
+        self.task_classes = {w.wm_class for w in self.task_windows}
+        """Their classes."""
         self.typed = [
             s.effect for s in recording.steps if s.action.kind is ActionKind.TYPE and s.effect
         ]
@@ -100,7 +102,7 @@ class Judge:
                 unmoved=frame if offset != (0, 0) else None,
                 offset=offset,
                 left_out=leave_out,
-                moved_window=self.moved_frame(step, frame, offset),
+                moved_windows=self.moved_frames(frame, offset),
             )
 
         verdict = check()
@@ -114,15 +116,15 @@ class Judge:
         self._left[step.id] = tuple(harmless)
         return check([w.frame for w in harmless])
 
-    def moved_frame(self, step: Step, frame: Frame, offset: Offset) -> Rect | None:
-        """Where the window `step` acted in stands on the live screen (`frame`) with the
-        task moved by `offset`, its frame as the window system tells it; None where it
-        is not moved, not known, or not found there."""
-        if offset == (0, 0) or step.window is None:
-            return None
-        stack = self._stack(frame)
-        want = WindowRef(step.window.wm_class, step.window.rect.moved(*offset))
-        return next((w.frame for w in stack or () if w.ref == want), None)
+    def moved_frames(self, frame: Frame, offset: Offset) -> list[Rect]:
+        """Where the windows the task acted in stand on the live screen (`frame`) with
+        the task moved by `offset`, their frames as the window system tells them (a
+        dialog's step and the main window's alike: the task moved whole); none where it
+        is not moved, or they are not known or not found there."""
+        if offset == (0, 0) or not self.task_windows:
+            return []
+        wanted = {WindowRef(w.wm_class, w.rect.moved(*offset)) for w in self.task_windows}
+        return [w.frame for w in self._stack(frame) or () if w.ref in wanted]
 
     def _stack(self, frame: Frame) -> list[StackedWindow] | None:
         """The window system's stack, asked once per live screen."""
@@ -231,7 +233,7 @@ class Judge:
                 workarea=self.workarea,
                 offset=offset,
                 left_out=leave_out,
-                moved_window=self.moved_frame(end, frame, offset),
+                moved_windows=self.moved_frames(frame, offset),
             )
 
         verdict = check()

@@ -183,9 +183,11 @@ def left_behind(
     showed both where the region is and where its content now comes from: nothing there
     is new (a dialog beside the moved window is new at the place it stands, and stays a
     difference). Where the moved task itself now stands (its area moved, and its window's
-    frame where the window system tells it, `Context.moved_window`), the live screen shows
+    frames where the window system tells them, `Context.moved_windows`), the live screen shows
     the task, which the shifted check judges: that is not asked to match the desktop
     recorded there.
+    Where the content came from beyond the screen (the black strip shifting brings in
+    along the edge the window moved towards), there is nothing to judge.
     The one ring of downscaled pixels along the task area's edge, where the window's frame
     and the desktop share a pixel, is not asked to match. Inside the task area proper,
     nothing is excused this way: a region found as one block may take in cells of the
@@ -206,11 +208,15 @@ def left_behind(
         return False
     edge = area.grow(SCALE)
     moved = area.moved(*ctx.offset)
+    screen = Rect(0, 0, reference.shape[1] * SCALE, reference.shape[0] * SCALE)
     for dx, dy in ((0, 0), ctx.offset):
-        place = Rect(region.x + dx, region.y + dy, region.w, region.h)
+        # Where the content came from lies partly beyond the screen's edge when the
+        # region reaches the edge the window moved towards: shifted back, that strip is
+        # black, and nothing beyond the screen can be new. The rest is judged.
+        place = Rect(region.x + dx, region.y + dy, region.w, region.h).intersection(screen)
+        if place is None:
+            continue
         ys, xs = small_slice(place, reference.shape)
-        if (ys.stop - ys.start) * SCALE < place.h or (xs.stop - xs.start) * SCALE < place.w:
-            return False  # partly off the screen: what is there cannot be told
         was = reference[ys, xs].astype(np.int16)
         differs = np.abs(was - unmoved[ys, xs].astype(np.int16)) > PIXEL_THRESHOLD
         # Cells on the task area's edge (in the recording's coordinates) are let be.
@@ -224,7 +230,7 @@ def left_behind(
         ly = np.arange(ys.start, ys.stop) * SCALE
         # (A cell it covers in part holds its edge: let be, as the ring above.)
         covered = np.zeros(differs.shape, bool)
-        for task in (moved, ctx.moved_window):
+        for task in (moved, *ctx.moved_windows):
             if task is not None:
                 task_x = (lx + SCALE > task.x) & (lx < task.right)
                 task_y = (ly + SCALE > task.y) & (ly < task.bottom)

@@ -206,9 +206,9 @@ class Context:
     left_out: Sequence[Rect] = ()
     """Windows the window system says are harmless here (`windows.left_out`: a
     notification or a dock over no target), left out of the `regions` check."""
-    moved_window: Rect | None = None
-    """With `--relocate`, the frame of the task's window where it stands now, as the window
-    system tells it (title bar included): the live screen there shows the task."""
+    moved_windows: Sequence[Rect] = ()
+    """With `--relocate`, the frames of the task's windows where they stand now, as the
+    window system tells it (title bars included): the live screen there shows the task."""
 
 
 Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
@@ -329,7 +329,7 @@ def compare(
     unmoved: Frame | None = None,
     offset: tuple[int, int] = (0, 0),
     left_out: Sequence[Rect] = (),
-    moved_window: Rect | None = None,
+    moved_windows: Sequence[Rect] = (),
 ) -> Verdict:
     """Check the live `frame` against a recorded step. With `unmoved` (`--relocate`),
     `frame` is the live screen shifted back by `offset` and `unmoved` the screen as it
@@ -346,7 +346,7 @@ def compare(
         None if unmoved is None else blank(unmoved.small, [*recorded.masks, *ignore]),
         offset,
         left_out,
-        moved_window,
+        moved_windows,
     )
     differences: list[Difference] = []
     excused: list[str] = []

@@ -29,12 +29,12 @@ def judge_outcome(
     workarea: Rect | None = None,
     offset: Offset = (0, 0),
     left_out: Sequence[Rect] = (),
-    moved_window: Rect | None = None,
+    moved_windows: Sequence[Rect] = (),
 ) -> Verdict:
     """`frame` (a settled screen) against a recorded outcome, whose downscaled screen
     `reference` comes from its thumbnail (None: the coarse grid alone judges). With an
-    `offset` (`--relocate`), the task is looked at where it moved to (`moved_window`:
-    its window's frame there). `left_out`: windows the `regions` check leaves out
+    `offset` (`--relocate`), the task is looked at where it moved to (`moved_windows`:
+    its windows' frames there). `left_out`: windows the `regions` check leaves out
     (`windows.left_out`)."""
     view = shifted(frame, offset) if offset != (0, 0) else frame
     masks = [*recorded.masks, *ignore]
@@ -50,5 +50,5 @@ def judge_outcome(
         unmoved=frame if offset != (0, 0) else None,
         offset=offset,
         left_out=left_out,
-        moved_window=moved_window,
+        moved_windows=moved_windows,
     )
