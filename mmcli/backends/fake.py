@@ -10,7 +10,7 @@ from PIL import Image
 
 from mmcli.backends.base import Backend, ChangeLog
 from mmcli.model import Action
-from mmcli.screen.fingerprint import Frame
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import StackedWindow, WindowRef
 
 
@@ -34,9 +34,14 @@ class FakeBackend(Backend):
         """What `keyboard_window` answers: the window that has the keyboard."""
         self.stacked: list[StackedWindow] | None = None
         """What `stack` answers, bottom to top (None: the window system says nothing)."""
+        self.work_area: Rect | None = None
+        """What `workarea` answers: the screen less the desktop's panels (None: not known)."""
 
     def size(self) -> tuple[int, int]:
         return self.screen.size
+
+    def workarea(self) -> Rect | None:
+        return self.work_area
 
     def grab(self) -> Frame:
         self.grabs += 1

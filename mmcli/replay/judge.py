@@ -216,8 +216,10 @@ class Judge:
 
     def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
         """The outcome check at one offset. A notification or dock that covers none of
-        what the last action changed when it was recorded (`last_change`) nor the fields
-        the task typed into is left out, as in a step's check."""
+        what the last action changed when it was recorded (`last_change`, less what it
+        changed in the desktop's panels: Xfce's pager redraws its miniature of the
+        window a dialog closed in) nor the fields the task typed into is left out, as in
+        a step's check."""
         assert end.outcome is not None
         reference = self.screens.outcome(end)
 
@@ -244,6 +246,9 @@ class Judge:
         changed = self.last_change(end)
         if changed is None:
             return verdict
+        if self.workarea is not None:  # a taskbar button, a pager's miniature: not the task's
+            inner = self.workarea.within_grid(SCALE) or self.workarea
+            changed = [c for r in changed if (c := r.intersection(inner)) is not None]
         harmless = self._left_out(frame, [*changed, *self.typed])
         if not harmless:
             return verdict
