@@ -18,8 +18,8 @@ Per command line: the median bare, under `mm record` and in a fallback, and thei
 overhead over bare (target <= 30 ms). Back to back, a line right after an input the app
 has not answered yet waits for the answer (and a click for the hover its pointer move
 may draw: `mmcli/capture/recorder.py`); with `--pause` of 0.25 s or more (the reference
-agent looks at the screen 2 s after each action) none is due. Bare, `mm act click` runs outside any recorder:
-its start-up against `python -c pass` (target <= 5x).
+agent looks at the screen 2 s after each action) none is due. Bare, `mm act click` runs
+outside any recorder: its start-up against `python -c pass` (target <= 5x).
 """
 
 from __future__ import annotations
