@@ -32,6 +32,10 @@ from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame, Rect
 if TYPE_CHECKING:
     from mmcli.screen.matcher import Context, References
 
+SHADOW = 8
+"""How far beside and below a moved window's frame its shadow may reach (a compositor's:
+xfwm4 draws one, measured differing from the desktop 1-9 px below the frame): where the
+moved window stands now, with it."""
 AREA_MARGIN = 48
 """Changes this close to the task area still count as inside it."""
 SEEN_MAX = (400, 80)
@@ -187,7 +191,8 @@ def left_behind(
     the task, which the shifted check judges: that is not asked to match the desktop
     recorded there.
     Where the content came from beyond the screen (the black strip shifting brings in
-    along the edge the window moved towards), there is nothing to judge.
+    along the edge the window moved towards), there is nothing to judge; nor in the
+    desktop's panels (`Context.workarea`), where a clock ticks on its own.
     The one ring of downscaled pixels along the task area's edge, where the window's frame
     and the desktop share a pixel, is not asked to match. Inside the task area proper,
     nothing is excused this way: a region found as one block may take in cells of the
@@ -209,10 +214,13 @@ def left_behind(
     edge = area.grow(SCALE)
     moved = area.moved(*ctx.offset)
     screen = Rect(0, 0, reference.shape[1] * SCALE, reference.shape[0] * SCALE)
+    if ctx.workarea is not None:  # the panels change on their own (a clock): not judged
+        screen = (ctx.workarea.within_grid(SCALE) or ctx.workarea).intersection(screen) or screen
     for dx, dy in ((0, 0), ctx.offset):
         # Where the content came from lies partly beyond the screen's edge when the
         # region reaches the edge the window moved towards: shifted back, that strip is
-        # black, and nothing beyond the screen can be new. The rest is judged.
+        # black, and nothing beyond the screen can be new. The rest is judged, but for
+        # the desktop's panels, which are never the task's surroundings.
         place = Rect(region.x + dx, region.y + dy, region.w, region.h).intersection(screen)
         if place is None:
             continue
@@ -230,7 +238,10 @@ def left_behind(
         ly = np.arange(ys.start, ys.stop) * SCALE
         # (A cell it covers in part holds its edge: let be, as the ring above.)
         covered = np.zeros(differs.shape, bool)
-        for task in (moved, *ctx.moved_windows):
+        shadows = (
+            Rect(w.x - SHADOW, w.y, w.w + 2 * SHADOW, w.h + SHADOW) for w in ctx.moved_windows
+        )
+        for task in (moved, *shadows):
             if task is not None:
                 task_x = (lx + SCALE > task.x) & (lx < task.right)
                 task_y = (ly + SCALE > task.y) & (ly < task.bottom)

@@ -143,6 +143,7 @@ def left_behind(
     level: int = 200,
     shifted_changed: tuple[tuple[int, int], ...] | None = None,
     window: Rect | None = None,
+    workarea: Rect | None = None,
 ) -> bool:
     """Whether `region` is excused when the unshifted live screen differs from the
     recording by `level` in the downscaled cells `changed` (column, row) only, and the
@@ -165,6 +166,7 @@ def left_behind(
         unmoved=unmoved,
         offset=offset,
         moved_windows=() if window is None else (window,),
+        workarea=workarea,
     )
     return excuses.left_behind(region, reference, ctx, now)
 
@@ -186,6 +188,21 @@ def test_where_the_moved_task_stands_now_is_not_asked_to_be_desktop() -> None:
     assert left_behind(beside, (52, 30))  # covered by the moved task: x 140-240
     assert not left_behind(beside, (62, 30))  # new where its content comes from (x 248)
     assert not left_behind(beside, (52, 30), offset=(0, 40))  # moved down: not covered
+
+
+def test_a_panels_clock_and_a_moved_windows_shadow_are_not_the_desktop_left_behind() -> None:
+    """Xfce: a region beside the moved window that reached into the panel at the top,
+    whose clock had ticked, and one ring of cells below the moved frame where the
+    compositor draws its shadow."""
+    beside = Rect(300, 0, 40, 40)  # right of the area, from the panel (y < 24) down
+    panel = Rect(0, 24, 400, 276)
+    assert not left_behind(beside, (80, 2))  # the clock's cell differs
+    assert left_behind(beside, (80, 2), workarea=panel)
+    assert not left_behind(beside, (80, 8), workarea=panel)  # below the panel: judged
+    frame = Rect(138, 84, 104, 78)  # the moved window's frame: its bottom at y 162
+    below = Rect(220, 160, 8, 16)
+    assert left_behind(below, (56, 42), window=frame)  # y 168-172: within its shadow
+    assert not left_behind(below, (56, 43), window=frame)  # y 172-176: past it
 
 
 def test_the_moved_windows_frame_is_the_task_too() -> None:
