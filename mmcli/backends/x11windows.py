@@ -313,8 +313,7 @@ def client_below(display: Any, window: Any, depth: int = 3) -> Any:
             else []
         )
         for w, asked in states:
-            asked[0].reply()
-            if asked[0].property_type:
+            if _property_value(w, asked) is not None:
                 return w
         level = [child for tree in trees for child in _reply(tree).children]
         if not level:

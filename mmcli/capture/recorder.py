@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -186,6 +186,15 @@ def is_caret(before: Frame, after: Frame, region: Rect) -> bool:
     return any(columns is not None and not columns.any() for columns in ink)
 
 
+def beyond_carets(before: Frame, after: Frame, zones: Sequence[Rect] = ()) -> bool:
+    """Whether `after` differs from `before` by more than a blinking caret (`is_caret`),
+    leaving out what changed inside `zones`."""
+    changed = changed_regions_fine(before, after)
+    return not all(
+        is_caret(before, after, r) for r in changed if not any(r.inside(z) for z in zones)
+    )
+
+
 def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
     """The screen once nothing but a blinking caret (`is_caret`) has changed on it for
     `quiet` seconds (changes inside the backend's quiet zones never count); after `limit`
@@ -215,12 +224,7 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
         looked = latest.at
         if not latest.still:
             return latest
-        changed = [
-            r
-            for r in changed_regions_fine(base, latest.frame)
-            if not any(r.inside(z) for z in zones)
-        ]
-        if not all(is_caret(base, latest.frame, r) for r in changed):
+        if beyond_carets(base, latest.frame, zones):
             base, still_from = latest.frame, latest.at
 
 
@@ -519,8 +523,7 @@ class Recorder:
         if not self._answers.news(*answer):
             self._answers.note(*answer)
             return
-        changed = changed_regions_fine(before, frame)
-        if changed and not all(is_caret(before, frame, r) for r in changed):
+        if beyond_carets(before, frame):
             self._answers.note(answer.key, answer.seconds)
 
     def _last_input(self) -> float:

@@ -11,7 +11,8 @@ from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
-from mmcli.screen.fingerprint import SCALE, Frame, Rect
+from mmcli.screen.excuses import inner_workarea
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, shifted
@@ -44,7 +45,7 @@ def task_area(area: Rect | None, workarea: Rect | None) -> Rect | None:
     of the task, of the check's "inside the task" nor of `--relocate`'s search."""
     if area is None or workarea is None:
         return area
-    return area.intersection(workarea.within_grid(SCALE) or workarea) or area
+    return area.intersection(inner_workarea(workarea)) or area
 
 
 class Judge:
@@ -247,7 +248,7 @@ class Judge:
         if changed is None:
             return verdict
         if self.workarea is not None:  # a taskbar button, a pager's miniature: not the task's
-            inner = self.workarea.within_grid(SCALE) or self.workarea
+            inner = inner_workarea(self.workarea)
             changed = [c for r in changed if (c := r.intersection(inner)) is not None]
         harmless = self._left_out(frame, [*changed, *self.typed])
         if not harmless:

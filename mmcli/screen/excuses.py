@@ -147,16 +147,21 @@ def excuse_for(region: Rect, scene: Scene) -> Excuse | None:
     return None
 
 
+def inner_workarea(workarea: Rect) -> Rect:
+    """The work area (the screen less the desktop's panels) on the downscaled grid: a row
+    of cells that straddles a panel's edge (a panel 30 px tall on an 800 px screen starts
+    at y 770) is the panel's."""
+    return workarea.within_grid(SCALE) or workarea
+
+
 def inside_area(region: Rect, ctx: Context) -> bool:
     if ctx.area is None or not ctx.tolerance.outside_area:
         return True
     near = ctx.area.grow(AREA_MARGIN)
     if ctx.workarea is not None:  # the margin never reaches into the desktop's panels
-        # Regions are found on the downscaled screen: a row of cells that straddles the
-        # panel's edge (a panel 30 px tall on an 800 px screen starts at y 770) is the
-        # panel's, or a new taskbar button would be "near the task".
-        inner = ctx.workarea.within_grid(SCALE) or ctx.workarea
-        near = near.intersection(inner) or ctx.area
+        # Regions are found on the downscaled screen, or a new taskbar button would be
+        # "near the task".
+        near = near.intersection(inner_workarea(ctx.workarea)) or ctx.area
     return region.intersects(near)
 
 
@@ -215,7 +220,7 @@ def left_behind(
     moved = area.moved(*ctx.offset)
     screen = Rect(0, 0, reference.shape[1] * SCALE, reference.shape[0] * SCALE)
     if ctx.workarea is not None:  # the panels change on their own (a clock): not judged
-        screen = (ctx.workarea.within_grid(SCALE) or ctx.workarea).intersection(screen) or screen
+        screen = inner_workarea(ctx.workarea).intersection(screen) or screen
     for dx, dy in ((0, 0), ctx.offset):
         # Where the content came from lies partly beyond the screen's edge when the
         # region reaches the edge the window moved towards: shifted back, that strip is
