@@ -118,6 +118,11 @@ class Answer(NamedTuple):
     key: tuple[ActionKind, str]
     seconds: float
 
+    @staticmethod
+    def key_of(kind: ActionKind, window: WindowRef | None) -> tuple[ActionKind, str]:
+        """Answers are told apart by kind of input and window class ("": no window)."""
+        return (kind, window.wm_class if window is not None else "")
+
 
 @dataclass
 class AnswerTimes:
@@ -476,7 +481,7 @@ class Recorder:
         if kind is ActionKind.TYPE and action.kind is ActionKind.TYPE:
             return SETTLE_QUIET, None
         since = self._pressed_at or self._last_input()
-        key = (kind, last.window.wm_class if last.window is not None else "")
+        key = Answer.key_of(kind, last.window)
         left = since + self._answers.limit(key) - time.monotonic()
         if left > 0:
             self.backend.wait_change(since, left)
@@ -503,7 +508,7 @@ class Recorder:
             since = self._last_input()
         else:
             return
-        key = (ActionKind.MOVE, window.wm_class if window is not None else "")
+        key = Answer.key_of(ActionKind.MOVE, window)
         deadline = since + self._hovers.limit(key)
         while (first := log.first_after(since, point)) is None:
             left = deadline - time.monotonic()
