@@ -316,6 +316,24 @@ def test_keys_that_change_nothing_wait_as_long_as_the_app_has_needed(
         assert [w > recorder_module.ANSWER_FLOOR for w in waited] == [True, True, False]
 
 
+def test_an_answer_is_looked_for_after_the_last_action_not_an_earlier_press() -> None:
+    """The press the answer is looked for from is that of the action captured last: an
+    earlier action's press (already answered) would find that old answer and keep the
+    screen before the late one. Here the last action's input came without a press the
+    watch saw (a channel's report alone), so it is looked for from that report."""
+    screens = _screens(3)
+    backend = FakeBackend(screens[0], reports=True)
+    with Recorder(backend, learn=False) as r:
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))
+        _key(r, backend, screens[1])
+        r.capture(Action(ActionKind.TYPE, text="x"))
+        r.note_activity()
+        _later(backend, (0.12, screens[2]))
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))
+    assert (r.captures[1].small == _small(screens[1])).all()
+    assert (r.captures[2].small == _small(screens[2])).all()
+
+
 def test_a_caret_blinking_after_a_key_that_did_nothing_is_not_an_answer() -> None:
     import time
 
