@@ -81,6 +81,15 @@ def test_a_notification_under_another_window_is_not_left_out() -> None:
     assert left_out([FORM, card(), other], [TARGET], {TASK}) == [card(), other]
 
 
+def test_each_window_of_the_stack_is_judged_once_from_the_bottom_to_the_top() -> None:
+    """A panel below every window, a tooltip and a notification away from the form, in
+    the stack's order (bottom to top): each left out, once."""
+    panel = card("DOCK", Rect(0, 770, 1280, 30), override_redirect=False)
+    tip = card("TOOLTIP", Rect(700, 40, 120, 20))
+    far = card(at=Rect(900, 600, 180, 60))
+    assert left_out([panel, tip, FORM, far], [TARGET], {TASK}) == [panel, tip, far]
+
+
 # ----- replay on the fake backend -------------------------------------------------------
 
 WINDOW = WindowRef(TASK, Rect(100, 100, 560, 420))
