@@ -89,6 +89,14 @@ TARGETS = {
     "integrate": Target(
         "mmcli/capture/integrate.py", _tests("integrate", "integrate_outcomes", "build_steps")
     ),
+    "windows": Target(
+        "mmcli/screen/windows.py",
+        _tests("windows", "window_types", "keyboard_window", "replayer", "relocate"),
+    ),
+    "judge": Target(
+        "mmcli/replay/judge.py",
+        _tests("replayer", "relocate", "window_types", "integrate_outcomes", "matcher_bounds"),
+    ),
 }
 PYTEST_ARGS = ["-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", "--no-header"]
 WARM = ("numpy", "PIL.Image", "PIL.ImageDraw", "PIL.ImageFont", "pytest", "typer", "rich")

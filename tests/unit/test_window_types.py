@@ -30,6 +30,8 @@ FORM = StackedWindow(WindowRef(TASK, Rect(100, 100, 560, 420)), Rect(100, 100, 5
 CARD = Rect(450, 230, 180, 60)
 """Over the form, away from its targets (the Name field, Submit) and its typed field."""
 TARGET = Rect(218, 153, 64, 64)
+OVER_NAME = Rect(400, 170, 120, 30)
+"""Over the right of the Name field, where the name is typed, away from every target."""
 
 
 def card(kind: str = "NOTIFICATION", at: Rect = CARD, **what: object) -> StackedWindow:
@@ -122,6 +124,7 @@ def _replay(  # type: ignore[no-untyped-def]
     rec.steps = [
         replace(s, window=WINDOW, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)
     ]
+    rec.steps[1] = replace(rec.steps[1], effect=NAME_FIELD)  # where the name was typed
     store.save(rec, {f"t-{i:04d}.png": _png(screen) for i, screen in enumerate(screens)})
 
     def drawn(image: Image.Image) -> Image.Image:
@@ -158,9 +161,19 @@ def test_replay_goes_on_past_a_notification_over_no_target() -> None:
         ([FORM, card(transient=True)], CARD, Policy.DEFAULT),
         ([FORM, StackedWindow(WindowRef(TASK, CARD), CARD, "NOTIFICATION")], CARD, Policy.DEFAULT),
         ([FORM, card(at=Rect(180, 150, 180, 60))], Rect(180, 150, 180, 60), Policy.DEFAULT),
+        # over the field the task types into, away from every click's target
+        ([FORM, card(at=OVER_NAME)], OVER_NAME, Policy.DEFAULT),
         ([FORM, card()], CARD, Policy.STRICT),
     ],
-    ids=["no-window-system", "dialog", "transient", "task-class", "over-target", "strict"],
+    ids=[
+        "no-window-system",
+        "dialog",
+        "transient",
+        "task-class",
+        "over-target",
+        "over-typed-field",
+        "strict",
+    ],
 )
 def test_replay_stops_where_the_window_is_not_known_harmless(
     stacked: list[StackedWindow] | None, at: Rect, policy: Policy
@@ -271,8 +284,8 @@ def test_what_the_last_action_changed_in_a_panel_is_not_the_tasks() -> None:
 
 @pytest.mark.parametrize(
     ("at", "policy"),
-    [(SAVED, Policy.DEFAULT), (BESIDE_SAVED, Policy.STRICT)],
-    ids=["over-what-changed", "strict"],
+    [(SAVED, Policy.DEFAULT), (OVER_NAME, Policy.DEFAULT), (BESIDE_SAVED, Policy.STRICT)],
+    ids=["over-what-changed", "over-typed-field", "strict"],
 )
 def test_a_notification_at_the_end_over_what_the_task_changed_is_not(
     at: Rect, policy: Policy
