@@ -380,3 +380,41 @@ def test_the_window_system_proposes_the_offset_the_pixels_still_judge() -> None:
     backend.window_list = [WindowRef("form.Form", Rect(160, 100, 561, 421))]
     report = relocate_run(backend, windowed_recording())
     assert report.outcome is Outcome.DIVERGED and backend.performed == []
+
+
+def test_a_caret_like_mark_off_the_focused_field_passes_a_click_and_stops_the_keys() -> None:
+    """A thin bar, a line tall, that no recorded screen shows (a caret blinking in another
+    field, or a '|' that is more than that): at a click it is let be, as a caret blinking
+    anywhere would be; at a keyboard step only a caret in the field that has the keyboard
+    is, so the keys are not sent."""
+    import io
+
+    from PIL import ImageDraw
+
+    from mmcli.screen.fingerprint import Frame
+
+    def png(image):  # type: ignore[no-untyped-def]
+        out = io.BytesIO()
+        Frame.from_image(image).thumbnail().save(out, "PNG")
+        return out.getvalue()
+
+    def with_bar(image):  # type: ignore[no-untyped-def]
+        image = image.copy()
+        ImageDraw.Draw(image).line([480, 300, 480, 316], fill="black")  # off the Name line
+        return image
+
+    def app(backend: FakeBackend, action: Action) -> None:
+        typing_app(backend, action)
+        backend.screen = with_bar(backend.screen)
+
+    store = Store()
+    rec = form_recording()
+    rec.steps = [replace(s, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)]
+    screens = [form_screen(), form_screen(), form_screen(text="John")]
+    store.save(rec, {f"t-{i:04d}.png": png(screen) for i, screen in enumerate(screens)})
+    backend = FakeBackend(with_bar(form_screen()), on_action=app)
+    options = ReplayOptions(timeout=0.3)
+    report = replay(store, backend, "form", Values({"name": "John"}), options)
+    assert report.outcome is Outcome.DIVERGED
+    assert [a.kind for a in backend.performed] == ["click"]
+    assert report.divergence is not None and report.divergence.step == 1
