@@ -94,6 +94,12 @@ class App:
         if variant.prefill and "prefill" not in self.native:
             self.type_into_first_field(variant.prefill)
 
+    def has_focus(self) -> bool:
+        """Whether the app's window holds the X input focus (as xdotool tells the client
+        window that has it)."""
+        out = subprocess.run(["xdotool", "getwindowfocus"], capture_output=True, text=True)
+        return out.stdout.strip() == str(self.wid)
+
     def placed(self, window: Geometry) -> tuple[int, int]:
         """The world's window position, pulled in where the window (moved on by a
         scenario) would leave the screen or reach under the panel."""
@@ -690,10 +696,6 @@ class WineNotepad(App):
             subprocess.run(["xdotool", "mousemove", *title_bar, "click", "1"])
             time.sleep(0.5)
         self.desktop.settle()
-
-    def has_focus(self) -> bool:
-        out = subprocess.run(["xdotool", "getwindowfocus"], capture_output=True, text=True)
-        return out.stdout.strip() == str(self.wid)
 
     def stop(self) -> None:
         super().stop()

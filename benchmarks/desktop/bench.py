@@ -77,6 +77,8 @@ class Recorded:
     masked: float
     """Largest fraction of the task window masked at any step (masks' union / window)."""
     world: World = field(default_factory=World)
+    focused: bool | None = None
+    """Whether the app's window held the input focus when the agent started."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,10 @@ class Judgement:
     step_ms: float | None = None
     """mm's own time a step (`mm replay --json`: seconds / steps replayed) of a replay that
     exited 0; None otherwise."""
+    focused: bool | None = None
+    """Whether the app's window held the input focus once started, before the scenario's
+    setup (a recording whose first screen shows its window unfocused differs from a replay
+    that starts focused): None where the harness failed first."""
 
 
 def mm(store: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -194,6 +200,7 @@ class Bench:
         name = f"{self.app.key}-{index}"
         world = self.enter(index)
         self.app.start()
+        focused = self.app.has_focus()
         plan = self.app.work / f"plan-{index}.json"
         plan.write_text(json.dumps(self.app.plan(self.app.value)))
         window = self.app.geometry()
@@ -227,7 +234,7 @@ class Bench:
                 f"{result.stderr[-2000:]}"
             )
         masked = masked_fraction(self.store / f"{name}.toml", window)
-        return Recorded(name, index, window, masked, world)
+        return Recorded(name, index, window, masked, world, focused)
 
     def judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
         """Replay `recorded` on the scenario; a harness failure is an ERROR, not a crash."""
@@ -254,6 +261,7 @@ class Bench:
         started = time.monotonic()
         self.enter(recorded.index)
         app.start(scenario.variant(app, recorded.index))
+        focused = app.has_focus()
         try:
             for setup in scenario.setup:
                 self.apply(setup)
@@ -293,6 +301,7 @@ class Bench:
             result.stderr,
             round(time.monotonic() - started, 1),
             step_ms(result),
+            focused,
         )
 
     def shot(self, stem: str) -> None:

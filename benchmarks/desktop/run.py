@@ -266,6 +266,7 @@ def write_json(
         "totals": totals(judgements),
         "masked": {k: [r.masked for r in v] for k, v in recorded.items()},
         "worlds": {k: [asdict(r.world) for r in v] for k, v in recorded.items()},
+        "focused_when_recorded": {k: [r.focused for r in v] for k, v in recorded.items()},
         "runs": [{**asdict(j), "stderr": j.stderr[-1500:]} for j in judgements],
     }
     path.write_text(json.dumps(out, indent=2) + "\n")
