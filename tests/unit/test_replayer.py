@@ -382,14 +382,10 @@ def test_the_window_system_proposes_the_offset_the_pixels_still_judge() -> None:
     assert report.outcome is Outcome.DIVERGED and backend.performed == []
 
 
-def test_a_caret_like_mark_off_the_focused_field_passes_a_click_and_stops_the_keys() -> None:
-    """A thin bar, a line tall, that no recorded screen shows (a caret blinking in another
-    field, or a '|' that is more than that): at a click it is let be, as a caret blinking
-    anywhere would be; at a keyboard step only a caret in the field that has the keyboard
-    is, so the keys are not sent."""
+def save_with_screens(store: Store, rec: Recording) -> None:
+    """`rec` saved with each step's recorded screen as its thumbnail (the synthetic form,
+    with the name typed before Submit): what the regions check and the pixel search use."""
     import io
-
-    from PIL import ImageDraw
 
     from mmcli.screen.fingerprint import Frame
 
@@ -397,6 +393,35 @@ def test_a_caret_like_mark_off_the_focused_field_passes_a_click_and_stops_the_ke
         out = io.BytesIO()
         Frame.from_image(image).thumbnail().save(out, "PNG")
         return out.getvalue()
+
+    screens = [form_screen(), form_screen(), form_screen(text="John")]
+    rec.steps = [replace(s, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)]
+    store.save(rec, {f"t-{i:04d}.png": png(screen) for i, screen in enumerate(screens)})
+
+
+def test_a_recording_that_knows_no_windows_is_relocated_by_its_pixels() -> None:
+    """Recorded where the window system said nothing (over VNC, no window manager),
+    replayed where it knows the windows: the moved task is found by its pixels."""
+    backend = FakeBackend(form_screen(offset=(60, 0)), on_action=moved_typing_app)
+    backend.window_list = [WindowRef("form.Form", Rect(160, 100, 561, 421))]
+    store = Store()
+    rec = form_recording()
+    rec.area = Rect(100, 100, 561, 421)  # where the actions acted: what is looked for
+    save_with_screens(store, rec)
+    progress: list[str] = []
+    opts = ReplayOptions(timeout=0.3, relocate=True)
+    report = replay(store, backend, "form", Values({"name": "John"}), opts, progress.append)
+    assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+    assert backend.performed[0].point == (NAME_FIELD[0] + 60, NAME_FIELD[1])
+    assert any("by its pixels" in line for line in progress), progress
+
+
+def test_a_caret_like_mark_off_the_focused_field_passes_a_click_and_stops_the_keys() -> None:
+    """A thin bar, a line tall, that no recorded screen shows (a caret blinking in another
+    field, or a '|' that is more than that): at a click it is let be, as a caret blinking
+    anywhere would be; at a keyboard step only a caret in the field that has the keyboard
+    is, so the keys are not sent."""
+    from PIL import ImageDraw
 
     def with_bar(image):  # type: ignore[no-untyped-def]
         image = image.copy()
@@ -408,10 +433,7 @@ def test_a_caret_like_mark_off_the_focused_field_passes_a_click_and_stops_the_ke
         backend.screen = with_bar(backend.screen)
 
     store = Store()
-    rec = form_recording()
-    rec.steps = [replace(s, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)]
-    screens = [form_screen(), form_screen(), form_screen(text="John")]
-    store.save(rec, {f"t-{i:04d}.png": png(screen) for i, screen in enumerate(screens)})
+    save_with_screens(store, form_recording())
     backend = FakeBackend(with_bar(form_screen()), on_action=app)
     options = ReplayOptions(timeout=0.3)
     report = replay(store, backend, "form", Values({"name": "John"}), options)
