@@ -440,3 +440,21 @@ def test_a_caret_like_mark_off_the_focused_field_passes_a_click_and_stops_the_ke
     assert report.outcome is Outcome.DIVERGED
     assert [a.kind for a in backend.performed] == ["click"]
     assert report.divergence is not None and report.divergence.step == 1
+
+
+def test_the_closest_look_is_the_one_with_fewest_differences() -> None:
+    """What a divergence reports: of the looks that did not match, the one with fewest
+    differences (a look that could not be checked counts as farthest)."""
+    from mmcli.replay.judge import Match, fewer
+    from mmcli.screen.fingerprint import Frame
+    from mmcli.screen.matcher import Difference, Verdict
+
+    frame = Frame.from_image(form_screen())
+
+    def look(n: int | None) -> Match:
+        one = Difference("regions", Rect(0, 0, 4, 4), "changed region (px)", 16, 0)
+        return Match(None, None if n is None else Verdict((one,) * n), frame)
+
+    assert fewer(look(1), look(3)) and not fewer(look(3), look(1))
+    assert not fewer(look(2), look(2))  # the first found stays
+    assert fewer(look(40), look(None)) and not fewer(look(None), look(40))
