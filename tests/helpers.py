@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -123,6 +124,13 @@ def form_screen(
 
 def fp_of(image: Image.Image, target: tuple[int, int] | None) -> Fingerprint:
     return fingerprint_of(Frame.from_image(image), target)
+
+
+def thumbnail_png(image: Image.Image) -> bytes:
+    """`image` as a step keeps it: its downscaled thumbnail, as PNG."""
+    out = io.BytesIO()
+    Frame.from_image(image).thumbnail().save(out, "PNG")
+    return out.getvalue()
 
 
 def count_loads(monkeypatch: Any) -> tuple[list[str], list[str]]:

@@ -17,7 +17,7 @@ from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import WindowRef
 from mmcli.store.recordings import Store
-from tests.helpers import count_loads, form_screen, fp_of
+from tests.helpers import count_loads, form_screen, fp_of, thumbnail_png
 
 NAME_FIELD = (250, 185)
 SUBMIT = (160, 415)
@@ -385,18 +385,9 @@ def test_the_window_system_proposes_the_offset_the_pixels_still_judge() -> None:
 def save_with_screens(store: Store, rec: Recording) -> None:
     """`rec` saved with each step's recorded screen as its thumbnail (the synthetic form,
     with the name typed before Submit): what the regions check and the pixel search use."""
-    import io
-
-    from mmcli.screen.fingerprint import Frame
-
-    def png(image):  # type: ignore[no-untyped-def]
-        out = io.BytesIO()
-        Frame.from_image(image).thumbnail().save(out, "PNG")
-        return out.getvalue()
-
     screens = [form_screen(), form_screen(), form_screen(text="John")]
     rec.steps = [replace(s, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)]
-    store.save(rec, {f"t-{i:04d}.png": png(screen) for i, screen in enumerate(screens)})
+    store.save(rec, {f"t-{i:04d}.png": thumbnail_png(screen) for i, screen in enumerate(screens)})
 
 
 def test_a_recording_that_knows_no_windows_is_relocated_by_its_pixels() -> None:

@@ -5,7 +5,6 @@ before; where the window system says nothing, the pixels alone judge."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 
 import pytest
@@ -22,8 +21,8 @@ from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy
 from mmcli.screen.windows import StackedWindow, WindowRef, focus_taken, left_out
 from mmcli.store.recordings import Store
-from tests.helpers import form_screen
-from tests.unit.test_replayer import SUBMIT, form_recording, typing_app
+from tests.helpers import form_screen, thumbnail_png
+from tests.unit.test_replayer import SUBMIT, form_recording, save_with_screens, typing_app
 
 TASK = "loan_form.Tk"
 FORM = StackedWindow(WindowRef(TASK, Rect(100, 100, 560, 420)), Rect(100, 100, 560, 420))
@@ -105,12 +104,6 @@ def with_card(image: Image.Image, at: Rect = CARD) -> Image.Image:
     return image
 
 
-def _png(image: Image.Image) -> bytes:
-    out = io.BytesIO()
-    Frame.from_image(image).thumbnail().save(out, "PNG")
-    return out.getvalue()
-
-
 def _replay(  # type: ignore[no-untyped-def]
     stacked: list[StackedWindow] | None,
     at: Rect | None = CARD,
@@ -120,12 +113,9 @@ def _replay(  # type: ignore[no-untyped-def]
     window system telling `stacked`."""
     store = Store()
     rec = form_recording()
-    screens = [form_screen(), form_screen(), form_screen(text="John")]
-    rec.steps = [
-        replace(s, window=WINDOW, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)
-    ]
+    rec.steps = [replace(s, window=WINDOW) for s in rec.steps]
     rec.steps[1] = replace(rec.steps[1], effect=NAME_FIELD)  # where the name was typed
-    store.save(rec, {f"t-{i:04d}.png": _png(screen) for i, screen in enumerate(screens)})
+    save_with_screens(store, rec)
 
     def drawn(image: Image.Image) -> Image.Image:
         return image if at is None else with_card(image, at)
@@ -250,8 +240,8 @@ def _replay_to_the_end(at: Rect, policy: Policy = Policy.DEFAULT, panel: bool = 
     last = rec.steps[-1]
     outcome = EndScreen(fingerprint_of(Frame.from_image(end), None), "t-end.png")
     rec.steps[-1] = replace(last, outcome=outcome)
-    thumbnails = {f"t-{i:04d}.png": _png(screen) for i, screen in enumerate(screens)}
-    store.save(rec, {**thumbnails, "t-end.png": _png(end)})
+    thumbnails = {f"t-{i:04d}.png": thumbnail_png(screen) for i, screen in enumerate(screens)}
+    store.save(rec, {**thumbnails, "t-end.png": thumbnail_png(end)})
 
     def app(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
         typing_app(backend, action)
