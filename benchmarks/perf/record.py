@@ -47,7 +47,7 @@ from benchmarks.perf.task import agent_command, fresh_start, problem
 from examples.world import LoanApp
 from mmcli.store.recordings import Store
 
-TARGET_MS = 25.0
+TARGET_MS = 20.0
 PER_APPLICATION = 10
 BLIND_PAUSE = 0.01
 BLIND_DIALOG = 0.1
