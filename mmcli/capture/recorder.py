@@ -23,7 +23,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -331,6 +331,10 @@ class Recorder:
         self._activity = 0
         self._focus = self.start_focus
         self._thumbs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mm-thumb")
+        self._learning = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mm-answers")
+        self._learned: Future[None] | None = None
+        """Whether the last capture's screen was an answer, being told apart from a
+        caret's blink off the agent's path (`_note_answer`)."""
         self._dir = tempfile.mkdtemp(prefix="mm-rec-")
         self.socket_path = os.path.join(self._dir, "recorder.sock")
         self._server: socket.socket | None = None
@@ -482,7 +486,7 @@ class Recorder:
             return SETTLE_QUIET, None
         since = self._pressed_at or self._last_input()
         key = Answer.key_of(kind, last.window)
-        left = since + self._answers.limit(key) - time.monotonic()
+        left = since + self.answer_times().limit(key) - time.monotonic()
         if left > 0:
             self.backend.wait_change(since, left)
         first = log.first_after(since)
@@ -521,15 +525,31 @@ class Recorder:
     def _note_answer(self, answer: Answer | None, frame: Frame) -> None:
         """Learn how fast the app answered (`AnswerTimes`) when `frame` differs from the
         screen before the last action by more than a caret's blink: a change after an
-        input that did nothing visible (the next blink) is not an answer."""
+        input that did nothing visible (the next blink) is not an answer. Telling the two
+        apart compares two whole screens at full resolution (a few ms): it is done on a
+        worker thread once the agent has its reply, and the next capture waits for it
+        before it reads the times (`answer_times`)."""
         before, self._frame = self._frame, frame
         if answer is None or before is None or before.small.shape != frame.small.shape:
             return
-        if not self._answers.news(*answer):
-            self._answers.note(*answer)
+        times = self.answer_times()
+        if not times.news(*answer):
+            times.note(*answer)
             return
-        if beyond_carets(before, frame):
-            self._answers.note(answer.key, answer.seconds)
+
+        def judge() -> None:
+            if beyond_carets(before, frame):
+                times.note(answer.key, answer.seconds)
+
+        self._learned = self._learning.submit(judge)
+
+    def answer_times(self) -> AnswerTimes:
+        """How fast the app answered each kind of input so far, every capture's answer
+        told (`_note_answer`)."""
+        learned, self._learned = self._learned, None
+        if learned is not None:
+            learned.result()
+        return self._answers
 
     def _last_input(self) -> float:
         """When the display was last given input (monotonic): the agent's, as a channel
@@ -768,6 +788,7 @@ class Recorder:
             self._server.close()
         shutil.rmtree(self._dir, ignore_errors=True)
         self._thumbs.shutdown(wait=True)
+        self._learning.shutdown(wait=True)
 
     def _accept(self) -> None:
         assert self._server is not None

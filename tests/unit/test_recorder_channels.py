@@ -348,17 +348,50 @@ def test_a_caret_blinking_after_a_key_that_did_nothing_is_not_an_answer() -> Non
         for screen in screens[1:]:
             _key(r, backend, screen)
             r.capture(Action(ActionKind.PRESS, keys=["tab"]))
-        learned = dict(r._answers.slowest)
+        learned = dict(r.answer_times().slowest)
         _key(r, backend, None)
         time.sleep(0.01)  # slower than any answer yet: it would raise the limit
         backend.repaint(blink)
         r.capture(Action(ActionKind.PRESS, keys=["tab"]))
-        assert r._answers.slowest == learned
+        assert r.answer_times().slowest == learned
         _key(r, backend, None)
         time.sleep(0.01)
         backend.repaint(screens[0])  # a key that did something is learned
         r.capture(Action(ActionKind.PRESS, keys=["tab"]))
-        assert r._answers.slowest[ActionKind.PRESS, ""] >= 0.01
+        assert r.answer_times().slowest[ActionKind.PRESS, ""] >= 0.01
+
+
+def test_telling_an_answer_from_a_blink_is_done_after_the_agent_has_its_reply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Comparing two whole screens at full resolution takes a few ms: the capture returns
+    without it, and the next capture reads the times only once it is done."""
+    import threading
+    import time
+
+    screens = _screens(3)
+    backend = FakeBackend(screens[0], reports=True)
+    judging = threading.Event()
+    compared: list[float] = []
+
+    def slow_beyond(*args: Any, **kwargs: Any) -> bool:
+        judging.wait(5)
+        compared.append(time.monotonic())
+        return True
+
+    monkeypatch.setattr(recorder_module, "beyond_carets", slow_beyond)
+    with Recorder(backend, learn=False) as r:
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))
+        _key(r, backend, screens[1])
+        started = time.monotonic()
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))
+        assert time.monotonic() - started < 2  # not held for the comparison (5 s)
+        assert compared == []
+        threading.Timer(0.2, judging.set).start()
+        _key(r, backend, screens[2])
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))  # waits for the first to be told
+        assert len(compared) >= 1
+        assert r.answer_times().seen[ActionKind.PRESS, ""] == 2
 
 
 def test_a_click_answered_at_its_press_is_not_waited_on_after_its_release(
