@@ -79,7 +79,7 @@ def kept_waits(recording: Recording) -> float:
     pointer: tuple[int, int] | None = None
     for step in recording.trunk():
         action = step.action
-        point = (action.x, action.y) if action.x is not None and action.y is not None else None
+        point = action.point
         if point is not None and point != pointer:
             seconds += look.POLL
             pointer = point
@@ -398,6 +398,7 @@ def run(args: argparse.Namespace, work: Path) -> Report:
                 "failures": c.failures,
             }
         replay = by_key["replay"]
+        outside: Spread | None = None
         if replay.inner:
             inner = Spread.of(replay.inner)
             outside = Spread.of([w - i for w, i in zip(replay.walls, replay.inner, strict=True)])
@@ -446,14 +447,12 @@ def run(args: argparse.Namespace, work: Path) -> Report:
             )
         )
         blind_min = by_key["blind_min"]
-        if blind_min.walls and replay.walls and replay.inner:
-            pairs = zip(replay.walls, replay.inner, strict=True)
-            beside = statistics.median(w - i for w, i in pairs)
+        if blind_min.walls and outside is not None:
             report.add(
                 Figure(
                     "floor_over_blind_min",
                     "(kept waits + startup, load, exit) / blind_min",
-                    (floor + beside) / statistics.median(blind_min.walls),
+                    (floor + outside.median) / statistics.median(blind_min.walls),
                     "x",
                     note="what replay would take if its walk were its waits alone",
                 )
