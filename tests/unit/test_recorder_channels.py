@@ -432,7 +432,7 @@ def test_a_hover_drawn_late_is_in_the_screen_kept_before_the_click(
     every replay (which sees it) diverged on that button."""
     first, hovered = _screens(2)
     backend = FakeBackend(first, reports=True)
-    _hover_on_move(backend, monkeypatch, (0.045, hovered))
+    _hover_on_move(backend, monkeypatch, (0.03, hovered))
     with Recorder(backend, learn=False) as r:
         r.capture(Action(ActionKind.CLICK, x=30, y=45))
     assert (r.captures[0].small == _small(hovered)).all()
@@ -447,7 +447,7 @@ def test_an_agents_own_move_is_given_its_hover_too() -> None:
         r.capture(Action(ActionKind.MOVE, x=30, y=45))
         backend.move(30, 45)
         r.note_activity()
-        _later(backend, (0.045, hovered))
+        _later(backend, (0.03, hovered))
         r.capture(Action(ActionKind.CLICK, x=30, y=45))
     assert (r.captures[1].small == _small(hovered)).all()
 
