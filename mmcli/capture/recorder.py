@@ -93,8 +93,14 @@ its hover effect there, waiting at most this long from the move: a browser draws
 its next frame (Firefox, measured: a Save button kept without its hover 20 ms after the
 move, in 1 of 7 recordings, and every replay of that recording diverged on it). An app
 that has drawn `ANSWER_SEEN` hover effects is waited on for three times its slowest
-(`AnswerTimes`; at least `SETTLE_QUIET`); a target that draws none costs the whole wait,
+(`AnswerTimes`; at least `HOVER_FLOOR`); a target that draws none costs the whole wait,
 since a field without a hover effect says nothing of the button beside it."""
+HOVER_FLOOR = 0.04
+"""The least a learned hover wait is. Chromium drew its Save button's hover 4-15 ms after
+the move on an idle machine (20 moves, measured), and past 20 ms with the CPU taken by
+three busy loops: two hovers drawn at once had made the wait 20 ms, and twice in about 60
+Chromium recordings the third was drawn after it (every replay of those recordings
+diverged on the button)."""
 ANSWERED = {ActionKind.CLICK, ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
 KEYS = {ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
 ANSWER_QUIET = 0.06
@@ -349,7 +355,7 @@ class Recorder:
         self._typed_yet = False
         self._detail_left = DETAIL_BUDGET
         self._answers = AnswerTimes(ANSWER_WAIT, ANSWER_FLOOR)
-        self._hovers = AnswerTimes(HOVER_WAIT, SETTLE_QUIET)
+        self._hovers = AnswerTimes(HOVER_WAIT, HOVER_FLOOR)
         self._pressed_at = 0.0
         """When a key or a button was last pressed since the last capture, as the input
         watch saw it (monotonic; 0: none)."""
