@@ -180,4 +180,9 @@ def main() -> None:
             sys.exit(code)
     from mmcli.cli.app import main as cli_main
 
-    cli_main()
+    try:
+        cli_main()
+    except SystemExit as e:  # the command's exit, everything it did done
+        from mmcli.cli.output import leave
+
+        leave(e.code)
