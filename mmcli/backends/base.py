@@ -82,6 +82,39 @@ class ChangeLog:
                     first = when
             return first
 
+    def areas_between(self, start: float, end: float) -> list[Rect] | None:
+        """Where the screen changed after `start` and up to `end` (monotonic); None when a
+        change there came without its area, or when the changes are older than the log
+        remembers."""
+        with self._changed:
+            if not self._reaches(start):
+                return None
+            out: list[Rect] = []
+            for when, areas in self._recent:
+                if start < when <= end:
+                    if areas is None:
+                        return None
+                    out.extend(areas)
+            return out
+
+    def _reaches(self, since: float) -> bool:
+        """Whether every change after `since` is still remembered."""
+        recent = self._recent
+        return len(recent) < RECENT_CHANGES or recent[0][0] <= since
+
+    def last_outside(self, since: float, regions: Sequence[Rect]) -> float | None:
+        """When the screen last changed after `since` other than wholly inside `regions`;
+        `since` when it has not; None when the log does not reach back to `since`."""
+        with self._changed:
+            if not self._reaches(since):
+                return None
+            for when, areas in reversed(self._recent):
+                if when <= since:
+                    break
+                if areas is None or not all(any(a.inside(r) for r in regions) for a in areas):
+                    return when
+            return since
+
     def wait_still(self, quiet: float, floor: float, deadline: float) -> bool:
         """Wait until neither a change nor `floor` (the last input) is less than `quiet`
         seconds old; False if `deadline` (monotonic) came first."""

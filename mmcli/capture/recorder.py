@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mmcli.backends.base import ZONE_MARGIN, Backend, Settled
+from mmcli.backends.base import ZONE_MARGIN, Backend, ChangeLog, Settled
 from mmcli.capture import shim
 from mmcli.capture.secrets import typed_text
 from mmcli.capture.steps import Capture, focus_point
@@ -63,7 +63,8 @@ measured: its screen still 20 ms after xdotool exited, the typed row not drawn y
 close its window a while after its process was told (zenity on a loaded machine: still
 for 0.3 s, then unmapped). A caret blinking does not count (`outcome_settle`): a form
 that ends with the focus in a field would otherwise wait out `OUTCOME_LIMIT` at every
-recording."""
+recording, or 1 s after its latest blink (0.6 s of each 20-action recording on the
+example, measured)."""
 OUTCOME_LIMIT = 5.0
 """After this long the latest screen is kept, still or not."""
 OUTCOME_LOOK = 0.1
@@ -211,18 +212,25 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
     `quiet` seconds (changes inside the backend's quiet zones never count); after `limit`
     seconds of other changes, the latest screen, not still. Each change is looked at once
     the screen is still again for `SETTLE_QUIET`: a caret's blink is one repaint, a window
-    closing or a row drawn late is a change of another shape and starts the wait again."""
+    closing or a row drawn late is a change of another shape and starts the wait again.
+
+    The quiet counts from the last change reported before the wait (an agent that waited
+    for the app before it ended has waited part of it), and that change may have been the
+    caret's blink too: once a blink has been seen, where it was reported tells the
+    changes before the wait that were the same blink (`caret_areas`), and the quiet
+    counts from the last other change (never from before the last input)."""
     deadline = time.monotonic() + limit
     settled = backend.settle(SETTLE_QUIET, limit)
     base, looked = settled.frame, settled.at
     log = backend.changes()
-    # Still since the last change reported (a caret's blink, maybe), not since asking: an
-    # agent that waited for the app before it ended has waited part of `quiet` already.
     still_from = settled.at if log is None else max(log.changed_at, backend.input_at)
     if not settled.still:
         return settled
     latest = settled
     zones = [z.grow(ZONE_MARGIN) for z in backend.current_quiet_zones()]
+    judged = backend.input_at
+    """When a change was last seen to be more than a caret's blink."""
+    carets: list[Rect] = []
     while True:
         end = min(still_from + quiet, deadline)
         left = end - time.monotonic()
@@ -231,12 +239,36 @@ def outcome_settle(backend: Backend, quiet: float, limit: float) -> Settled:
         backend.wait_change(looked, left if log is not None else min(left, OUTCOME_LOOK))
         if time.monotonic() >= end:
             continue
+        before = looked
         latest = backend.settle(SETTLE_QUIET, max(deadline - time.monotonic(), 0.0))
         looked = latest.at
         if not latest.still:
             return latest
         if beyond_carets(base, latest.frame, zones):
             base, still_from = latest.frame, latest.at
+            judged = latest.at
+        elif log is not None and (blinked := caret_areas(log, before, looked)):
+            carets.extend(blinked)
+            other = log.last_outside(backend.input_at, carets)
+            if other is not None:
+                still_from = max(other, judged)
+
+
+CARET_AREA_HEIGHT = 64
+"""The tallest area a change reported for a caret's blink may cover: a toolkit repaints
+the caret's cell, or its whole field (Tk: the entry, 300 x 23 on the example form), one
+line tall; a taller area seen with a blink is something else redrawn as it was, and tells
+nothing of the changes before."""
+
+
+def caret_areas(log: ChangeLog, start: float, end: float) -> list[Rect]:
+    """Where the changes between `start` and `end` were reported, when the screen was seen
+    to differ by a caret's blink alone over that time and every area is a caret's size;
+    else none."""
+    areas = log.areas_between(start, end)
+    if not areas or any(a.h > CARET_AREA_HEIGHT for a in areas):
+        return []
+    return areas
 
 
 def approach(backend: Backend, action: Action) -> bool:

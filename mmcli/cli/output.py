@@ -87,7 +87,7 @@ def leave(code: object) -> NoReturn:
     between the last line and the exit. So the process exits at once. A code that is not
     an int (a message) is left to `sys.exit`."""
     if code is not None and not isinstance(code, int):
-        sys.exit(code)
+        raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             with contextlib.suppress(OSError, ValueError):  # closed: nothing reaches it

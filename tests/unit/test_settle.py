@@ -275,3 +275,74 @@ def test_the_first_change_after_a_moment_and_at_a_point() -> None:
     assert log.first_after(elsewhere) == at_point
     log.note()
     assert log.first_after(at_point, (900, 900)) == log.changed_at
+
+
+# ---- the outcome: the quiet before the wait, once a blink was seen where ------------------
+
+FIELD = Rect(90, 45, 161, 26)
+"""Where the field's caret blink is reported: the whole field, as Tk repaints its entry."""
+
+
+def blink_at(backend: FakeBackend, stop: threading.Event, area: Rect, every: float = 0.1) -> None:
+    """Toggle the caret every `every` seconds until `stop`, each repaint reported at `area`."""
+    n = 0
+    while not stop.wait(every):
+        n += 1
+        backend.screen = with_caret(n % 2 == 1).convert("RGB")
+        assert backend.log is not None
+        backend.log.note(1, [area])
+
+
+def outcome_after(
+    backend: FakeBackend, area: Rect, before: float = 0.25, quiet: float = 0.6
+) -> tuple[float, bool]:
+    """How long `outcome_settle` takes with a caret blinking (reported at `area`) for
+    `before` seconds before it is asked, and on."""
+    from mmcli.capture.recorder import outcome_settle
+
+    stop = threading.Event()
+    thread = threading.Thread(target=blink_at, args=(backend, stop, area))
+    thread.start()
+    try:
+        time.sleep(before)
+        started = time.monotonic()
+        settled = outcome_settle(backend, quiet, 3.0)
+        return time.monotonic() - started, settled.still
+    finally:
+        stop.set()
+        thread.join()
+
+
+def blinking_backend() -> FakeBackend:
+    backend = quiet_backend()
+    backend.screen = with_caret(False).convert("RGB")
+    backend.input_at = time.monotonic() - 10
+    return backend
+
+
+def test_blinks_before_the_wait_are_told_by_where_the_blink_was_seen() -> None:
+    """Counting the quiet from the last blink, the wait would last the whole quiet; once
+    a blink is seen, the earlier changes at its place are blinks too."""
+    took, still = outcome_after(blinking_backend(), FIELD)
+    assert still and took < 0.35
+
+
+def test_a_change_elsewhere_before_the_wait_still_counts() -> None:
+    backend = blinking_backend()
+    assert backend.log is not None
+    backend.log.note(1, [Rect(120, 100, 81, 13)])  # a label drawn: 0.25 s before the wait
+    took, still = outcome_after(backend, FIELD)
+    assert still and took >= 0.3
+
+
+def test_the_quiet_still_counts_from_the_last_input() -> None:
+    backend = blinking_backend()
+    backend.input_at = time.monotonic()  # the agent's last input: 0.25 s before the wait
+    took, still = outcome_after(backend, FIELD)
+    assert still and took >= 0.3
+
+
+def test_a_blink_reported_over_a_taller_area_tells_nothing() -> None:
+    """A blink seen with a whole window repainted (as it was) is no caret's area."""
+    took, still = outcome_after(blinking_backend(), Rect(0, 0, 320, 200))
+    assert still and took >= 0.45
