@@ -262,9 +262,9 @@ nothing of the changes before."""
 
 
 def caret_areas(log: ChangeLog, start: float, end: float) -> list[Rect]:
-    """Where the changes between `start` and `end` were reported, when the screen was seen
-    to differ by a caret's blink alone over that time and every area is a caret's size;
-    else none."""
+    """Where the changes between `start` and `end` were reported, when every area is a
+    caret's size (the caller has seen the screen differ by a caret's blink alone over
+    that time); else none."""
     areas = log.areas_between(start, end)
     if not areas or any(a.h > CARET_AREA_HEIGHT for a in areas):
         return []

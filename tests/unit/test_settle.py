@@ -206,24 +206,47 @@ def with_caret(on: bool, label: bool = False) -> Image.Image:
     return image
 
 
-def blink(backend: FakeBackend, stop: threading.Event, every: float, label_at: int = -1) -> None:
+def blink(
+    backend: FakeBackend,
+    stop: threading.Event,
+    every: float,
+    label_at: int = -1,
+    area: Rect | None = None,
+) -> None:
     """Toggle the caret every `every` seconds until `stop`; from blink `label_at` on, the
-    label shows too (another change than a caret's)."""
+    label shows too (another change than a caret's). `area`: where each repaint is
+    reported (None: without a place)."""
     n = 0
     while not stop.wait(every):
         n += 1
-        backend.repaint(with_caret(n % 2 == 1, label=0 <= label_at <= n and n % 4 < 2))
+        image = with_caret(n % 2 == 1, label=0 <= label_at <= n and n % 4 < 2)
+        if area is None:
+            backend.repaint(image)
+        else:
+            backend.screen = image.convert("RGB")
+            assert backend.log is not None
+            backend.log.note(1, [area])
 
 
-def outcome(backend: FakeBackend, label_at: int = -1) -> tuple[float, bool]:
+def outcome(
+    backend: FakeBackend,
+    label_at: int = -1,
+    area: Rect | None = None,
+    before: float = 0.0,
+    quiet: float = 0.5,
+    limit: float = 2.0,
+) -> tuple[float, bool]:
+    """How long `outcome_settle` takes, and whether the screen was still, with the caret
+    blinking (`blink`) for `before` seconds before it is asked, and on."""
     from mmcli.capture.recorder import outcome_settle
 
     stop = threading.Event()
-    thread = threading.Thread(target=blink, args=(backend, stop, 0.1, label_at))
+    thread = threading.Thread(target=blink, args=(backend, stop, 0.1, label_at, area))
     thread.start()
     try:
+        time.sleep(before)
         started = time.monotonic()
-        settled = outcome_settle(backend, 0.5, 2.0)
+        settled = outcome_settle(backend, quiet, limit)
         return time.monotonic() - started, settled.still
     finally:
         stop.set()
@@ -283,34 +306,11 @@ FIELD = Rect(90, 45, 161, 26)
 """Where the field's caret blink is reported: the whole field, as Tk repaints its entry."""
 
 
-def blink_at(backend: FakeBackend, stop: threading.Event, area: Rect, every: float = 0.1) -> None:
-    """Toggle the caret every `every` seconds until `stop`, each repaint reported at `area`."""
-    n = 0
-    while not stop.wait(every):
-        n += 1
-        backend.screen = with_caret(n % 2 == 1).convert("RGB")
-        assert backend.log is not None
-        backend.log.note(1, [area])
-
-
 def outcome_after(
     backend: FakeBackend, area: Rect, before: float = 0.25, quiet: float = 0.6
 ) -> tuple[float, bool]:
-    """How long `outcome_settle` takes with a caret blinking (reported at `area`) for
-    `before` seconds before it is asked, and on."""
-    from mmcli.capture.recorder import outcome_settle
-
-    stop = threading.Event()
-    thread = threading.Thread(target=blink_at, args=(backend, stop, area))
-    thread.start()
-    try:
-        time.sleep(before)
-        started = time.monotonic()
-        settled = outcome_settle(backend, quiet, 3.0)
-        return time.monotonic() - started, settled.still
-    finally:
-        stop.set()
-        thread.join()
+    """`outcome` with each blink reported at `area`, blinking `before` the wait."""
+    return outcome(backend, area=area, before=before, quiet=quiet, limit=3.0)
 
 
 def blinking_backend() -> FakeBackend:
