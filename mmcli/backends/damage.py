@@ -69,6 +69,16 @@ class _Destroy(rq.Request):
     )
 
 
+def notify_area(wire: bytes) -> Rect | None:
+    """The area of a DamageNotify event as sent (32 bytes: type, level, sequence
+    number, drawable, damage, timestamp, then the area: x, y as INT16, width, height as
+    CARD16); None for fewer bytes."""
+    if len(wire) < 24:
+        return None
+    x, y, w, h = struct.unpack("=hhHH", bytes(wire[16:24]))
+    return Rect(x, y, w, h)
+
+
 class ScreenWatch:
     """Notes every change to the screen in a `ChangeLog`, from the X server's reports
     (DAMAGE on the root window, on a connection of its own read by a daemon thread).
@@ -132,19 +142,16 @@ class ScreenWatch:
 
     def _area(self, event: Any) -> Rect | None:
         """Where a DamageNotify says the screen changed. A python-xlib with
-        `Xlib.ext.damage` parses it; one without gives the 28 bytes after the event's
-        first 4 (drawable, damage, timestamp, then the area: x, y as INT16, width, height
-        as CARD16)."""
+        `Xlib.ext.damage` parses it; from any other the area is read from the event's 32
+        bytes as sent (`_binary`, kept by every parsed event). 0.15 (python3-xlib) has no
+        `Xlib.ext.damage`, and its RANDR module takes RANDR's first event code + 2 for
+        its own, DAMAGE's on Xvfb: the event comes parsed as a RANDR one, no area in it."""
         if event.type & 0x7F != self._notify:
             return None
         area = getattr(event, "area", None)
         if area is not None:
             return Rect(area.x, area.y, area.width, area.height)
-        data = getattr(event, "data", b"")
-        if len(data) < 20:
-            return None
-        x, y, w, h = struct.unpack("=hhHH", data[12:20])
-        return Rect(x, y, w, h)
+        return notify_area(getattr(event, "_binary", b""))
 
     def close(self) -> None:
         self._closing = True

@@ -84,7 +84,8 @@ class X11Backend(XInput, Backend):
 
             root = self._held.screen().root
             image = root.get_image(rect.x, rect.y, rect.w, rect.h, X.ZPixmap, 0xFFFFFFFF)
-            return np.frombuffer(image.data, np.uint8).reshape(rect.h, rect.w, 4)
+            data = x11windows.as_bytes(image.data)  # python-xlib 0.15: a str where valid UTF-8
+            return np.frombuffer(data, np.uint8).reshape(rect.h, rect.w, 4)
         region = {"left": rect.x, "top": rect.y, "width": rect.w, "height": rect.h}
         shot = self._mss.grab(region)
         return np.frombuffer(shot.raw, np.uint8).reshape(shot.height, shot.width, 4)

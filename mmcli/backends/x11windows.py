@@ -4,7 +4,10 @@ and every top-level window as the X server stacks them with what it says it is (
 type, whether it is transient for another, override-redirect, the input focus).
 
 Each function takes a python-xlib display and may raise when a window vanishes under it;
-`X11Backend` catches that and answers "not known".
+`X11Backend` catches that and answers "not known" (`mm doctor` says when it always
+raises). Both python-xlib 0.33 and 0.15 (python3-xlib, pyautogui's dependency, which
+installs the same `Xlib` package and may be the one active) are read right: they differ in
+the type of a format-8 value (`as_bytes`).
 """
 
 from __future__ import annotations
@@ -28,10 +31,9 @@ def focus_window_at(display: Any, x: int, y: int) -> bool:
     supported = root.get_full_property(display.intern_atom("_NET_SUPPORTED"), X.AnyPropertyType)
     if supported is None or active_atom not in supported.value:
         return False
-    top = root.translate_coords(root, x, y).child
-    client = client_below(display, top) if top else None
-    if client is None or active(display, active_atom) == client.id:
-        return False
+    client = display.create_resource_object("window", xid)
+    if active(display, active_atom) == client.id:
+        return True
     message = event.ClientMessage(
         window=client, client_type=active_atom, data=(32, [2, X.CurrentTime, 0, 0, 0])
     )
@@ -235,8 +237,21 @@ def _class_name(window: Any, asked: tuple[Any, int, int]) -> str:
     value = _property_value(window, asked)
     if value is None or value[0] != 8:
         return ""
-    parts = bytes(value[1]).decode("ISO-8859-1").split("\0")
+    parts = property_text(value[1], "ISO-8859-1").split("\0")
     return ".".join(parts[:2]) if len(parts) >= 2 else ""
+
+
+def as_bytes(value: bytes | str) -> bytes:
+    """The bytes of a format-8 property or string python-xlib read. 0.33 gives bytes;
+    0.15 (python3-xlib, which pyautogui brings and which installs the same `Xlib`) gives a
+    str where they are valid UTF-8, decoded so: encoded back, they are the bytes sent."""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+
+
+def property_text(value: bytes | str, encoding: str) -> str:
+    """A text property's value (`as_bytes`) decoded as its type says: `STRING` is
+    ISO-8859-1 (ICCCM), `UTF8_STRING` UTF-8."""
+    return as_bytes(value).decode(encoding, "replace")
 
 
 def focus_chain(display: Any, asked: Any) -> set[int]:
@@ -268,7 +283,7 @@ def window_title_at(display: Any, x: int, y: int) -> str | None:
     """The title (EWMH `_NET_WM_NAME`, else `WM_NAME`) of the application window at the
     point: the client below the window manager's frame there, or, with no window manager,
     the first window below the top-level one that has a title."""
-    from Xlib import X
+    from Xlib import X, Xatom
 
     root = display.screen().root
     top = root.translate_coords(root, x, y).child
@@ -281,12 +296,15 @@ def window_title_at(display: Any, x: int, y: int) -> str | None:
         if not pending:
             break
         window = pending.pop(0)
+        # WM_NAME (type STRING, as `get_wm_name` asks for it) decoded here as Latin-1:
+        # python-xlib 0.15's `get_wm_name` gives an accented title as undecoded bytes.
         prop = window.get_full_property(net_name, X.AnyPropertyType)
-        raw = prop.value if prop is not None else window.get_wm_name()
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", "replace")
+        encoding = "utf-8"
+        if prop is None:
+            prop, encoding = window.get_full_property(Xatom.WM_NAME, Xatom.STRING), "ISO-8859-1"
+        raw = property_text(prop.value, encoding) if prop is not None and prop.format == 8 else ""
         if raw:
-            return str(raw)[:TITLE_LIMIT]
+            return raw[:TITLE_LIMIT]
         pending.extend(window.query_tree().children)
     return None
 

@@ -61,7 +61,7 @@ def diagnose(
         return _diagnose_vnc(store, open_backend, display or "")
     findings = [check_store(store), check_display()]
     if findings[-1].status is Status.FAIL:
-        for name in ("screenshot", "input", "fail-safe"):
+        for name in ("screenshot", "input", "fail-safe", WINDOWS):
             findings.append(Finding(name, Status.SKIP, "needs a display"))
         return findings
     try:
@@ -73,6 +73,7 @@ def diagnose(
         findings.append(check_screenshot(backend))
         findings.append(_unless_busy(lambda: check_input(backend)))
         findings.append(check_failsafe(backend))
+    findings.append(check_window_structure())
     return findings
 
 
@@ -84,7 +85,7 @@ def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: st
         backend = open_backend()
     except MMError as e:
         findings.append(Finding("display", Status.FAIL, str(e), VNC_FIX))
-        for name in ("screenshot", "input", "fail-safe"):
+        for name in ("screenshot", "input", "fail-safe", WINDOWS):
             findings.append(Finding(name, Status.SKIP, "needs a display"))
         return findings
     with backend:
@@ -100,6 +101,8 @@ def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: st
                 "Ctrl-C stops a replay",
             )
         )
+        told = "over VNC a remote desktop tells nothing of its windows"
+        findings.append(Finding(WINDOWS, Status.SKIP, f"{told}: {WINDOWS_OFF}"))
     return findings
 
 
@@ -268,6 +271,77 @@ def check_failsafe(backend: Backend) -> Finding:
     return Finding(
         "fail-safe", Status.OK, "on: push the pointer into a screen corner to stop a replay"
     )
+
+
+WINDOWS = "windows"
+WINDOWS_OFF = (
+    "no window is kept per step, so a notification over the task is not left out of the "
+    "check, keys are not held back from a window that took the keyboard, and --relocate "
+    "searches the pixels instead of finding the moved window"
+)
+"""What is off where the window structure cannot be read (the pixels judge alone)."""
+XLIB_MIN = (0, 33)
+XLIB_FIX = (
+    "pip install --force-reinstall --no-deps 'python-xlib>=0.33' (in mm's environment: "
+    "pyautogui's python3-xlib installs the same Xlib package over it)"
+)
+WINDOW_TRIES = 3
+"""A query raises when a window vanishes under it: tried again before it counts."""
+
+
+def check_window_structure() -> Finding:
+    """The window structure read as replay reads it (`x11windows`, on a connection of its
+    own). At run time `X11Backend` answers "not known" when a query raises, which turns
+    the rules that need it off silently; here a window manager whose windows cannot be
+    read, or a python-xlib older than mm needs, is said, with what is off."""
+    import Xlib
+    from Xlib import display as xdisplay
+
+    from mmcli.backends import x11windows
+
+    display = os.environ.get("DISPLAY", "")
+    version = tuple(getattr(Xlib, "__version__", (0, 0)))
+    xlib = "python-xlib " + ".".join(map(str, version))
+    try:
+        conn = xdisplay.Display(display)
+    except Exception as e:  # python-xlib raises several types for an unreachable server
+        return Finding(WINDOWS, Status.FAIL, f"cannot connect to {display}: {e}")
+    stack = None
+    error: Exception | None = None
+    with contextlib.closing(conn):
+        for _ in range(WINDOW_TRIES):
+            try:
+                stack = x11windows.stacked_windows(conn)
+                error = None
+                break
+            except Exception as e:  # a window vanished under the query, or it cannot work
+                error = e
+    if stack is None and error is None:
+        return Finding(
+            WINDOWS,
+            Status.SKIP,
+            f"no window manager on {display} lists its windows (EWMH): {WINDOWS_OFF}",
+        )
+    old = version < XLIB_MIN
+    if stack is None:
+        return Finding(
+            WINDOWS,
+            Status.FAIL,
+            f"the window manager's windows cannot be read ({type(error).__name__}: {error}; "
+            f"{xlib}): {WINDOWS_OFF}",
+            XLIB_FIX if old else "a bug of mm: report this line",
+        )
+    named = sum(1 for w in stack if w.ref.wm_class)
+    read = f"{len(stack)} top-level windows read, {named} of them an app's with its class"
+    if old:
+        return Finding(
+            WINDOWS,
+            Status.WARN,
+            f"{read}, but {xlib} is active: mm needs python-xlib >= "
+            + ".".join(map(str, XLIB_MIN)),
+            XLIB_FIX,
+        )
+    return Finding(WINDOWS, Status.OK, f"{read} ({xlib})")
 
 
 def exit_code(findings: list[Finding]) -> ExitCode:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks.desktop.desktop import Desktop
 from tests.e2e.conftest import LoanApp, mm
 
 pytestmark = pytest.mark.e2e
@@ -40,8 +42,10 @@ def test_all_green_with_the_app_on_screen(loan_app: LoanApp) -> None:
         "screenshot": "ok",
         "input": "ok",
         "fail-safe": "ok",
+        "windows": "skip",  # no window manager on this Xvfb: the pixels judge alone
     }
     assert "1920x1080" in found["display"]["detail"]
+    assert found["windows"]["detail"].startswith("no window manager on ")
 
 
 def test_no_display_says_how_to_start_one() -> None:
@@ -81,6 +85,26 @@ def test_input_is_not_tried_while_another_mm_drives_the_display(xdisplay: str) -
     found = _by_check(result)
     assert found["input"]["status"] == "skip"
     assert "in use by another mm" in found["input"]["detail"]
+
+
+def test_the_window_structure_is_read_where_a_window_manager_runs(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    app = LoanApp(tmp_path / "app").start()
+    try:
+        result = mm("doctor")
+        found = _by_check(mm("doctor", "--json"))
+    finally:
+        app.stop()
+    assert result.returncode == 0, result.stderr
+    windows = found["windows"]
+    assert windows["status"] == "ok", windows
+    assert re.fullmatch(
+        r"\d+ top-level windows read, [1-9]\d* of them an app's with its class "
+        r"\(python-xlib 0\.(3[3-9]|[4-9]\d)(\.\d+)?\)",
+        windows["detail"],
+    ), windows["detail"]
+    assert re.search(r"ok windows +\d+ top-level windows read", result.stderr), result.stderr
 
 
 def test_store_that_cannot_be_written(tmp_path: Path) -> None:
