@@ -25,6 +25,37 @@ from benchmarks.desktop.world import MOVE_BY, World
 
 REPO = Path(__file__).resolve().parent.parent.parent
 IDLE_SECONDS = 12.0
+ASIDE_MARGIN = 40
+"""How far (px) a window put aside over the task stays from the first target."""
+ASIDE_INSET = 12
+"""How far (px) inside the task window's lower right corner a window put aside stands."""
+SESSION_DIALOG = [
+    "xmessage",
+    "-name",
+    "session",
+    "-buttons",
+    "Continue:0,Sign out:1",
+    "Your session expires in 5 minutes.\nSave your work.",
+]
+"""Another app's dialog (Xaw): it takes the focus where it opens."""
+TERMINAL = [
+    "xterm",
+    "-name",
+    "logs",
+    "-T",
+    "logs",
+    "-geometry",
+    "48x8",
+    "-e",
+    "sh",
+    "-c",
+    "echo '$ tail -f /var/log/syslog'; sleep 600",
+]
+"""A terminal window another program opens."""
+SMALL_DIALOG = ["xmessage", "-name", "session", "-buttons", "OK:0", "Session expires."]
+"""Another app's small dialog (Xaw): it takes the focus where it opens."""
+SMALL_TERMINAL = ["xterm", "-name", "logs", "-T", "logs", "-geometry", "20x3", "-e", "sleep", "600"]
+"""A small terminal window."""
 
 
 class Outcome(StrEnum):
@@ -124,8 +155,14 @@ def step_ms(result: subprocess.CompletedProcess[str]) -> float | None:
         return None
 
 
-def classify(label: Label, exit_code: int, record: str | None, expected: str) -> Outcome:
+def classify(
+    label: Label, exit_code: int, record: str | None, expected: str, under_window: bool = False
+) -> Outcome:
+    """How one replay ended; `under_window`: another window was over the task, so that
+    performing the steps (exit 0 or 6) was acting under it, whatever the record."""
     if record is not None and record != expected:
+        return Outcome.WRONG_ACTION
+    if under_window and exit_code in (0, 6):
         return Outcome.WRONG_ACTION
     if exit_code == 3:
         return Outcome.CORRECT if label is Label.UNSAFE else Outcome.FALSE_DIVERGENCE
@@ -283,7 +320,9 @@ class Bench:
             result = mm(self.store, *args)
             record = app.result(result.returncode)
             expected = app.expected(value)
-            outcome = classify(scenario.label, result.returncode, record, expected)
+            outcome = classify(
+                scenario.label, result.returncode, record, expected, scenario.under_window
+            )
             if self.shots is not None and outcome is not Outcome.CORRECT:
                 self.shot(f"{app.key}-{scenario.key}-{recorded.index}-{outcome.replace(' ', '-')}")
         finally:
@@ -336,46 +375,40 @@ class Bench:
             )
         elif setup is Setup.MODAL_DIALOG:
             g = app.geometry()
-            self.spawn_window(
-                [
-                    "xmessage",
-                    "-name",
-                    "session",
-                    "-buttons",
-                    "Continue:0,Sign out:1",
-                    "Your session expires in 5 minutes.\nSave your work.",
-                ],
-                "^session$",
-                (g.x + 40, g.y + 30),
-            )
+            self.spawn_window(SESSION_DIALOG, "^session$", (g.x + 40, g.y + 30))
+        elif setup is Setup.DIALOG_ASIDE:
+            self.spawn_aside(SMALL_DIALOG, "^session$")
+        elif setup is Setup.WINDOW_IN_FRONT_ASIDE:
+            self.spawn_aside(SMALL_TERMINAL, "^logs$")
         elif setup is Setup.WINDOW_IN_FRONT:
             g = app.geometry()
-            self.spawn_window(
-                [
-                    "xterm",
-                    "-name",
-                    "logs",
-                    "-T",
-                    "logs",
-                    "-geometry",
-                    "48x8",
-                    "-e",
-                    "sh",
-                    "-c",
-                    "echo '$ tail -f /var/log/syslog'; sleep 600",
-                ],
-                "^logs$",
-                (g.x + 60, g.y + 20),
-            )
+            self.spawn_window(TERMINAL, "^logs$", (g.x + 60, g.y + 20))
         elif setup is Setup.MOVED:
             d.move(app.wid, app.home[0] + MOVE_BY, app.home[1])
             d.settle()
 
-    def spawn_window(self, argv: list[str], name: str, at: tuple[int, int]) -> None:
+    def spawn_window(self, argv: list[str], name: str, at: tuple[int, int]) -> int:
         """Start another program's window at `at`; it takes the focus (openbox)."""
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.app.extra.append(proc)
         wid = self.desktop.wait_window(name, by="classname", timeout=30)
         self.desktop.move(wid, *at)
+        self.desktop.activate(wid)
+        self.desktop.settle()
+        return wid
+
+    def spawn_aside(self, argv: list[str], name: str) -> None:
+        """Start another program's small window over a lower corner of the task window,
+        inside it and clear of the first target (it takes the focus): raising the task
+        window would hide it whole."""
+        g = self.app.geometry()
+        first = self.app.first_field()
+        wid = self.spawn_window(argv, name, (g.x + g.w // 2, g.y + g.h // 2))
+        own = self.desktop.geometry(wid)
+        y = g.y + g.h - own.h - ASIDE_INSET
+        right = g.x + g.w - own.w - ASIDE_INSET
+        clear = first[0] + ASIDE_MARGIN <= right or first[1] + ASIDE_MARGIN <= y
+        x = right if clear else g.x + ASIDE_INSET
+        self.desktop.move(wid, x, y)
         self.desktop.activate(wid)
         self.desktop.settle()

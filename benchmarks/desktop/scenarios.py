@@ -29,6 +29,8 @@ class Setup(StrEnum):
     FOCUS_STOLEN = "focus-stolen"
     MODAL_DIALOG = "modal-dialog"
     WINDOW_IN_FRONT = "window-in-front"
+    DIALOG_ASIDE = "dialog-aside"
+    WINDOW_IN_FRONT_ASIDE = "window-in-front-aside"
     MOVED = "moved"
 
 
@@ -47,6 +49,9 @@ class Scenario:
     other_value: bool = False
     """Replay with another value of the param than the one recorded."""
     relocate: bool = False
+    under_window: bool = False
+    """Another window is over the task: acting at all (exit 0 or 6) is a wrong action, even
+    when the record happens to be right."""
     needs: frozenset[str] = field(default=frozenset())
 
     def variant(self, app: App, recording_index: int) -> Variant:
@@ -120,12 +125,28 @@ SCENARIOS: tuple[Scenario, ...] = (
         Label.UNSAFE,
         "a dialog window over the task window",
         setup=(Setup.MODAL_DIALOG,),
+        under_window=True,
     ),
     Scenario(
         "window-in-front",
         Label.UNSAFE,
         "a terminal window in front of the task",
         setup=(Setup.WINDOW_IN_FRONT,),
+        under_window=True,
+    ),
+    Scenario(
+        "dialog-aside",
+        Label.UNSAFE,
+        "another app's dialog over the task window, not over the first target",
+        setup=(Setup.DIALOG_ASIDE,),
+        under_window=True,
+    ),
+    Scenario(
+        "window-in-front-aside",
+        Label.UNSAFE,
+        "a terminal in front of the task window, not over the first target",
+        setup=(Setup.WINDOW_IN_FRONT_ASIDE,),
+        under_window=True,
     ),
     Scenario(
         "moved", Label.UNSAFE, "the window moved by 60 px (no --relocate)", setup=(Setup.MOVED,)

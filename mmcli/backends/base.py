@@ -42,6 +42,11 @@ class Settled(NamedTuple):
     still: bool
     at: float
     """When the frame was grabbed (monotonic)."""
+    stack: list[StackedWindow] | None = None
+    """With `settle(windows=True)`: the window system's stack (`Backend.stack`), asked
+    just before the frame was grabbed. A window mapped in between is in the frame but not
+    in the stack, so the pixels judge it; one mapped after the grab is in neither, and the
+    stack asked again at the moment of acting differs."""
 
 
 class ChangeLog:
@@ -204,26 +209,33 @@ class Backend(ABC):
         return self._quiet_zones
 
     def settle(
-        self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT, since: float = 0.0
+        self,
+        quiet: float = SETTLE_QUIET,
+        limit: float = SETTLE_LIMIT,
+        since: float = 0.0,
+        windows: bool = False,
     ) -> Settled:
         """The screen once it has been still for `quiet` seconds, counted from its last
         change and from the last input (this backend's own, or `since` for input given
-        elsewhere); after `limit` seconds of changes, the latest screen, not still.
+        elsewhere); after `limit` seconds of changes, the latest screen, not still. With
+        `windows`, the window system's stack too, asked just before the grab
+        (`Settled.stack`).
 
         With change reports the wait ends within a few ms of the app's last repaint;
         without, two grabs `quiet` apart must agree."""
         log = self.changes()
         deadline = time.monotonic() + limit
         if log is None:
-            return self._settle_sampling(quiet, deadline)
+            return self._settle_sampling(quiet, deadline, windows)
         floor = max(self.input_at, since)
         while True:
             still = log.wait_still(quiet, floor, deadline)
             count = log.count
+            stack = self.stack() if windows else None
             at = time.monotonic()
             frame = self.grab()
             if not still or log.count == count:
-                return Settled(frame, still, at)
+                return Settled(frame, still, at, stack)
             # A change was reported while grabbing: the frame may be half drawn.
 
     def wait_still(self, quiet: float = SETTLE_QUIET, limit: float = SETTLE_LIMIT) -> bool:
@@ -233,16 +245,17 @@ class Backend(ABC):
             return self.settle(quiet, limit).still
         return log.wait_still(quiet, self.input_at, time.monotonic() + limit)
 
-    def _settle_sampling(self, quiet: float, deadline: float) -> Settled:
+    def _settle_sampling(self, quiet: float, deadline: float, windows: bool) -> Settled:
         frame = self.grab()
         while True:
             time.sleep(quiet)
+            stack = self.stack() if windows else None
             at = time.monotonic()
             latest = self.grab()
             if same_picture(frame, latest, leave_out=self._quiet_zones):
-                return Settled(latest, True, at)
+                return Settled(latest, True, at, stack)
             if time.monotonic() >= deadline:
-                return Settled(latest, False, at)
+                return Settled(latest, False, at, stack)
             frame = latest
 
     def wait_change(self, since: float, timeout: float) -> None:
@@ -280,10 +293,10 @@ class Backend(ABC):
         window), if known: where typed keys go."""
         return None
 
-    def focus_window_at(self, x: int, y: int) -> bool:
-        """Give the keyboard focus to the window at (x, y) if another window has it, as a
-        click there would (click-to-focus); True if the focus moved. Backends without a
-        window manager to ask do nothing."""
+    def activate(self, xid: int) -> bool:
+        """Make the client window `xid` (`StackedWindow.xid`) the one with the keyboard,
+        as a click into it would (click-to-focus); True once the window system says it
+        is. Backends without a window manager to ask do nothing."""
         return False
 
     def window_title_at(self, x: int, y: int) -> str | None:

@@ -168,11 +168,15 @@ class VncBackend(Backend):
         return self._log
 
     def settle(
-        self, quiet: float = 0.03, limit: float = SETTLE_LIMIT, since: float = 0.0
+        self,
+        quiet: float = 0.03,
+        limit: float = SETTLE_LIMIT,
+        since: float = 0.0,
+        windows: bool = False,
     ) -> Settled:
         """As `Backend.settle`, still for at least `SERVER_LAG`: the server's report of a
         change comes after the change."""
-        return super().settle(max(quiet, SERVER_LAG), max(limit, SERVER_LAG * 2), since)
+        return super().settle(max(quiet, SERVER_LAG), max(limit, SERVER_LAG * 2), since, windows)
 
     def wait_still(self, quiet: float = 0.03, limit: float = SETTLE_LIMIT) -> bool:
         return super().wait_still(max(quiet, SERVER_LAG), max(limit, SERVER_LAG * 2))

@@ -185,16 +185,15 @@ class X11Backend(XInput, Backend):
         except Exception:  # the window vanished under us, or no window manager
             return None
 
-    def focus_window_at(self, x: int, y: int) -> bool:
-        """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window at the
-        point, found below the top-level window there by its `WM_STATE`, is activated when
-        it is not the active one; waits until the window manager says it is."""
+    def activate(self, xid: int) -> bool:
+        """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window `xid`
+        is made the active one; waits until the window manager says it is."""
         display = getattr(self._x11, "_display", None)
-        if display is None:
+        if display is None or not xid:
             return False
         try:
-            return x11windows.focus_window_at(display, x, y)
-        except Exception:  # a window vanished under us, or no window manager: do nothing
+            return x11windows.activate(display, xid)
+        except Exception:  # the window vanished under us, or no window manager: do nothing
             return False
 
     def window_title_at(self, x: int, y: int) -> str | None:

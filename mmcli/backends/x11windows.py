@@ -22,7 +22,10 @@ FOCUS_WAIT = 0.5
 """How long the window manager may take to activate a window."""
 
 
-def focus_window_at(display: Any, x: int, y: int) -> bool:
+def activate(display: Any, xid: int) -> bool:
+    """Ask the window manager (EWMH `_NET_ACTIVE_WINDOW`, as a pager would) to make the
+    client window `xid` the active one; True once it says it is, False when it has no
+    such request or it did not within `FOCUS_WAIT`."""
     from Xlib import X
     from Xlib.protocol import event
 
@@ -118,6 +121,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
                 transient=is_transient,
                 override_redirect=override,
                 focused=bool({top.id, client.id} & focused),
+                xid=client.id,
             )
         )
     return found

@@ -1,6 +1,7 @@
 """Acting on a matched step: its action with this run's values, moved with the task, its
-first piece performed only if the target is still exactly as checked (on X11 with every
-other client held still), the rest piece by piece; and the action as progress tells it."""
+first piece performed only if the target is still exactly as checked and the windows
+over the task are still those the check saw (on X11 with every other client held still),
+the rest piece by piece; and the action as progress tells it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from mmcli.replay.judge import Match
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.matcher import Difference, Verdict, target_rect
 from mmcli.screen.relocate import Offset, moved
+from mmcli.screen.windows import layout
 
 CONFIRM_RETRIES = 5
 """How often the target may change between the check and the action before replay gives
@@ -31,11 +33,14 @@ class Actor:
         recording: Recording,
         values: Values,
         check_abort: Callable[[], None],
+        scope: Callable[[Offset], Rect | None] = lambda offset: None,
     ) -> None:
         self.backend = backend
         self.recording = recording
         self.values = values
         self.check_abort = check_abort
+        self.scope = scope
+        """Where the task is on the screen, with it moved by an offset (`Judge.scope`)."""
 
     def act(self, match: Match, step: Step, offset: Offset) -> bool:
         """Perform `step` (matched in `match`) with the task at `offset`; False, with
@@ -74,15 +79,22 @@ class Actor:
 
     def _unchanged(self, match: Match, step: Step) -> Callable[[], bool]:
         """At the moment of acting (on X11 with every other client held still), the target
-        is still exactly as checked: a dialog that appeared since is not clicked."""
+        is still exactly as checked, and the window system shows the same windows over the
+        task as at the check (none mapped, unmapped, raised, moved or given the focus
+        since): a dialog that appeared since is not acted under, wherever it is."""
+        scope = self.scope(match.offset)
 
         def unchanged() -> bool:
+            if match.stack is not None:
+                now = self.backend.stack()
+                if now is None or layout(now, scope) != layout(match.stack, scope):
+                    return False
             rect = self._target_on_screen(match, step)
             if rect is None:
                 return True
-            now = self.backend.grab_rect(rect)[..., :3].astype(np.int16)
+            now_pixels = self.backend.grab_rect(rect)[..., :3].astype(np.int16)
             then = match.frame.pixels[rect.y : rect.bottom, rect.x : rect.right, :3]
-            return bool((np.abs(now - then) <= ACT_THRESHOLD).all())
+            return bool((np.abs(now_pixels - then) <= ACT_THRESHOLD).all())
 
         return unchanged
 

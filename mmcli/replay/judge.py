@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import reduce
 
 from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
@@ -30,6 +31,9 @@ class Match:
     """How a moved task was found: "its window" (the window system) or "its pixels"."""
     left_out: tuple[StackedWindow, ...] = ()
     """Windows the check left out (a notification over no target: `windows.left_out`)."""
+    stack: list[StackedWindow] | None = None
+    """The window system's stack when `frame` was grabbed (None: not known). Replay acts
+    only while the windows over the task are still these (`windows.over`)."""
 
 
 def fewer(a: Match, b: Match) -> bool:
@@ -117,6 +121,15 @@ class Judge:
         self._left[step.id] = tuple(harmless)
         return check([w.frame for w in harmless])
 
+    def scope(self, offset: Offset) -> Rect | None:
+        """Where the task is on the live screen, with it moved by `offset`: its recorded
+        area and the client areas of the windows it acted in; None when neither is known
+        (the whole screen)."""
+        rects = [w.rect.moved(*offset) for w in self.task_windows]
+        if self.area is not None:
+            rects.append(self.area.moved(*offset))
+        return reduce(Rect.union, rects) if rects else None
+
     def moved_frames(self, frame: Frame, offset: Offset) -> list[Rect]:
         """Where the windows the task acted in stand on the live screen (`frame`) with
         the task moved by `offset`, their frames as the window system tells them (a
@@ -151,9 +164,23 @@ class Judge:
             return []
         return left_out(stack, protected, self.task_classes)
 
-    def first_match(self, children: list[Step], frame: Frame, offset: Offset) -> Match:
+    def first_match(
+        self,
+        children: list[Step],
+        frame: Frame,
+        offset: Offset,
+        stack: list[StackedWindow] | None = None,
+    ) -> Match:
         """The first child that matches `frame` with the task at `offset`, or (moved with
-        `--relocate`) where it is found; else the closest look."""
+        `--relocate`) where it is found; else the closest look. `stack`: the window
+        system's stack asked with the frame (`Settled.stack`), kept in the match."""
+        if stack is not None:
+            self._stacked = (frame, stack)
+        match = self._first_match(children, frame, offset)
+        match.stack = stack
+        return match
+
+    def _first_match(self, children: list[Step], frame: Frame, offset: Offset) -> Match:
         closest: Verdict | None = None
         view = shifted(frame, offset) if offset != (0, 0) else frame
         for child in children:

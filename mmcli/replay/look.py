@@ -11,6 +11,7 @@ from mmcli.backends.base import Backend, in_failsafe_corner
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import Aborted
 from mmcli.model import Action, ActionKind, Step
+from mmcli.replay.focus import FocusHandBack
 from mmcli.replay.judge import Judge, Match, fewer
 from mmcli.screen.relocate import Offset, moved_point
 from mmcli.screen.windows import described, focus_taken, keyboard_taken
@@ -59,6 +60,7 @@ class Looker:
         """An action as progress tells it, with the task at an offset."""
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
+        self.focus = FocusHandBack(backend, judge, progress)
 
     def keyboard_taken(self, step: Step) -> str | None:
         """Before a key step: why its keys must not be sent (another window has the
@@ -97,7 +99,7 @@ class Looker:
             groups.setdefault(child.fingerprint.pointer, []).append(child)
         best: Match | None = None
         told = False
-        refocused = False
+        handed = self.dry_run  # a dry run changes nothing on the screen
         looked = 0.0
         while True:
             if not told and time.monotonic() - started > WAIT_NOTICE:
@@ -109,9 +111,9 @@ class Looker:
             for pointer, group in groups.items():
                 self.check_abort()
                 self.approach(moved_point(pointer, self.offset))
-                settled = self.backend.settle(CHECK_QUIET, CHECK_LIMIT)
+                settled = self.backend.settle(CHECK_QUIET, CHECK_LIMIT, windows=True)
                 looked = settled.at
-                match = self.judge.first_match(group, settled.frame, self.offset)
+                match = self.judge.first_match(group, settled.frame, self.offset, settled.stack)
                 if match.step is not None and match.offset != self.offset:
                     # Found moved: check again with the pointer where it belongs there.
                     self.offset = match.offset
@@ -131,29 +133,15 @@ class Looker:
                     return match
                 if match.step is None and (best is None or fewer(match, best)):
                     best = match
-                if match.step is None and not refocused and self._refocus(group, depth):
-                    refocused = True
+                if match.step is None and not handed and settled.still:
+                    given = self.focus.attempt(group, settled, self.offset, depth)
+                    handed = self.focus.activated  # the focus is moved once a wait at most
+                    if given is not None:
+                        return given
             if time.monotonic() >= deadline:
                 return best or match
             # Nothing matched: look again once the screen changes.
             self.backend.wait_change(looked, POLL)
-
-    def _refocus(self, group: list[Step], depth: int) -> bool:
-        """Before a click, a window that lost the focus to another window is given it back,
-        as the click itself would (click-to-focus), so that the screen is compared as the
-        recording saw it: active title bar, focus rings. Only the window at the click's
-        target is ever activated, and the check that follows is the full one: a different
-        window at the target still diverges."""
-        if self.dry_run or not all(c.action.kind is ActionKind.CLICK for c in group):
-            return False
-        point = moved_point(group[0].action.point, self.offset)
-        if point is None or not self.backend.focus_window_at(*point):
-            return False
-        self.progress(
-            f"step {depth + 1}: the window at the click had lost the focus to another "
-            "window; gave it back, as the click would"
-        )
-        return True
 
     def approach(self, point: tuple[int, int] | None) -> bool:
         """Put the pointer back where it was when the step was recorded (on the target of

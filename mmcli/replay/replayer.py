@@ -123,7 +123,7 @@ class Replayer:
             self.progress,
             self._shown,
         )
-        self.act = Actor(backend, recording, values, self.look.check_abort)
+        self.act = Actor(backend, recording, values, self.look.check_abort, self.judge.scope)
         self.diagnosis = Diagnosis(store, recording, self.judge, options.relocate, self.progress)
         self.hand_over = HandOver(store, backend, recording, values, options, self.progress)
 

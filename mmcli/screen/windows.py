@@ -24,7 +24,7 @@ transient window, one over the target) stays for the pixels to judge, as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mmcli.screen.fingerprint import Rect
 
@@ -68,6 +68,9 @@ class StackedWindow:
     """Placed by itself, not by the window manager (menus, tooltips, notifications)."""
     focused: bool = False
     """The X input focus is in it: keys typed now would go to it."""
+    xid: int = field(default=0, compare=False)
+    """The window system's id of its client (0: not known), to give it the focus back;
+    not part of what it is."""
 
 
 HARMLESS_KINDS = frozenset({"NOTIFICATION", "DOCK"})
@@ -114,6 +117,57 @@ def _harmless(window: StackedWindow, task_classes: set[str]) -> bool:
         and window.ref.wm_class not in task_classes
         and not window.transient
         and not window.focused
+    )
+
+
+def over(stack: Sequence[StackedWindow], scope: Rect | None) -> tuple[StackedWindow, ...]:
+    """The windows of `stack` that cover part of `scope` (all of them when None), bottom
+    to top: what the window system says is over the task."""
+    return tuple(w for w in stack if scope is None or w.frame.intersects(scope))
+
+
+Layout = tuple[tuple[WindowRef, Rect, str, bool, bool], ...]
+
+
+def layout(
+    stack: Sequence[StackedWindow], scope: Rect | None, leave: WindowRef | None = None
+) -> Layout:
+    """The windows over `scope` as they are laid out, bottom to top: what each is and where,
+    not which has the focus (`leave`: a window left aside). Replay acts only while this is
+    what it was at the check that permitted the action."""
+    return tuple(
+        (w.ref, w.frame, w.kind, w.transient, w.override_redirect)
+        for w in over(stack, scope)
+        if w.ref != leave
+    )
+
+
+def uncovered(stack: Sequence[StackedWindow], ref: WindowRef) -> int | None:
+    """Where the window `ref` stands in `stack` (bottom to top) when it is there once and
+    no window above it covers any part of its frame; else None. Raising such a window
+    hides nothing and reveals nothing."""
+    found = [i for i, w in enumerate(stack) if w.ref == ref]
+    if len(found) != 1:
+        return None
+    i = found[0]
+    frame = stack[i].frame
+    if any(w.frame.intersects(frame) for w in stack[i + 1 :]):
+        return None
+    return i
+
+
+def same_over(
+    before: Sequence[StackedWindow],
+    after: Sequence[StackedWindow],
+    scope: Rect | None,
+    ref: WindowRef,
+) -> bool:
+    """After the focus was given to `ref` (a window nothing covered), the windows over the
+    task are the same ones as before in the same order, `ref` left aside (raised, it may
+    now be above windows that never overlapped it), and nothing covers `ref` still: no
+    window was hidden or revealed."""
+    return layout(before, scope, ref) == layout(after, scope, ref) and (
+        uncovered(after, ref) is not None
     )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.desktop.apps import App, Calc, QtForm, TkLoan, XCalc, Zenity
+from benchmarks.desktop.apps import App, Calc, Chromium, QtForm, TkLoan, XCalc, Zenity
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
 from benchmarks.desktop.desktop import WM_PROGRAMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import BY_KEY
@@ -106,6 +106,29 @@ def test_qt_form(qt: tuple[Bench, Recorded], scenario: str) -> None:
     """The page fills City on its own 50 ms after the name is typed: the screen before the
     click into City is not the recorded one, whatever the recording's timing."""
     judge(qt, scenario)
+
+
+@pytest.fixture(scope="module")
+def chromium(
+    desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Bench, Recorded]]:
+    yield from _bench(desktop, Chromium, tmp_path_factory.mktemp("chromium"))
+
+
+BROWSER_CASES = {
+    "focus-stolen": "far-window-takes-focus",
+    "dialog-aside": "another-apps-dialog-over-the-form-not-the-target",
+    "window-in-front-aside": "terminal-in-front-of-the-form-not-the-target",
+}
+
+
+@pytest.mark.parametrize("scenario", list(BROWSER_CASES), ids=list(BROWSER_CASES.values()))
+def test_browser_form(chromium: tuple[Bench, Recorded], scenario: str) -> None:
+    """Another window took the focus: far away, replay gives the form the focus back (the
+    click would) and goes on; over the form, even clear of the first target, raising the
+    form would hide that window, so the screen as found is judged and replay stops, nothing
+    done (a replay that acted under it is a wrong action whatever the record)."""
+    judge(chromium, scenario)
 
 
 @pytest.fixture(scope="module")

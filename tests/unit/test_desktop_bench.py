@@ -35,6 +35,20 @@ def test_classify(label: Label, exit_code: int, record: str | None, outcome: Out
     assert classify(label, exit_code, record, RIGHT) is outcome
 
 
+@pytest.mark.parametrize(
+    ("exit_code", "record", "outcome"),
+    [
+        (3, None, Outcome.CORRECT),
+        (0, RIGHT, Outcome.WRONG_ACTION),  # acted under the other window, right by luck
+        (6, RIGHT, Outcome.WRONG_ACTION),
+    ],
+)
+def test_acting_under_another_window_is_wrong_whatever_the_record(
+    exit_code: int, record: str | None, outcome: Outcome
+) -> None:
+    assert classify(Label.UNSAFE, exit_code, record, RIGHT, under_window=True) is outcome
+
+
 def test_masked_fraction_is_the_largest_union_inside_the_window(tmp_path: Path) -> None:
     toml = tmp_path / "task.toml"
     toml.write_text(

@@ -13,9 +13,9 @@ from mmcli.errors import Aborted, DisplayError, Outcome, RecordingNotFound, Usag
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.replayer import replay
-from mmcli.replay.report import ReplayOptions
+from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.screen.fingerprint import Rect
-from mmcli.screen.windows import WindowRef
+from mmcli.screen.windows import StackedWindow, WindowRef
 from mmcli.store.recordings import Store
 from tests.helpers import count_loads, form_screen, fp_of, thumbnail_png
 
@@ -217,34 +217,126 @@ def test_a_dialog_that_opens_between_the_check_and_the_action_is_not_clicked() -
     assert report.divergence is not None and report.divergence.step == 0
 
 
-class FocusLost(FakeBackend):
-    """The form's window lost the focus to a window far away: its styling dims until the
-    focus is given back (as a click into it would)."""
+FORM = WindowRef("form.Form", Rect(100, 100, 561, 421))
+FAR = WindowRef("xterm.XTerm", Rect(1500, 800, 300, 200))
+"""A terminal far from the form."""
+OVER_FORM = WindowRef("zenity.Zenity", Rect(250, 250, 301, 131))
+"""Another app's dialog over the form, but not over its Name field (form_screen's popup)."""
 
-    def __init__(self, restored: object) -> None:
-        super().__init__(form_screen(button_color="#a0a0a0"), on_action=typing_app)
-        self.restored = restored
-        self.activations: list[tuple[int, int]] = []
 
-    def focus_window_at(self, x: int, y: int) -> bool:
-        if self.activations:
-            return False
-        self.activations.append((x, y))
-        self.screen = self.restored  # type: ignore[assignment]
+def stacked(*windows: WindowRef, focused: WindowRef | None = None) -> list[StackedWindow]:
+    """A window stack, bottom to top, each window its own frame; `focused` has the focus."""
+    ids = {FORM: 1, FAR: 2, OVER_FORM: 3}
+    return [
+        StackedWindow(w, w.rect, kind="NORMAL", focused=w == focused, xid=ids.get(w, 9))
+        for w in windows
+    ]
+
+
+class FocusElsewhere(FakeBackend):
+    """The form's window lost the focus to `others[-1]`: its styling dims. The window
+    manager raises a window it activates (`activate`); `raised` says what the desktop shows
+    then, and the screen as found comes back when the focus is given back."""
+
+    def __init__(self, *others: WindowRef, raised: dict[str, object] | None = None) -> None:
+        super().__init__(form_screen(button_color="#a0a0a0", **self.found_kw(others)))
+        self.on_action = typing_app
+        self.others = others
+        self.raised = raised or {}
+        self.stacked = stacked(FORM, *others, focused=others[-1])
+        self.found = (self.screen, self.stacked)
+        self.activations: list[WindowRef] = []
+
+    @staticmethod
+    def found_kw(others: tuple[WindowRef, ...]) -> dict[str, bool]:
+        return {"popup": OVER_FORM in others}
+
+    def activate(self, xid: int) -> bool:
+        assert self.stacked is not None
+        window = next(w for w in self.stacked if w.xid == xid)
+        self.activations.append(window.ref)
+        if window.ref == FORM:
+            extra = self.raised.get("maps")
+            others = [w for w in self.others if w != OVER_FORM]
+            tops = [*others, FORM] if extra is None else [*others, FORM, extra]
+            self.stacked = stacked(*tops, focused=FORM)  # type: ignore[arg-type]
+            self.screen = form_screen(popup=extra is not None and not self.raised.get("unseen"))
+        else:
+            self.screen, self.stacked = self.found
         return True
 
 
-def test_a_window_that_lost_the_focus_is_given_it_back_before_a_click() -> None:
-    backend = FocusLost(form_screen())
-    report = run(backend)
+def run_windowed(backend: FakeBackend) -> ReplayReport:
+    """Replay the form with each pointer step knowing its window (`FORM`)."""
+    Store().save(windowed_recording(), overwrite=True)
+    return replay(Store(), backend, "form", Values({"name": "John"}), ReplayOptions(timeout=0.3))
+
+
+def test_a_window_that_lost_the_focus_to_a_far_one_is_given_it_back_before_a_click() -> None:
+    backend = FocusElsewhere(FAR)
+    report = run_windowed(backend)
     assert report.outcome is Outcome.FROM_MEMORY
-    assert backend.activations == [NAME_FIELD]
+    assert backend.activations == [FORM]
+    assert [a.kind for a in backend.performed] == ["click", "type", "click"]
 
 
-def test_giving_the_focus_back_does_not_excuse_another_window_at_the_target() -> None:
-    backend = FocusLost(form_screen(popup=True, text="Mallory"))
-    report = run(backend)
+def test_a_window_covered_by_another_apps_dialog_is_never_raised_over_it() -> None:
+    """The dialog covers the form but not the Name field: raising the form would hide it,
+    and the check after would pass on a screen replay changed itself."""
+    backend = FocusElsewhere(OVER_FORM)
+    report = run_windowed(backend)
+    assert backend.activations == []
     assert report.outcome is Outcome.DIVERGED and backend.performed == []
+
+
+def test_the_focus_is_given_back_and_replay_stops_when_it_changed_what_is_over_the_task() -> None:
+    """The app opens a dialog as it gets the focus: the windows over the task changed."""
+    dialog = WindowRef("form.Form", Rect(250, 250, 301, 131))
+    backend = FocusElsewhere(FAR, raised={"maps": dialog})
+    report = run_windowed(backend)
+    assert backend.activations == [FORM, FAR]
+    assert report.outcome is Outcome.DIVERGED and backend.performed == []
+    assert backend.stacked == backend.found[1]  # the desktop as it was found
+
+
+def test_a_window_the_pixels_cannot_see_mapped_as_the_focus_came_back_stops_replay() -> None:
+    """Giving the focus mapped a window over the task that draws nothing (an input-only
+    window that would take the click): the pixels match, the window system says no."""
+    shield = WindowRef("", Rect(100, 100, 561, 421))
+    backend = FocusElsewhere(FAR, raised={"maps": shield, "unseen": True})
+    report = run_windowed(backend)
+    assert backend.activations == [FORM, FAR]
+    assert report.outcome is Outcome.DIVERGED and backend.performed == []
+
+
+class MappedAtTheLastMoment(FakeBackend):
+    """Another app's dialog is mapped over the form (not over the Name field) after the
+    check's stack was asked for: the window system says so at the moment of acting."""
+
+    def __init__(self) -> None:
+        super().__init__(form_screen(), on_action=typing_app)
+        self.stacked = stacked(FORM, focused=FORM)
+        self.acting = False
+
+    def perform_checked(self, action, unchanged):  # type: ignore[no-untyped-def]
+        self.acting = True
+        try:
+            return super().perform_checked(action, unchanged)
+        finally:
+            self.acting = False
+
+    def stack(self) -> list[StackedWindow] | None:
+        if self.acting and not self.performed:
+            self.stacked = stacked(FORM, OVER_FORM)
+            self.screen = form_screen(popup=True)
+        return super().stack()
+
+
+def test_a_window_mapped_over_the_task_between_the_check_and_the_action_stops_it() -> None:
+    backend = MappedAtTheLastMoment()
+    report = run_windowed(backend)
+    assert report.outcome is Outcome.DIVERGED
+    assert backend.performed == []
 
 
 def test_the_task_area_leaves_out_the_desktop_panels() -> None:

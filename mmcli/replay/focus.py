@@ -1,0 +1,88 @@
+"""Giving the focus back to the task's window before a click, without changing what is
+over the task.
+
+A window that lost the focus to another one (a terminal far away, a small window a
+program opened) is drawn as inactive: its title bar, GTK's "backdrop" colours, no focus
+ring. The screen as found then differs from the recording in exactly those cues, and the
+click itself would give the window the focus back. Replay gives it first, as the click
+would, only when the window system says this changes nothing over the task:
+
+- every child of the node is a click, and the recording knows the window it clicked in;
+- the window system shows that window, once, with the focus elsewhere, and no window
+  above it covers any part of it (a dialog over the form, a terminal in front of it:
+  raising the form would hide them, so the screen as found diverges);
+- after the window manager made it active, the windows over the task are the same ones
+  in the same order (none hidden, none revealed), and nothing covers it still;
+- the screen then passes the full check.
+
+Otherwise the focus is given back to the window that had it, and the screen as found is
+what replay reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mmcli.backends.base import Backend, Settled
+from mmcli.model import ActionKind, Step
+from mmcli.replay.judge import Judge, Match
+from mmcli.screen.relocate import Offset
+from mmcli.screen.windows import WindowRef, same_over, uncovered
+
+QUIET = 0.015
+LIMIT = 0.25
+"""The screen after the focus moved is checked once still this long (at most LIMIT)."""
+
+
+class FocusHandBack:
+    def __init__(self, backend: Backend, judge: Judge, progress: Callable[[str], None]) -> None:
+        self.backend = backend
+        self.judge = judge
+        self.progress = progress
+        self.activated = False
+        """The last `attempt` asked the window manager to move the focus."""
+
+    def attempt(
+        self, group: list[Step], found: Settled, offset: Offset, depth: int
+    ) -> Match | None:
+        """`group`'s clicks, which the screen as found (`found`) did not match: the match
+        on the screen after giving their window the focus, under the rules above; None
+        (the focus where it was found) when a rule does not hold."""
+        self.activated = False
+        ref = self._window(group, offset)
+        stack = found.stack
+        if ref is None or stack is None:
+            return None
+        i = uncovered(stack, ref)
+        if i is None or stack[i].focused:
+            return None  # covered, or it has the focus: no focus cue explains the difference
+        had_focus = next((w for w in stack if w.focused and w.xid), None)
+        self.activated = True
+        if self.backend.activate(stack[i].xid):
+            after = self.backend.settle(QUIET, LIMIT, windows=True)
+            scope = self.judge.scope(offset)
+            if after.stack is not None and same_over(stack, after.stack, scope, ref):
+                match = self.judge.first_match(group, after.frame, offset, after.stack)
+                if match.step is not None and match.offset == offset and after.still:
+                    self.progress(
+                        f"step {depth + 1}: the window at the click had lost the focus to "
+                        "another window that covers none of it; gave it the focus, as the "
+                        "click would (the windows over the task unchanged)"
+                    )
+                    return match
+        if had_focus is not None:  # the screen as it was found, for the report and the agent
+            self.backend.activate(had_focus.xid)
+        return None
+
+    @staticmethod
+    def _window(group: list[Step], offset: Offset) -> WindowRef | None:
+        """The one window the group's clicks were recorded in, where it stands now."""
+        if not group or not all(s.action.kind is ActionKind.CLICK for s in group):
+            return None
+        windows = {s.window for s in group}
+        if len(windows) != 1:
+            return None
+        (window,) = windows
+        if window is None:
+            return None
+        return WindowRef(window.wm_class, window.rect.moved(*offset))
