@@ -141,6 +141,14 @@ class NotSaved(MMError):
     it). `mm record` exits 1; a replay that recorded or healed reports exit 5."""
 
 
+class TypedOtherwise(MMError):
+    """The keys that reached the display do not spell what the agent said it typed (a
+    character dropped or altered on the way): the task may hold other data than the run
+    claims. Nothing is saved; check the task before retrying."""
+
+    exit_code = ExitCode.OUTCOME_DIFFERS
+
+
 class Aborted(MMError):
     """Ctrl-C or the fail-safe corner stopped the run between two actions."""
 

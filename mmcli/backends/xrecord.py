@@ -2,12 +2,16 @@
 
 RECORD delivers every device event reaching the X server -- real input and input injected
 through XTEST alike -- and, here, the SendEvent requests that carry key and button events
-to a window. Each becomes an `InputEvent` with pyautogui's key names.
+to a window. Each becomes an `InputEvent` with pyautogui's key names and the character it
+typed, read with the keymap as it was at that moment: the ChangeKeyboardMapping requests
+of every client are recorded too, in the same stream (xdotool types a character missing
+from the keymap by binding it to a spare key for the instant of its press).
 """
 
 from __future__ import annotations
 
 import functools
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +21,8 @@ from mmcli.desktop.input_events import EventKind, InputEvent
 
 SEND_EVENT = 25
 """The core X request that sends an event to a window (XSendEvent)."""
+CHANGE_KEYBOARD_MAPPING = 100
+"""The core X request that rebinds keycodes to keysyms."""
 START_TIMEOUT = 5.0
 
 X_NAMES = {
@@ -61,9 +67,33 @@ X_NAMES = {
 }
 
 
+UNICODE_KEYSYM = 0x1000000
+"""Keysyms from here on are a Unicode code point plus this (X11's keysym encoding)."""
+EURO_SIGN = 0x20AC
+
+
 def _printable(keysym: int) -> str:
-    """The Latin-1 character of a keysym, or ''."""
-    return chr(keysym) if 0x20 <= keysym <= 0x7E or 0xA0 <= keysym <= 0xFF else ""
+    """The character a keysym types (Latin-1, the euro sign, or a Unicode keysym), or ''."""
+    if 0x20 <= keysym <= 0x7E or 0xA0 <= keysym <= 0xFF:
+        return chr(keysym)
+    if keysym == EURO_SIGN:
+        return "€"
+    if UNICODE_KEYSYM + 0xA0 <= keysym <= UNICODE_KEYSYM + 0x10FFFF:
+        char = chr(keysym - UNICODE_KEYSYM)
+        return char if char.isprintable() else ""
+    return ""
+
+
+def remapped(request: bytes) -> dict[int, list[int]]:
+    """The keycodes a ChangeKeyboardMapping request (as RECORD gives it, in the client's
+    byte order, which must be the server's) binds, with their keysyms; {} for another."""
+    if len(request) < 8 or request[0] != CHANGE_KEYBOARD_MAPPING:
+        return {}
+    count, first, per = request[1], request[4], request[5]
+    if per == 0 or len(request) < 8 + 4 * count * per:
+        return {}
+    keysyms = struct.unpack_from(f"={count * per}I", request, 8)
+    return {first + i: list(keysyms[i * per : (i + 1) * per]) for i in range(count)}
 
 
 def key_names(keysym0: int, keysym1: int, shifted: bool, x_name: str) -> tuple[str, str]:
@@ -133,7 +163,18 @@ class XRecordSource:
                     "errors": (0, 0),
                     "client_started": False,
                     "client_died": False,
-                }
+                },
+                {
+                    "core_requests": (CHANGE_KEYBOARD_MAPPING, CHANGE_KEYBOARD_MAPPING),
+                    "core_replies": (0, 0),
+                    "ext_requests": (0, 0, 0, 0),
+                    "ext_replies": (0, 0, 0, 0),
+                    "delivered_events": (0, 0),
+                    "device_events": (0, 0),
+                    "errors": (0, 0),
+                    "client_started": False,
+                    "client_died": False,
+                },
             ],
         )
         self._control.sync()
@@ -159,6 +200,7 @@ class XRecordSource:
         if reply.client_swapped or not reply.data:
             return
         if reply.category == record.FromClient:
+            self._keymap.update(remapped(reply.data))
             sent = self._sent(reply.data)
             if sent is not None:
                 self._on_event(sent)

@@ -23,6 +23,7 @@ from mmcli.errors import (
     ExitCode,
     MMError,
     NotSaved,
+    TypedOtherwise,
 )
 from mmcli.model import SCREEN_KIND, Action
 from mmcli.params import Values
@@ -201,6 +202,12 @@ def check_recordable(recorder: Recorder, who: str = "the agent") -> None:
         seen = summarize(watch.builder.unrecordable)
         raise MMError(
             f"{who} used input mm cannot record from the display: {seen}; nothing was saved"
+        )
+    misspelled = watch.ledger.misspelled()
+    if misspelled:
+        raise TypedOtherwise(
+            f"the keys that reached the display are not what {who} typed: {misspelled[0]}; "
+            "nothing was saved; check the task before retrying"
         )
 
 

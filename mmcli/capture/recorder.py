@@ -336,6 +336,12 @@ def _png(image_fn: Callable[[], Any]) -> bytes:
     return buf.getvalue()
 
 
+LOCAL_X_ON_VNC = "input on the local X display (pyautogui or xdotool) on a VNC desktop"
+"""What an agent that gives X input while the display is `vnc://` did: that input goes to
+the local X display, never to the VNC desktop the task is on."""
+VNC_CHANNELS = "on a vnc:// display act through the VNC endpoint in MM_VNC_ADDRESS or mm act"
+
+
 @dataclass
 class Recorder:
     """Captures actions reported over a Unix socket while an agent runs."""
@@ -854,6 +860,11 @@ class Recorder:
         try:
             message = json.loads(line)
             op = message.get("op")
+            if op in ("act", "button") and self.backend.takes_vnc_clients:
+                # The pyautogui hook and the xdotool shim act on the local X display:
+                # the task on the VNC desktop would not get the input at all.
+                self.unsupported.append(LOCAL_X_ON_VNC)
+                return {"ok": False, "error": f"{LOCAL_X_ON_VNC}; {VNC_CHANNELS}"}
             if op in ("act", "perform"):
                 action = action_from_json(message["action"])
                 # The pointer moving while a button is held is part of the drag.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 from enum import StrEnum
 
 from mmcli.model import Action, ActionKind
@@ -121,6 +122,45 @@ class Credit:
     """0 for key presses."""
     point: tuple[int, int] | None = None
     last: float = 0.0
+    spelled: list[str] | None = None
+    """For typed text: the character each key press it accounted for typed, in order."""
+
+
+TYPED_KEYS = {"enter": "\n", "return": "\n", "tab": "\t", "space": " "}
+"""Keys that type a character the keymap does not give as one."""
+UNKNOWN_CHAR = "\ufffd"
+"""What a key press that typed no known character spells."""
+
+
+def typed_char(event: InputEvent) -> str:
+    """The character a key press typed, as the display received it."""
+    return event.char or TYPED_KEYS.get(event.key, UNKNOWN_CHAR)
+
+
+def misspelling(action: Action, spelled: str) -> str | None:
+    """Why the keys that reached the display for `action` (typed text) are not its text:
+    how many characters arrived and how many differ, never which (they may be a secret's);
+    None when they spell it. A key whose character the keymap does not tell
+    (`UNKNOWN_CHAR`) stands for whatever was typed there."""
+    text = action.text
+    if len(spelled) == len(text):
+        differ = sum(s not in (t, UNKNOWN_CHAR) for s, t in zip(spelled, text, strict=True))
+    else:
+        blocks = SequenceMatcher(None, text, spelled, autojunk=False).get_matching_blocks()
+        differ = len(text) - sum(b.size for b in blocks)
+    if differ == 0 and len(spelled) == len(text):
+        return None
+    hint = ""
+    if not text.isascii():
+        hint = (
+            " (pyautogui cannot type characters outside ASCII on X11: type them with "
+            "xdotool or mm act type, or paste them)"
+        )
+    lost = f": {differ} of its characters did not arrive as the agent typed them" if differ else ""
+    return (
+        f"typed text of {len(text)} characters reached the display as {len(spelled)} key "
+        f"presses{lost}{hint}"
+    )
 
 
 def expected_presses(action: Action) -> tuple[int, int]:
@@ -155,12 +195,28 @@ class Ledger:
 
     hold: float = HOLD
     credits: list[Credit] = field(default_factory=list)
+    typing: list[Credit] = field(default_factory=list)
+    """Every typed text reported, with what its key presses spelled (`misspelled`)."""
 
     def report(self, action: Action, now: float) -> None:
         button, count = expected_presses(action)
         if count > 0:
             point = action.point if action.kind is not ActionKind.SCROLL else None
-            self.credits.append(Credit(action, count, button, point, now))
+            typed = action.kind is ActionKind.TYPE
+            credit = Credit(action, count, button, point, now, [] if typed else None)
+            self.credits.append(credit)
+            if typed:
+                self.typing.append(credit)
+
+    def misspelled(self) -> list[str]:
+        """For each typed text whose key presses did not spell it (a character dropped,
+        altered, or another key counted in its place), why (`misspelling`)."""
+        found = []
+        for credit in self.typing:
+            why = misspelling(credit.action, "".join(credit.spelled or ()))
+            if why is not None:
+                found.append(why)
+        return found
 
     def account(self, event: InputEvent, now: float) -> bool:
         """True if `event` needs no accounting or a reported action accounts for it."""
@@ -180,6 +236,8 @@ class Ledger:
                 continue
             credit.count -= 1
             credit.last = now
+            if credit.spelled is not None:
+                credit.spelled.append(typed_char(event))
             return True
         return False
 

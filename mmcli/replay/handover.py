@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
-from mmcli.errors import MMError, Outcome
+from mmcli.errors import MMError, Outcome, TypedOtherwise
 from mmcli.model import Recording, render_template
 from mmcli.params import Values
 from mmcli.replay.report import ReplayOptions
@@ -102,6 +102,8 @@ class HandOver:
             return ended(Outcome.AGENT_FAILED)
         try:
             check_recordable(recorder)
+        except TypedOtherwise as e:  # the task may hold other data than the agent typed
+            return ended(Outcome.OUTCOME_DIFFERS, str(e))
         except MMError as e:  # the agent did the task in a way that cannot be replayed
             return ended(Outcome.NOT_SAVED, str(e))
         if not recorder.captures:

@@ -239,3 +239,25 @@ def test_a_heal_that_clicked_ok_twice_replays_from_memory(
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["outcome"] == "from-memory"
     assert [fields(r) for r in loan_app.records()] == [WANTED]
+
+
+def test_an_agent_giving_local_x_input_on_a_vnc_display_is_not_recorded(
+    vnc: VncServer, loan_app: LoanApp, isolated_store: Path, tmp_path: Path
+) -> None:
+    """The agent runs xdotool on a display of its own: its clicks and keys never reach
+    the VNC desktop the form is on. Each is refused as it is reported (the agent sees the
+    error), and the run is not saved whatever the agent's exit code."""
+    from mmcli.desktop.display import VirtualDisplay
+
+    loan_app.start()
+    x, y = loan_app.center("Name")
+    with VirtualDisplay() as elsewhere:
+        agent = f"DISPLAY={elsewhere.display} xdotool mousemove {x} {y} click 1 type Ada; exit 0"
+        result = mm(
+            "record", "ada", "--observe", "0", "--display", vnc.address, "--", "sh", "-c", agent
+        )
+    assert result.returncode == 1, result.stderr
+    assert "input on the local X display (pyautogui or xdotool) on a VNC desktop" in result.stderr
+    assert "nothing was saved" in result.stderr
+    assert not (isolated_store / "ada.toml").exists()
+    assert loan_app.records() == []

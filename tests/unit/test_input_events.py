@@ -3,13 +3,14 @@ on synthetic event lists (no display)."""
 
 from __future__ import annotations
 
-from mmcli.backends.xrecord import key_names
+from mmcli.backends.xrecord import key_names, remapped
 from mmcli.desktop.input_events import (
     ActionBuilder,
     EventKind,
     InputEvent,
     Ledger,
     expected_presses,
+    misspelling,
     summarize,
 )
 from mmcli.desktop.input_watch import InputWatch
@@ -233,6 +234,59 @@ def test_reported_actions_account_for_their_presses_count_by_count() -> None:
     assert not ledger.account(InputEvent(K, 0, 0, key="x", char="x"), now=0.4)
 
 
+def spelled_by(text: str, events: list[InputEvent]) -> list[str]:
+    ledger = Ledger()
+    ledger.report(Action(ActionKind.TYPE, text=text), now=0.0)
+    for event in events:
+        ledger.account(event, now=0.1)
+    return ledger.misspelled()
+
+
+def test_typed_text_whose_keys_spell_it_is_as_the_agent_typed_it() -> None:
+    assert spelled_by("Ada Lovelace", typed("Ada Lovelace")) == []
+    assert spelled_by("a\tb\n", [*key("a", "a"), *key("tab"), *key("b", "b"), *key("enter")]) == []
+
+
+def test_typed_text_that_lost_characters_on_the_way_is_told_without_its_text() -> None:
+    """pyautogui drops what it cannot type on X11: "José Núñez" reached the app as "Jos Nez"."""
+    (why,) = spelled_by("José Núñez", typed("Jos Nez"))
+    assert (
+        "10 characters" in why
+        and "7 key presses" in why
+        and "3 of its characters did not arrive" in why
+    )
+    assert "pyautogui cannot type characters outside ASCII" in why
+    assert "Jos" not in why and "José" not in why
+
+
+def test_typed_text_whose_keys_typed_other_characters_is_told() -> None:
+    """The same number of keys, one of them another character ('<' arriving as '>')."""
+    (why,) = spelled_by("a<b", [*key("a", "a"), *key("greater", ">"), *key("b", "b")])
+    assert "1 of its characters did not arrive" in why
+    assert "ASCII" not in why
+
+
+def test_a_keymap_change_is_read_from_its_request_and_unicode_keysyms_name_characters() -> None:
+    """xdotool binds a character missing from the keymap to a spare key for its press: the
+    recorded ChangeKeyboardMapping request gives the new binding."""
+    import struct
+
+    keysyms = (0x10000E9, 0x10000C9, 0x20AC, 0)  # é, É (Unicode keysyms); €, none
+    request = struct.pack("=BBHBBH4I", 100, 2, 2 + 4, 200, 2, 0, *keysyms)
+    assert remapped(request) == {200: [0x10000E9, 0x10000C9], 201: [0x20AC, 0]}
+    assert remapped(b"\x19" + request[1:]) == {}  # another request
+    assert key_names(0x10000E9, 0x10000C9, True, "") == ("é", "É")
+    assert key_names(0x20AC, 0, False, "EuroSign") == ("€", "€")
+
+
+def test_a_key_whose_character_the_keymap_does_not_tell_stands_for_the_one_typed() -> None:
+    """A key bound to a keysym mm cannot name (a legacy Latin-2 one) is not a difference;
+    a key too many is."""
+    assert spelled_by("Łódź", [*key("", "\ufffd"), *typed("ódź")]) == []
+    why = misspelling(Action(ActionKind.TYPE, text="ab"), "abc")
+    assert why == "typed text of 2 characters reached the display as 3 key presses"
+
+
 def test_a_click_elsewhere_or_with_another_button_is_not_accounted_for() -> None:
     ledger = Ledger()
     ledger.report(Action(ActionKind.CLICK, x=100, y=100), now=0.0)
@@ -352,3 +406,25 @@ def test_a_watched_second_press_after_a_window_closed_under_it_is_a_click_of_its
         watch.handle(e)
     watch.close()
     assert [a.clicks for a, _ in watch.actions()] == [1, 1, 2, 2, 2]
+
+
+def test_a_key_bound_for_one_press_is_read_with_the_binding_recorded_just_before() -> None:
+    """The RECORD stream gives the client's ChangeKeyboardMapping before the press it
+    serves: the press is read with the new binding, not the keymap read at the start."""
+    import struct
+    from types import SimpleNamespace
+
+    from Xlib import X
+    from Xlib.ext import record
+
+    from mmcli.backends.xrecord import XRecordSource
+
+    source = object.__new__(XRecordSource)
+    source._keymap, source._shift = {200: [0, 0]}, set()
+    seen: list[InputEvent] = []
+    source._on_event = seen.append
+    rebind = struct.pack("=BBHBBH2I", 100, 1, 2 + 2, 200, 2, 0, 0x10000F1, 0x10000D1)
+    source._receive(SimpleNamespace(category=record.FromClient, client_swapped=False, data=rebind))
+    press = SimpleNamespace(type=X.KeyPress, detail=200, root_x=0, root_y=0)
+    event = source._convert(press)
+    assert event is not None and event.char == "ñ"
