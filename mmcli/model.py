@@ -20,7 +20,7 @@ from mmcli.pace import typing_pause
 
 if TYPE_CHECKING:
     from mmcli.screen.fingerprint import Fingerprint, Rect
-    from mmcli.screen.windows import WindowRef
+    from mmcli.screen.windows import Over, WindowRef
 
 SCREEN_KIND = "cli"
 """The kind of document a screen recording is (see `mmcli.inventory.kinds`)."""
@@ -214,6 +214,9 @@ class Step:
     window: WindowRef | None = None
     """For a pointer step: the application window under its target when it was recorded
     (None: not known, e.g. no window manager). `--relocate` finds a moved window by it."""
+    above: tuple[Over, ...] = ()
+    """The windows the window system showed above `window`, over part of it, when the
+    step was recorded: replay expects these there, and no other (`windows.new_over`)."""
 
     def thumbnails(self) -> list[str]:
         """The file names of this step's thumbnails (its screen, its outcome's)."""

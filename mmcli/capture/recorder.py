@@ -46,7 +46,7 @@ from mmcli.screen.analysis import (
 from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
 from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.windows import WindowRef
+from mmcli.screen.windows import MAX_OVER, Over, WindowRef, over_window
 
 DETAIL_BUDGET = 64 * 2**20
 """Bytes of full-resolution detail (`Capture.changed`) one recording keeps at most: a
@@ -450,6 +450,7 @@ class Recorder:
         """The screen before `action` (the caller holds the lock)."""
         quiet, answer = self._await_answer(action)
         window = self._window_of(action)
+        above = self._above(window)
         moved = approach(self.backend, action)
         self._await_hover(action, window, moved)
         # The agent's last input came after the last capture was answered (each action
@@ -473,6 +474,7 @@ class Recorder:
             thumbnail=self._thumbs.submit(_png, frame.thumbnail),
             note=note,
             window=window,
+            above=above,
             typed=self._typed(frame, changed),
             changed=changed,
         )
@@ -606,6 +608,12 @@ class Recorder:
         if action.point is not None:
             return self.backend.window_at(*action.point)
         return self.backend.keyboard_window()
+
+    def _above(self, window: WindowRef | None) -> tuple[Over, ...]:
+        """The windows over part of `window` now, as the window system stacks them."""
+        stack = self.backend.stack() if window is not None else None
+        above = over_window(stack, window) if stack is not None and window is not None else None
+        return tuple(Over.of(w) for w in (above or ())[:MAX_OVER])
 
     def _append(self, capture: Capture) -> None:
         """Keep a capture; text typed right after text (an agent typing in chunks) joins

@@ -35,7 +35,7 @@ from mmcli.screen.carets import on_focus_line
 from mmcli.screen.echoes import Detail, find_echoes, text_lines, text_shown_elsewhere
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Patch, Rect
 from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
-from mmcli.screen.windows import WindowRef
+from mmcli.screen.windows import Over, WindowRef
 
 
 def focus_point(action: Action, previous: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -58,6 +58,8 @@ class Capture:
     """Said with the step's progress line (e.g. that its text was pasted)."""
     window: WindowRef | None = None
     """The application window under the action's target (`Step.window`)."""
+    above: tuple[Over, ...] = ()
+    """The windows over part of `window` then (`Step.above`)."""
     typed: Detail | None = None
     """After typing (this screen follows a run of typing actions): what the run changed,
     at full resolution: the typed text's picture, looked for elsewhere (`find_echoes`)."""
@@ -150,6 +152,7 @@ def build_steps(
                 effect=effect,
                 created=cap.at,
                 window=cap.window,
+                above=cap.above,
             )
         )
         window = cap.window or (window if cap.action.point is None else None)

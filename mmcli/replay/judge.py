@@ -14,10 +14,20 @@ from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
 from mmcli.screen.excuses import inner_workarea
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.matcher import Policy, Verdict, compare, target_rect
+from mmcli.screen.matcher import Difference, Policy, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, shifted
-from mmcli.screen.windows import StackedWindow, WindowRef, left_out, relocation
+from mmcli.screen.windows import (
+    StackedWindow,
+    WindowRef,
+    described_over,
+    left_out,
+    new_over,
+    relocation,
+)
+
+NEW_WINDOW = "windows"
+"""The matcher name of a window over the task's window that the recording did not have."""
 
 
 @dataclass
@@ -111,15 +121,34 @@ class Judge:
             )
 
         verdict = check()
-        if verdict.ok or offset != (0, 0) or references.this is None:
+        # A window left out never covers the target: asked only when the regions alone differ.
+        regions_alone = all(d.matcher == "regions" for d in verdict.differences)
+        if not verdict.ok and offset == (0, 0) and references.this is not None and regions_alone:
+            harmless = self.windows_left_out(step, frame)
+            if harmless:
+                self._left[step.id] = tuple(harmless)
+                verdict = check([w.frame for w in harmless])
+        new = self.new_windows(step, frame, offset)
+        if not new:
             return verdict
-        if any(d.matcher != "regions" for d in verdict.differences):
-            return verdict  # a window left out never covers the target: no use asking
-        harmless = self.windows_left_out(step, frame)
-        if not harmless:
-            return verdict
-        self._left[step.id] = tuple(harmless)
-        return check([w.frame for w in harmless])
+        return Verdict((*new, *verdict.differences), verdict.excused)
+
+    def new_windows(self, step: Step, frame: Frame, offset: Offset) -> list[Difference]:
+        """The windows over the step's window on the live screen (`frame`) that were not
+        over it when the step was recorded (`windows.new_over`), each a difference the
+        pixels need not see; none where the window system or the recording says nothing."""
+        if step.window is None:
+            return []
+        stack = self._stack(frame)
+        if stack is None:
+            return []
+        ref = WindowRef(step.window.wm_class, step.window.rect.moved(*offset))
+        patch = step.fingerprint.patch
+        protected = [*self.typed]
+        if patch is not None:
+            protected.append(target_rect(patch).moved(*offset))
+        new = new_over(stack, ref, step.above, offset, self.task_classes, protected)
+        return [Difference(NEW_WINDOW, w.frame, described_over(w), 1, 0) for w in new]
 
     def scope(self, offset: Offset) -> Rect | None:
         """Where the task is on the live screen, with it moved by `offset`: its recorded

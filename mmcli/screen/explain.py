@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mmcli.model import ActionKind
+from mmcli.model import ActionKind, plural
 from mmcli.screen.fingerprint import SCALE, Rect
 from mmcli.screen.matcher import Difference, Verdict
 
@@ -66,6 +66,10 @@ def headline(
     if verdict is None or verdict.ok:
         return "No recorded step to compare with the screen"
     diffs = verdict.differences
+    new = [d.measure for d in diffs if d.matcher == "windows"]
+    if new:
+        more = f" and {plural(len(new) - 1, 'other')}" if len(new) > 1 else ""
+        return f"Another window is over the task's window: {new[0]}{more}"
     if moved != (0, 0):
         return f"The window moved {moved_by(moved)}, and differs there"
     if found_at is not None and found_at != (0, 0):

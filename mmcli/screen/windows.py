@@ -73,6 +73,81 @@ class StackedWindow:
     not part of what it is."""
 
 
+@dataclass(frozen=True)
+class Over:
+    """A window the window system showed above a step's window, over part of it, when the
+    step was recorded (a recording's own dialog over its main window, say): replay expects
+    it there again, and no other (`new_over`)."""
+
+    wm_class: str
+    frame: Rect
+    kind: str = ""
+
+    @classmethod
+    def of(cls, window: StackedWindow) -> Over:
+        return cls(window.ref.wm_class, window.frame, window.kind)
+
+
+MAX_OVER = 32
+"""The most windows over a step's window a recording keeps."""
+
+
+def over_window(stack: Sequence[StackedWindow], ref: WindowRef) -> list[StackedWindow] | None:
+    """The windows stacked above `ref` (found once in `stack`) that cover part of its
+    frame, bottom to top; None when `ref` is not there once."""
+    found = [i for i, w in enumerate(stack) if w.ref == ref]
+    if len(found) != 1:
+        return None
+    frame = stack[found[0]].frame
+    return [w for w in stack[found[0] + 1 :] if w.frame.intersects(frame)]
+
+
+def new_over(
+    stack: Sequence[StackedWindow],
+    ref: WindowRef,
+    recorded: Sequence[Over],
+    offset: Offset,
+    task_classes: set[str],
+    protected: Sequence[Rect],
+) -> list[StackedWindow]:
+    """The windows over the task's window `ref` (where it stands now) that were not over
+    it when the step was recorded (`recorded`, moved by `offset`), whatever the pixels
+    show (another app's dialog, a terminal in front, one drawn outside the task area or
+    drawing nothing): each is a divergence. Left to the pixels: the task's own windows
+    that place themselves (its menus, tooltips, popups), and the harmless ones
+    `left_out` would leave out (a notification over no target). None known when `ref`
+    is not found (the pixels judge: moved, closed)."""
+    above = over_window(stack, ref)
+    if not above:
+        return []
+    # Moved with the task (its own dialog), or where it was (a panel over its corner).
+    known = {Over(o.wm_class, o.frame.moved(*offset), o.kind) for o in recorded} | set(recorded)
+    new = []
+    for window in above:
+        if Over.of(window) in known:
+            continue
+        if window.override_redirect and window.ref.wm_class in task_classes:
+            continue
+        if _harmless(window, task_classes) and not any(
+            window.frame.intersects(r) for r in protected
+        ):
+            continue
+        new.append(window)
+    return new
+
+
+def described_over(window: StackedWindow) -> str:
+    """A window new over the task, as a divergence names it: what the window system says
+    it is."""
+    kind = window.kind.lower() if window.kind else ""
+    if window.transient and kind in ("", "normal"):
+        kind = "dialog"
+    what = f"a {kind} window" if kind else "a window"
+    if window.override_redirect:
+        what += " that placed itself"
+    return f"{what} ({_named(WindowRef(window.ref.wm_class, window.frame))})"
+
+
 HARMLESS_KINDS = frozenset({"NOTIFICATION", "DOCK"})
 """Window types that never take part in another app's task: a desktop notification, a
 dock or panel."""

@@ -20,7 +20,7 @@ from mmcli.store import validate
 
 if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
     from mmcli.screen.fingerprint import Fingerprint, Rect
-    from mmcli.screen.windows import WindowRef
+    from mmcli.screen.windows import Over, WindowRef
 
 Document = dict[str, Any]
 
@@ -129,6 +129,10 @@ def _step_doc(step: Step) -> Document:
     doc["screen"] = fingerprint_doc(step.fingerprint)
     if step.window is not None:
         doc["window"] = {"class": step.window.wm_class, "rect": step.window.rect.as_list()}
+    if step.above:
+        doc["above"] = [
+            {"class": o.wm_class, "rect": o.frame.as_list(), "kind": o.kind} for o in step.above
+        ]
     if step.outcome is not None:
         outcome: Document = {"screen": fingerprint_doc(step.outcome.fingerprint)}
         if step.outcome.thumbnail:
@@ -275,6 +279,7 @@ def _step(doc: Any, index: int) -> Step:
         outcome=_outcome(doc["outcome"], f"{where}.outcome") if "outcome" in doc else None,
         pending=_bool(doc.get("pending", False), f"{where}.pending"),
         window=_window(doc["window"], f"{where}.window") if "window" in doc else None,
+        above=_above(doc["above"], f"{where}.above") if "above" in doc else (),
     )
 
 
@@ -287,6 +292,25 @@ def _window(doc: Any, where: str) -> WindowRef:
     if len(wm_class) > MAX_CLASS:
         raise ValueError(f"{where}.class: longer than {MAX_CLASS} characters")
     return WindowRef(wm_class, _rect(doc["rect"], f"{where}.rect"))
+
+
+def _above(doc: Any, where: str) -> tuple[Over, ...]:
+    from mmcli.screen.windows import MAX_OVER, Over
+
+    if not isinstance(doc, list) or len(doc) > MAX_OVER:
+        raise ValueError(f"{where}: a list of at most {MAX_OVER} windows")
+    found = []
+    for i, entry in enumerate(doc):
+        window = _window(entry, f"{where}[{i}]")
+        kind = _str(entry.get("kind", ""), f"{where}[{i}].kind")
+        if len(kind) > MAX_KIND:
+            raise ValueError(f"{where}[{i}].kind: longer than {MAX_KIND} characters")
+        found.append(Over(window.wm_class, window.rect, kind))
+    return tuple(found)
+
+
+MAX_KIND = 32
+"""The longest window type (EWMH, after `_NET_WM_WINDOW_TYPE_`) a recording keeps."""
 
 
 def _outcome(doc: Any, where: str) -> EndScreen:

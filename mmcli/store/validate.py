@@ -231,6 +231,8 @@ def _check_step(step: Step, where: str) -> None:
         _check_rect(step.effect, f"{where}.effect")
     if step.window is not None:
         _check_rect(step.window.rect, f"{where}.window.rect")
+    for i, over in enumerate(step.above):
+        _check_rect(over.frame, f"{where}.above[{i}].rect")
 
 
 def _check_screen(fp: Fingerprint, where: str) -> None:

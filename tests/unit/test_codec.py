@@ -164,6 +164,25 @@ def test_the_window_a_step_acted_in_is_kept_and_bounded() -> None:
         codec.loads(text.replace('"zenity.Zenity"', '"' + "z" * 300 + '"'))
 
 
+def test_the_windows_over_a_steps_window_are_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    from mmcli.screen.fingerprint import Rect
+    from mmcli.screen.windows import Over, WindowRef
+
+    rec = sample_recording()
+    window = WindowRef("gnumeric.Gnumeric", Rect(80, 90, 800, 600))
+    above = (Over("gnumeric.Gnumeric", Rect(300, 300, 200, 120), "DIALOG"),)
+    rec.steps[0] = replace(rec.steps[0], window=window, above=above)
+    text = codec.dumps(rec)
+    assert codec.loads(text).steps[0].above == above
+    assert codec.loads(codec.dumps(sample_recording())).steps[0].above == ()
+    with pytest.raises(RecordingCorrupt, match=r"above\[0\]\.kind"):
+        codec.loads(text.replace('"DIALOG"', '"' + "D" * 40 + '"'))
+    with pytest.raises(RecordingCorrupt, match=r"above\[0\]\.rect"):
+        codec.loads(text.replace("    200,\n    120,\n]\nkind", "    -5,\n    120,\n]\nkind"))
+
+
 def test_the_recorded_window_title_is_kept_and_bounded() -> None:
     from dataclasses import replace
 

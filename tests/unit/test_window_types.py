@@ -19,7 +19,7 @@ from mmcli.replay.report import ReplayOptions
 from mmcli.screen.analysis import fingerprint_of
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy
-from mmcli.screen.windows import StackedWindow, WindowRef, focus_taken, left_out
+from mmcli.screen.windows import Over, StackedWindow, WindowRef, focus_taken, left_out
 from mmcli.store.recordings import Store
 from tests.helpers import form_screen, thumbnail_png
 from tests.unit.test_replayer import SUBMIT, form_recording, save_with_screens, typing_app
@@ -108,12 +108,14 @@ def _replay(  # type: ignore[no-untyped-def]
     stacked: list[StackedWindow] | None,
     at: Rect | None = CARD,
     policy: Policy = Policy.DEFAULT,
+    above: tuple[Over, ...] = (),
 ):
     """The synthetic form replayed with a card drawn `at` (None: none drawn) and the
-    window system telling `stacked`."""
+    window system telling `stacked`; `above`: the windows each step had over its window
+    when recorded."""
     store = Store()
     rec = form_recording()
-    rec.steps = [replace(s, window=WINDOW) for s in rec.steps]
+    rec.steps = [replace(s, window=WINDOW, above=above) for s in rec.steps]
     rec.steps[1] = replace(rec.steps[1], effect=NAME_FIELD)  # where the name was typed
     save_with_screens(store, rec)
 
@@ -188,13 +190,47 @@ def test_a_window_that_took_the_input_focus_itself_gets_no_keys() -> None:
         assert focus_taken(WINDOW, stack) is None
 
 
+FAR = Rect(900, 600, 180, 60)
+"""Away from the form."""
+
+
 def test_no_key_is_sent_while_such_a_window_has_the_focus() -> None:
     # Nothing of it shows in the pixels (no card drawn): only the input focus tells.
-    report, performed, _ = _replay([FORM, card(focused=True)], at=None)
+    report, performed, _ = _replay([FORM, card(at=FAR, focused=True)], at=None)
     assert report.outcome is Outcome.DIVERGED
     assert performed == ["click"]  # the click before; not the typing
     assert report.divergence is not None
     assert "took the input focus itself" in report.divergence.reason
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        card(focused=True),
+        card("DIALOG", override_redirect=False),
+        card("", override_redirect=False),
+    ],
+    ids=["notification-with-the-focus", "dialog", "normal"],
+)
+def test_a_window_over_the_task_the_pixels_cannot_see_stops_replay_at_once(
+    window: StackedWindow,
+) -> None:
+    """The window system says a window the recording did not have is over the task's
+    window (nothing of it drawn: an input-only window, one drawn late): replay stops
+    before the first action, naming it."""
+    report, performed, _ = _replay([FORM, window], at=None)
+    assert report.outcome is Outcome.DIVERGED and performed == []
+    assert report.divergence is not None
+    assert report.divergence.reason.startswith("Another window is over the task's window: a ")
+    assert "('notifier.Notifier' at 450,230 180x60)" in report.divergence.reason
+
+
+def test_a_window_over_the_task_when_it_was_recorded_is_expected_there() -> None:
+    """The same window over the same place when each step was recorded: not new."""
+    dialog = card("DIALOG", override_redirect=False)
+    report, performed, _ = _replay([FORM, dialog], at=None, above=(Over.of(dialog),))
+    assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+    assert performed == ["click", "type", "click"]
 
 
 SAVED = Rect(120, 440, 200, 40)

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mmcli.screen.fingerprint import Rect
-from mmcli.screen.windows import WindowRef, relocation
+from mmcli.screen.windows import (
+    Over,
+    StackedWindow,
+    WindowRef,
+    described_over,
+    new_over,
+    relocation,
+)
 
 TASK = WindowRef("zenity.Zenity", Rect(80, 90, 400, 300))
 
@@ -26,3 +35,52 @@ def test_none_or_several_candidates_give_no_offset() -> None:
 def test_a_window_without_a_class_is_not_known_by_it() -> None:
     anonymous = WindowRef("", TASK.rect)
     assert relocation(anonymous, [WindowRef("", Rect(140, 90, 400, 300))]) is None
+
+
+# ----- windows new over the task's window ------------------------------------------------
+
+TASK_REF = WindowRef("gnumeric.Gnumeric", Rect(100, 100, 800, 600))
+TASK_WIN = StackedWindow(TASK_REF, Rect(98, 78, 804, 624), "NORMAL")
+TARGET_AT = [Rect(120, 150, 64, 64)]
+
+
+def win(wm_class: str, at: Rect, kind: str = "NORMAL", **what: object) -> StackedWindow:
+    return StackedWindow(WindowRef(wm_class, at), at, kind, **what)  # type: ignore[arg-type]
+
+
+def test_a_window_over_the_task_the_recording_did_not_have_is_new() -> None:
+    dialog = win("xmessage.Xmessage", Rect(600, 500, 200, 80), "DIALOG")
+    below = win("xterm.XTerm", Rect(600, 500, 200, 80))
+    far = win("xterm.XTerm", Rect(1200, 800, 200, 80))
+    assert new_over([TASK_WIN, dialog], TASK_REF, (), (0, 0), {"gnumeric.Gnumeric"}, TARGET_AT) == [
+        dialog
+    ]
+    assert new_over([below, TASK_WIN, far], TASK_REF, (), (0, 0), set(), TARGET_AT) == []
+
+
+def test_windows_the_recording_had_over_the_task_are_expected_moved_or_not() -> None:
+    own = win("gnumeric.Gnumeric", Rect(300, 300, 200, 100), "DIALOG", transient=True)
+    panel = win("panel.Panel", Rect(0, 650, 1920, 30), "UTILITY")
+    recorded = (Over.of(own), Over.of(panel))
+    moved = [replace(TASK_WIN, ref=WindowRef(TASK_REF.wm_class, TASK_REF.rect.moved(60, 0)))]
+    own_moved = replace(own, frame=own.frame.moved(60, 0))
+    stack = [*moved, own_moved, panel]
+    ref = moved[0].ref
+    assert new_over(stack, ref, recorded, (60, 0), set(), TARGET_AT) == []
+    assert new_over(stack, ref, (), (60, 0), set(), TARGET_AT) == [own_moved, panel]
+
+
+def test_the_tasks_own_popups_and_harmless_windows_are_left_to_the_pixels() -> None:
+    menu = win("gnumeric.Gnumeric", Rect(120, 120, 150, 300), "POPUP_MENU", override_redirect=True)
+    note = win("dunst.Dunst", Rect(700, 100, 200, 60), "NOTIFICATION", override_redirect=True)
+    on_target = replace(note, frame=Rect(110, 140, 200, 60))
+    classes = {"gnumeric.Gnumeric"}
+    assert new_over([TASK_WIN, menu, note], TASK_REF, (), (0, 0), classes, TARGET_AT) == []
+    assert new_over([TASK_WIN, on_target], TASK_REF, (), (0, 0), classes, TARGET_AT) == [on_target]
+
+
+def test_nothing_is_new_where_the_tasks_window_is_not_found() -> None:
+    dialog = win("xmessage.Xmessage", Rect(600, 500, 200, 80), "DIALOG")
+    assert new_over([dialog], TASK_REF, (), (0, 0), set(), TARGET_AT) == []
+    assert described_over(dialog) == "a dialog window ('xmessage.Xmessage' at 600,500 200x80)"
+    assert described_over(replace(dialog, kind="", transient=True)).startswith("a dialog window")
