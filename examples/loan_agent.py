@@ -215,8 +215,10 @@ def decide_field(form: Window, label: str, wanted: str) -> Act | None:
     return Act(kind, f"focusing {label}", *center(entry), text=wanted, target=label)
 
 
-def decide_form(form: Window, goal: Goal) -> Act:
+def decide_form(form: Window, goal: Goal, done: frozenset[str] = frozenset()) -> Act:
     for label in FIELD_NAMES:
+        if label in done:
+            continue
         act = decide_field(form, label, getattr(goal, label.lower()))
         if act:
             return act
@@ -240,8 +242,9 @@ def decide_form(form: Window, goal: Goal) -> Act:
     return Act("click", "clicking Submit", *center(submit), target="Submit")
 
 
-def decide(layout: Layout, goal: Goal) -> Act:
-    """The next action for what is on screen now; pure, so it can be tested offline."""
+def decide(layout: Layout, goal: Goal, done: frozenset[str] = frozenset()) -> Act:
+    """The next action for what is on screen now; pure, so it can be tested offline.
+    `done`: fields taken as filled whatever they show."""
     modal = top_modal(layout)
     if modal is not None:
         return decide_modal(modal)
@@ -250,7 +253,7 @@ def decide(layout: Layout, goal: Goal) -> Act:
         if any(w.get("role") == "entry" for win in layout["windows"] for w in widgets(win)):
             raise Stop(EXIT_CANNOT, "this is not the loan form (no Name field)")
         raise Stop(EXIT_CANNOT, "no form on screen")
-    return decide_form(form, goal)
+    return decide_form(form, goal, done)
 
 
 # ----- action -----------------------------------------------------------------------
@@ -298,6 +301,7 @@ class Agent:
         think: float,
         typing: str = "whole",
         gui: object | None = None,
+        blind: bool = False,
     ) -> None:
         if gui is None:
             import pyautogui  # imported late: it needs a display at import time
@@ -313,6 +317,9 @@ class Agent:
         self.last_action = 0.0
         self.tries: Counter[str] = Counter()
         self.actions = 0
+        self.blind = blind
+        """Fill each field once, from scratch, whatever it shows (`--blind`)."""
+        self.filled: set[str] = set()
 
     def look(self) -> Layout:
         return observe(self.path, self.last_action + SETTLE if self.last_action else 0.0)
@@ -389,10 +396,28 @@ class Agent:
             time.sleep(0.1)
         # Still open: let the main loop click OK again (bounded by MAX_TRIES).
 
+    def blindly(self, layout: Layout) -> Act | None:
+        """With `--blind`: a click into the next field not filled yet in this run, to
+        type its value after whatever it holds."""
+        form = form_window(layout)
+        if not self.blind or form is None or top_modal(layout) is not None:
+            return None
+        for label in FIELD_NAMES:
+            entry = find(form, "entry", label)
+            if label not in self.filled and entry is not None:
+                wanted = getattr(self.goal, label.lower())
+                return Act("click", f"focusing {label}", *center(entry), text=wanted, target=label)
+        return None
+
     def run(self) -> None:
         while True:
             layout = self.look()
-            act = decide(layout, self.goal)
+            blind = self.blindly(layout)
+            if blind is not None:
+                self.fill(blind)
+                self.filled.add(blind.target)
+                continue
+            act = decide(layout, self.goal, frozenset(self.filled))
             if act.target == "confirm_ok":
                 self.confirm(act)
             elif act.target == "Submit":
@@ -425,6 +450,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="type each value in one call, in two halves, or one key press per character",
     )
     p.add_argument(
+        "--blind",
+        action="store_true",
+        help="fill each field once from scratch whatever it shows, and never look at it "
+        "again (as an agent that ignores MM_RESUME_STEP and the screen's state: a value "
+        "already there is typed again, and stays doubled)",
+    )
+    p.add_argument(
         "--input",
         choices=("pyautogui", "vnc"),
         default="pyautogui",
@@ -439,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         goal = resolve_goal(args, {} if args.args_only else dict(os.environ))
         gui = VncGui() if args.input == "vnc" else None
         try:
-            Agent(args.layout, goal, max(0.0, args.think), args.typing, gui).run()
+            Agent(args.layout, goal, max(0.0, args.think), args.typing, gui, args.blind).run()
         finally:
             if gui is not None:
                 gui.close()

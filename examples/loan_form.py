@@ -68,6 +68,8 @@ class Options:
     late_hover: int = 0
     """Milliseconds after the pointer enters a button before its hover effect is drawn
     (0: at once, as Tk draws it)."""
+    draft_notice: bool = False
+    """A small "Draft saved" window over the form once the name is typed and left."""
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -133,6 +135,12 @@ def parse_args(argv: list[str] | None = None) -> Options:
         help="the upload after the confirmation fails: nothing is saved, the status line says so",
     )
     p.add_argument(
+        "--draft-notice",
+        action="store_true",
+        help="a small 'Draft saved' window opens over the form once the name is typed and "
+        "the focus leaves it",
+    )
+    p.add_argument(
         "--late-hover",
         type=int,
         default=0,
@@ -159,6 +167,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         echo=a.echo,
         fail_upload=a.fail_upload,
         late_hover=a.late_hover,
+        draft_notice=a.draft_notice,
     )
 
 
@@ -387,6 +396,29 @@ class LoanFormApp:
         self.schedule_publish()
         return top
 
+    def notice_draft_after_name(self) -> None:
+        """Once the focus leaves the Name field with text in it, a small window over the
+        form says the draft was saved."""
+        entry = self.entries["name"]
+
+        def left(_: object) -> None:
+            if self.vars["name"].get() and not self.drafted:
+                self.drafted = True
+                self.open_draft_notice()
+
+        self.drafted = False
+        entry.bind("<FocusOut>", left, add="+")
+
+    def open_draft_notice(self) -> None:
+        x, y = self.opts.position
+        top = tk.Toplevel(self.root, borderwidth=2, relief="raised", background="#e0ffe0")
+        top.title("Draft")
+        top.geometry(f"140x50+{x + 400}+{y + 330}")
+        self.draft = top
+        label = tk.Label(top, text="Draft saved", background="#e0ffe0")
+        label.place(relx=0.5, rely=0.5, anchor="center")
+        self.described[label] = ("label", "Draft saved", "draft")
+
     def open_mail_notice(self) -> None:
         top = tk.Toplevel(self.root, borderwidth=2, relief="raised", background="#ffffe0")
         top.title("New mail")
@@ -411,6 +443,10 @@ class LoanFormApp:
         return None
 
     def on_submit(self) -> None:
+        draft = getattr(self, "draft", None)
+        if draft is not None:  # the draft is being filed: its notice goes
+            draft.destroy()
+            self.draft = None
         problem = self.validation_error()
         if problem:
             self.show_error(problem)
@@ -564,6 +600,8 @@ class LoanFormApp:
             self.move_focus_after_first_click(self.entries[self.opts.refocus])
         if self.opts.notice_elsewhere:
             self.open_mail_notice()
+        if self.opts.draft_notice:
+            self.notice_draft_after_name()
         if self.opts.popup_at_start:
             self.open_dialog("Notice", "Scheduled maintenance tonight", lambda: None)
         self.root.update()

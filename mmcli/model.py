@@ -194,6 +194,29 @@ class EndScreen:
 
 
 @dataclass(frozen=True)
+class Landed:
+    """Where a typing step's text landed, as read back when it was recorded: replay reads
+    the same field after typing and compares (`readback`)."""
+
+    source: str
+    """How the field was read: "accessibility" (its text, from the accessibility tree) or
+    "ocr" (its pixels); "" when it could not be read at all."""
+    text: str | None = None
+    """The field's whole text after the typing, each param's value as its placeholder;
+    None when it cannot be compared: not read, not holding what was typed, or holding
+    something of a secret other than its placeholder."""
+    box: Rect | None = None
+    """The field on the screen: the accessible object's extents, or what OCR read."""
+    redone: bool = False
+    """The field held the typed text more than once: typed again into a field that
+    already held it (work done twice)."""
+
+
+MAX_LANDED_TEXT = 4096
+"""The longest field text a recording keeps to compare with."""
+
+
+@dataclass(frozen=True)
 class Step:
     """An action and the screen as it was just before it was performed."""
 
@@ -217,6 +240,9 @@ class Step:
     above: tuple[Over, ...] = ()
     """The windows the window system showed above `window`, over part of it, when the
     step was recorded: replay expects these there, and no other (`windows.new_over`)."""
+    landed: Landed | None = None
+    """For a typing step: its field read back after it when recorded (None: not read,
+    e.g. recorded before mm read fields back)."""
 
     def thumbnails(self) -> list[str]:
         """The file names of this step's thumbnails (its screen, its outcome's)."""

@@ -18,7 +18,7 @@ third-party library's process-wide settings.
   agent's own VNC client, each input handed over before it is passed on.
 - `fake`: a scripted screen for unit tests.
 
-May import: the vocabulary, `screen`, `store` (and `desktop`, its own layer).
+May import: the vocabulary, `screen`, `store`, `readback` (and `desktop`, its own layer).
 """
 
 from __future__ import annotations

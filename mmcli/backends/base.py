@@ -18,6 +18,7 @@ from mmcli.screen.windows import StackedWindow, WindowRef
 if TYPE_CHECKING:
     from mmcli.backends.rfbproxy import Input, RFBProxy
     from mmcli.desktop.input_watch import EventSource, Grabber
+    from mmcli.readback.field import FieldText, NotRead
 
 FAILSAFE_MARGIN = 0
 """How far (px) from a corner the pointer may be and still count as 'in the corner'."""
@@ -303,6 +304,19 @@ class Backend(ABC):
         """The title of the application window at (x, y), to name it in messages; None
         where there is none or it cannot be told."""
         return None
+
+    def read_field(
+        self, box: Rect | None, frame: Frame | None = None, prefer: str = ""
+    ) -> FieldText | NotRead:
+        """The text of the field typed text went to: where the display can tell it, the
+        focused field's own text (the accessibility tree); else OCR of `box` on `frame`
+        (None: the screen now). `prefer` "ocr": the pixels alone."""
+        from mmcli.readback.field import NotRead
+        from mmcli.readback.reader import read_pixels
+
+        if box is None:
+            return NotRead("ocr", "the field's place on the screen is not known")
+        return read_pixels(frame or self.grab(), box)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -10,6 +10,7 @@ from PIL import Image
 
 from mmcli.backends.base import Backend, ChangeLog
 from mmcli.model import Action
+from mmcli.readback.field import FieldText, NotRead
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import StackedWindow, WindowRef
 
@@ -36,6 +37,9 @@ class FakeBackend(Backend):
         """What `stack` answers, bottom to top (None: the window system says nothing)."""
         self.work_area: Rect | None = None
         """What `workarea` answers: the screen less the desktop's panels (None: not known)."""
+        self.field: str | None = None
+        """What `read_field` reads in the field that has the focus, as an accessibility
+        tree would give it (None: no field can be read)."""
 
     def size(self) -> tuple[int, int]:
         return self.screen.size
@@ -72,6 +76,13 @@ class FakeBackend(Backend):
             if r.x <= x < r.right and r.y <= y < r.bottom:
                 return window
         return None
+
+    def read_field(
+        self, box: Rect | None, frame: Frame | None = None, prefer: str = ""
+    ) -> FieldText | NotRead:
+        if self.field is None:
+            return NotRead("accessibility", "the fake display reads no field")
+        return FieldText(self.field, "accessibility", rect=box)
 
     def repaint(self, screen: Image.Image | None = None) -> None:
         """Show `screen` (or redraw the same), reported as a change."""

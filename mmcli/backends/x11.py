@@ -27,6 +27,7 @@ from mmcli.screen.windows import StackedWindow, WindowRef
 
 if TYPE_CHECKING:
     from mmcli.desktop.input_watch import EventSource, Grabber
+    from mmcli.readback.field import FieldText, NotRead
 
 CLICK_SETTLE = 0.02
 """After a click, time for the app to take it before the pointer moves on (without it a Tk
@@ -203,6 +204,27 @@ class X11Backend(XInput, Backend):
         try:
             return x11windows.window_title_at(display, x, y)
         except Exception:  # the window vanished under us
+            return None
+
+    def read_field(
+        self, box: Rect | None, frame: Frame | None = None, prefer: str = ""
+    ) -> FieldText | NotRead:
+        """The focused field's text through the accessibility tree, in the app of the
+        window that has the keyboard; else OCR of `box` (`readback.reader`)."""
+        from mmcli.readback.reader import read
+
+        if frame is None and box is not None:
+            frame = self.grab()
+        return read(self._keyboard_pid(), box, frame, prefer or "accessibility")
+
+    def _keyboard_pid(self) -> int | None:
+        display = getattr(self._x11, "_display", None)
+        if display is None:
+            return None
+        try:
+            xid = x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
+            return x11windows.window_pid(display, xid) if xid else None
+        except Exception:  # the window vanished under us, or no window manager
             return None
 
     def perform(self, action: Action) -> None:

@@ -313,6 +313,15 @@ def window_title_at(display: Any, x: int, y: int) -> str | None:
     return None
 
 
+def window_pid(display: Any, xid: int) -> int | None:
+    """The process of client window `xid`, as it says (EWMH `_NET_WM_PID`); None unset."""
+    from Xlib import X
+
+    window = display.create_resource_object("window", xid)
+    prop = window.get_full_property(display.intern_atom("_NET_WM_PID"), X.AnyPropertyType)
+    return int(prop.value[0]) if prop is not None and len(prop.value) else None
+
+
 def active(display: Any, atom: int) -> int | None:
     from Xlib import X
 

@@ -10,5 +10,5 @@
 - `integrate`: the one path a finished run takes into the store (record, `--add`, heal).
 - `record`: `mm record`, and an agent run under the recorder (`run_recorded`).
 
-May import: the vocabulary, `screen`, `store`, `desktop`, `backends`.
+May import: the vocabulary, `screen`, `store`, `readback`, `desktop`, `backends`.
 """

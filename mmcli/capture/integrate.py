@@ -21,9 +21,17 @@ import numpy as np
 from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import find_leak, leaked_in
-from mmcli.capture.steps import Built, Capture, build_steps, volatile_masks
+from mmcli.capture.steps import (
+    READ_BACK_MIN,
+    Built,
+    Capture,
+    build_steps,
+    readable,
+    volatile_masks,
+)
 from mmcli.model import PLACEHOLDER, Recording, Step, plural, shown_command
 from mmcli.params import Values, template_command, value_digest
+from mmcli.readback.field import NotRead, normalise
 from mmcli.screen.analysis import covered_share
 from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
@@ -119,6 +127,28 @@ class Integrated:
     not know (kept pending until `mm approve`)."""
     branch: int | None = None
     """The id of the new branch's first step (`Into.BRANCH`)."""
+
+
+def typed_doubts(captures: Sequence[Capture]) -> list[str]:
+    """For each text a run typed into one field that was not read back there as typed
+    (its field not read, showing other text, or holding it twice: typed again into a field
+    that already held it), the run's step and why; never the text (it may be a secret)."""
+    doubts = []
+    for n, cap in enumerate(captures, 1):
+        if not readable(cap.action) or cap.read is None:
+            continue
+        if isinstance(cap.read, NotRead):
+            doubts.append(f"step {n}: its field could not be read back ({cap.read.reason})")
+            continue
+        found = normalise(cap.read.text).count(normalise(cap.action.text))
+        if found == 0:
+            doubts.append(f"step {n}: its field does not show what was typed")
+        elif found >= 2 and len(normalise(cap.action.text)) >= READ_BACK_MIN:
+            doubts.append(
+                f"step {n}: its field already held what was typed: it now holds it {found} "
+                "times (work done twice?)"
+            )
+    return doubts
 
 
 def used_names(steps: Sequence[Step]) -> set[str]:
@@ -308,7 +338,8 @@ def _branch(
     # verify a heal against: its heals are trusted as they always were.
     legacy = not existing.outcomes(trusted_only=False)
     known = known_outcome(store, existing, built.steps[-1], run) if built.steps else None
-    if built.steps and known is None and not legacy:
+    doubts = typed_doubts(run.captures)
+    if built.steps and ((known is None and not legacy) or doubts):
         built.steps[0] = replace(built.steps[0], pending=True)
     existing.steps.extend(built.steps)
     _extend(existing, volatile, built.area)
@@ -317,6 +348,15 @@ def _branch(
     store.save(existing, built.thumbnails)
     what = plural(len(built.steps), "step")
     branch = built.steps[0].id if built.steps else None
+    if doubts and branch is not None:
+        for doubt in doubts:
+            say(f"the agent's {doubt}")
+        say(
+            f"saved a branch of {what} (branch id {branch}), pending: what the agent typed "
+            f"was not verified where it landed; check it, then `mm approve {existing.name} "
+            f"{branch}`"
+        )
+        return Integrated(True, len(built.steps), pending=branch, branch=branch)
     if legacy:
         say(f"saved a branch of {what}")
         return Integrated(True, len(built.steps), branch=branch)

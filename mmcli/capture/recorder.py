@@ -33,7 +33,7 @@ import numpy as np
 from mmcli.backends.base import ZONE_MARGIN, Backend, ChangeLog, Settled
 from mmcli.capture import shim
 from mmcli.capture.secrets import typed_text
-from mmcli.capture.steps import Capture, focus_point
+from mmcli.capture.steps import Capture, field_box, focus_point, readable
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import BUTTONS, MAX_KEY_MS, Action, ActionKind
@@ -458,6 +458,7 @@ class Recorder:
         # screen need be still only since then. An agent that thought for a second
         # before this action is captured at once, not 20 ms later.
         frame = settle(self.backend, since=self._last_capture, quiet=quiet)
+        self._read_back(frame, action)
         self._note_answer(answer, frame)
         self._pressed_at = 0.0  # the presses of the action captured now come after this
         target = focus_point(action, self._focus)
@@ -608,6 +609,19 @@ class Recorder:
         if action.point is not None:
             return self.backend.window_at(*action.point)
         return self.backend.keyboard_window()
+
+    def _read_back(self, frame: Frame, action: Action | None) -> None:
+        """Once the app has drawn typed text (`frame`: the screen before the next action
+        `action`, or the final one), read its field back onto the typing's capture (see
+        `steps.landed_of`); text typed right after joins it and is read after its last
+        piece."""
+        last = self.captures[-1] if self.captures else None
+        if last is None or last.read is not None or not readable(last.action):
+            return
+        if action is not None and action.kind is ActionKind.TYPE:
+            return
+        last.field_box = field_box(last, frame)
+        last.read = self.backend.read_field(last.field_box, frame)
 
     def _above(self, window: WindowRef | None) -> tuple[Over, ...]:
         """The windows over part of `window` now, as the window system stacks them."""
@@ -791,6 +805,7 @@ class Recorder:
                     "(an animation?); the outcome is the screen as it was then, and replay "
                     "will judge its own last screen against it"
                 )
+            self._read_back(frame, None)
             self.final = frame.small
             self.final_frame = frame
             self.final_changed = self._changed(frame)

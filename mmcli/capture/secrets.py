@@ -71,8 +71,13 @@ def _typed(recording: Recording) -> Iterable[tuple[str, str]]:
             yield f"step {n} and the keys typed before it", run
         else:
             run = ""
-        if action.keys:
-            yield f"step {n}", "".join(action.keys)
+        # A key's name ("enter", "tab") is not text it typed: only keys that type one
+        # character (a hotkey's "c") could spell a piece of a secret.
+        keyed = "".join(k for k in action.keys if len(k) == 1)
+        if keyed:
+            yield f"step {n}", keyed
+        if step.landed is not None and step.landed.text:
+            yield f"step {n}'s field as read back", step.landed.text
 
 
 def find_leak(recording: Recording, secrets: Mapping[str, str]) -> None:

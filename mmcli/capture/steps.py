@@ -19,8 +19,10 @@ from datetime import datetime
 import numpy as np
 
 from mmcli.capture.secrets import join_keystrokes, joined
-from mmcli.model import POINTED, Action, ActionKind, EndScreen, Step
-from mmcli.params import parametrize
+from mmcli.model import MAX_LANDED_TEXT, POINTED, Action, ActionKind, EndScreen, Landed, Step
+from mmcli.params import leaked_in, parametrize
+from mmcli.readback.field import FieldText, NotRead, normalise
+from mmcli.readback.reader import widen_to_field
 from mmcli.screen.analysis import (
     SPILL,
     changed_regions,
@@ -33,7 +35,7 @@ from mmcli.screen.analysis import (
 )
 from mmcli.screen.carets import on_focus_line
 from mmcli.screen.echoes import Detail, find_echoes, text_lines, text_shown_elsewhere
-from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Patch, Rect
+from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Frame, Patch, Rect
 from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
 from mmcli.screen.windows import Over, WindowRef
 
@@ -60,6 +62,11 @@ class Capture:
     """The application window under the action's target (`Step.window`)."""
     above: tuple[Over, ...] = ()
     """The windows over part of `window` then (`Step.above`)."""
+    read: FieldText | NotRead | None = None
+    """For typed text: its field read back once the app had drawn it (`landed_of`)."""
+    field_box: Rect | None = None
+    """For typed text: where its field stood (what the typing changed, to its field's
+    ground), for OCR."""
     typed: Detail | None = None
     """After typing (this screen follows a run of typing actions): what the run changed,
     at full resolution: the typed text's picture, looked for elsewhere (`find_echoes`)."""
@@ -153,6 +160,9 @@ def build_steps(
                 created=cap.at,
                 window=cap.window,
                 above=cap.above,
+                landed=landed_of(cap, values, secrets or set())
+                if action.kind is ActionKind.TYPE
+                else None,
             )
         )
         window = cap.window or (window if cap.action.point is None else None)
@@ -196,6 +206,53 @@ def build_steps(
         outcome = EndScreen(fp, name if final_thumbnail is not None else None)
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(steps, thumbnails, area)
+
+
+READ_BACK_MIN = 3
+"""Typed text at least this long found twice in its field is "typed twice" (`redone`)."""
+
+
+def readable(action: Action) -> bool:
+    """Whether typed text can be read back as the text of one field: it moves to no
+    other field on the way (no Tab, no Return) and is not empty."""
+    text = action.text
+    return action.kind is ActionKind.TYPE and bool(text) and not any(c in text for c in "\t\r\n")
+
+
+def field_box(cap: Capture, after: Frame) -> Rect | None:
+    """Where typed text went (`cap`: the capture before the typing; `after`: the screen
+    once drawn): what the typing changed on the focused field's line, widened to the
+    field it is in (`reader.widen_to_field`: its earlier text included); None when
+    nothing changed."""
+    regions = effect_regions(cap, after.small, [])
+    text = union_of(regions)
+    if text is None:
+        return None
+    return widen_to_field(after.pixels, text)
+
+
+def landed_of(cap: Capture, values: Mapping[str, str], secrets: set[str]) -> Landed | None:
+    """What a recording keeps of a typing capture's field read back (`Step.landed`): the
+    field's text with each param's value as its placeholder, only when the read shows the
+    typed text (else nothing to compare with at replay), and nothing of it when a piece of
+    a secret would stay in it; None when it was not read (text that moves between
+    fields)."""
+    read = cap.read
+    if read is None:
+        return None
+    box = cap.field_box
+    if isinstance(read, NotRead):
+        return Landed("", None, box)
+    if read.source == "accessibility" and read.rect is not None and read.rect.w and read.rect.h:
+        box = read.rect
+    typed = normalise(cap.action.text)
+    shown = normalise(read.text)
+    found = shown.count(typed) if typed else 0
+    text: str | None = parametrize(read.text, values) if found else None
+    hidden = {k: v for k, v in values.items() if k in secrets}
+    if text is not None and (len(text) > MAX_LANDED_TEXT or leaked_in(text, hidden)):
+        text = None
+    return Landed(read.source, text, box, redone=found >= 2 and len(typed) >= READ_BACK_MIN)
 
 
 def _value_mask(rect: Rect, *screens: np.ndarray, spill: int = 0) -> Rect:

@@ -119,7 +119,13 @@ def screen_run(report: Any, dry_run: bool = False) -> None:
         Outcome.HEALED_PENDING: "[yellow]healed, unverified[/]: "
         + escape(f"{report.agent_steps} steps by the agent; {report.detail}"),
     }
-    say(messages.get(report.outcome, str(report.outcome)), soft_wrap=True)
+    line = messages.get(report.outcome, str(report.outcome))
+    unsure = getattr(report, "verified", None) is False
+    if unsure and report.outcome in (Outcome.FROM_MEMORY, Outcome.HEALED):
+        line = line.replace("[green]", "[yellow]", 1).replace("[/]", ", not verified[/]", 1)
+        steps = ", ".join(u.split(":", 1)[0] for u in report.unverified)
+        line += escape(f"; typed text not read back where it landed ({steps})")
+    say(line, soft_wrap=True)
     if report.outcome is Outcome.DIVERGED:
         say(escape(next_steps(report.name, dry_run)), soft_wrap=True)
 

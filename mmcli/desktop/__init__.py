@@ -6,5 +6,5 @@
   what the recording channels reported.
 - `agent`: running the agent command.
 
-May import: the vocabulary, `screen`, `store`.
+May import: the vocabulary, `screen`, `store`, `readback`.
 """

@@ -6,5 +6,5 @@
 - `approve`: `mm approve`, trusting a branch that ended on a new outcome.
 - `doctor`: `mm doctor`'s checks.
 
-May import: the vocabulary, `screen`, `store`, `desktop`, `backends`, `llm`, `sdk`.
+May import: the vocabulary, `screen`, `store`, `readback`, `desktop`, `backends`, `llm`, `sdk`.
 """

@@ -61,7 +61,7 @@ def diagnose(
         return _diagnose_vnc(store, open_backend, display or "")
     findings = [check_store(store), check_display()]
     if findings[-1].status is Status.FAIL:
-        for name in ("screenshot", "input", "fail-safe", WINDOWS):
+        for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
             findings.append(Finding(name, Status.SKIP, "needs a display"))
         return findings
     try:
@@ -74,6 +74,7 @@ def diagnose(
         findings.append(_unless_busy(lambda: check_input(backend)))
         findings.append(check_failsafe(backend))
     findings.append(check_window_structure())
+    findings.append(check_readback(accessibility=True))
     return findings
 
 
@@ -85,7 +86,7 @@ def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: st
         backend = open_backend()
     except MMError as e:
         findings.append(Finding("display", Status.FAIL, str(e), VNC_FIX))
-        for name in ("screenshot", "input", "fail-safe", WINDOWS):
+        for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
             findings.append(Finding(name, Status.SKIP, "needs a display"))
         return findings
     with backend:
@@ -103,7 +104,51 @@ def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: st
         )
         told = "over VNC a remote desktop tells nothing of its windows"
         findings.append(Finding(WINDOWS, Status.SKIP, f"{told}: {WINDOWS_OFF}"))
+    findings.append(check_readback(accessibility=False))
     return findings
+
+
+READBACK = "readback"
+READBACK_FIX = "apt-get install at-spi2-core tesseract-ocr tesseract-ocr-eng"
+UNVERIFIED = "typed values are reported not verified and heals that type are pending until approved"
+
+
+def check_readback(accessibility: bool) -> Finding:
+    """How typed text can be read back where it landed (docs/validation.md): through the
+    accessibility tree (an AT-SPI bus up before the apps start) and by OCR (tesseract);
+    over VNC by OCR alone."""
+    from mmcli.readback.atspi import Unavailable, find_bus
+
+    ocr = shutil.which("tesseract") is not None
+    bus, why = "", ""
+    if accessibility:
+        try:
+            bus = find_bus()
+        except Unavailable as e:
+            bus, why = "", str(e)
+    tree = (
+        "the accessibility bus is up (apps started after it expose their fields)"
+        if bus
+        else f"no accessibility tree ({why})"
+        if accessibility
+        else "over VNC no accessibility tree"
+    )
+    if ocr:
+        return Finding(READBACK, Status.OK, f"{tree}; other fields read by OCR (tesseract)")
+    if bus:
+        return Finding(
+            READBACK,
+            Status.WARN,
+            f"{tree}; no OCR (tesseract): fields of apps without one cannot be read back, "
+            f"{UNVERIFIED}",
+            READBACK_FIX,
+        )
+    return Finding(
+        READBACK,
+        Status.WARN,
+        f"{tree} and no OCR (tesseract): typed text cannot be read back; {UNVERIFIED}",
+        READBACK_FIX,
+    )
 
 
 def _check_vnc_input(backend: Backend) -> Finding:

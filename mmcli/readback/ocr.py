@@ -173,10 +173,20 @@ def clean(gray: np.ndarray) -> Cleaned:
 
 def _inside_border(ink: np.ndarray, depth: int = 5) -> tuple[int, int, int, int]:
     """(top, bottom, left, right) of the crop inside the field's frame: rows and columns
-    at the edges, up to `depth` deep, that are lines (ink across most of their length)
-    or hold ink only within `CORNER` px of their ends (a rounded corner's remnant)."""
+    at the edges, up to `depth` deep, that are blank (a margin outside the frame), lines
+    (ink across most of their length) or hold ink only within `CORNER` px of their ends
+    (a rounded corner's remnant)."""
     height, width = ink.shape
     top, bottom, left, right = 0, height, 0, width
+    # A margin outside the frame (a box grown past the field): blank edge lines first.
+    while top < depth and bottom - top > 2 and not ink[top].any():
+        top += 1
+    while height - bottom < depth and bottom - top > 2 and not ink[bottom - 1].any():
+        bottom -= 1
+    while left < depth and right - left > 2 and not ink[:, left].any():
+        left += 1
+    while width - right < depth and right - left > 2 and not ink[:, right - 1].any():
+        right -= 1
     changed = True
     while changed and bottom - top > 2 and right - left > 2:
         changed = False

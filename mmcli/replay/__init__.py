@@ -14,5 +14,5 @@
 - `journal`: the replay's line in the history.
 - `batch`: one replay per CSV row.
 
-May import: the vocabulary, `screen`, `store`, `desktop`, `backends`, `capture`.
+May import: the vocabulary, `screen`, `store`, `readback`, `desktop`, `backends`, `capture`.
 """

@@ -5,7 +5,7 @@ something, and typed no param's recorded value instead of this run's."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mmcli.backends.base import Backend
 from mmcli.errors import MMError, Outcome, TypedOtherwise
@@ -27,6 +27,11 @@ class AgentRun:
     pending_branch: int | None = None
     branch: int | None = None
     """The id of the first step of the branch learned from the agent's run, if saved."""
+    verified: bool | None = None
+    """Every value the agent typed was read back where it landed, as typed (None: it
+    typed nothing)."""
+    unverified: list[str] = field(default_factory=list)
+    """For each value it typed that was not: its step in the agent's run, and why."""
 
 
 class HandOver:
@@ -58,9 +63,10 @@ class HandOver:
         to); `secret_typed`: a step on the path typed a secret."""
         # The recorder is loaded only for a hand-over: a replay that never diverges (most
         # runs from cron) starts 0.1 s sooner without it.
-        from mmcli.capture.integrate import FinishedRun, Into, integrate
+        from mmcli.capture.integrate import FinishedRun, Into, integrate, typed_doubts
         from mmcli.capture.record import check_recordable, run_recorded
         from mmcli.capture.stale import stale_value
+        from mmcli.capture.steps import readable
 
         if self.options.before_commit:
             self.options.before_commit()
@@ -84,14 +90,25 @@ class HandOver:
             cwd=self.options.agent_cwd,
         )
 
+        doubts = typed_doubts(recorder.captures)
+        typed_any = any(readable(c.action) for c in recorder.captures)
+
         def ended(
             outcome: Outcome,
             detail: str = "",
             pending: int | None = None,
             branch: int | None = None,
         ) -> AgentRun:
+            verified = (not doubts) if typed_any else None
             return AgentRun(
-                outcome, run.returncode, len(recorder.captures), detail, pending, branch
+                outcome,
+                run.returncode,
+                len(recorder.captures),
+                detail,
+                pending,
+                branch,
+                verified,
+                doubts,
             )
 
         if run.timed_out:
@@ -127,10 +144,15 @@ class HandOver:
             return ended(Outcome.NOT_SAVED, f"the branch could not be saved: {e}")
         if done.pending is None:
             return ended(Outcome.HEALED, branch=done.branch)
+        why = (
+            "what the agent typed could not be verified where it landed"
+            if doubts
+            else "the agent's run ended on an outcome the recording has not seen"
+        )
         return ended(
             Outcome.HEALED_PENDING,
-            "the agent's run ended on an outcome the recording has not seen; its branch is "
-            f"pending: check the task, then `mm approve {self.recording.name} {done.pending}`",
+            f"{why}; its branch is pending: check the task, then "
+            f"`mm approve {self.recording.name} {done.pending}`",
             done.pending,
             done.branch,
         )

@@ -31,6 +31,7 @@ from mmcli.replay.divergence import Diagnosis, differed
 from mmcli.replay.handover import AgentRun, HandOver
 from mmcli.replay.journal import journal
 from mmcli.replay.judge import Judge, Match
+from mmcli.replay.landed import Landing, both
 from mmcli.replay.look import Looker
 from mmcli.replay.outcome import await_outcome, pending_reason
 from mmcli.replay.report import Divergence, ReplayOptions, ReplayReport
@@ -124,6 +125,7 @@ class Replayer:
             self._shown,
         )
         self.act = Actor(backend, recording, values, self.look.check_abort, self.judge.scope)
+        self.landing = Landing(backend, values, self.progress)
         self.diagnosis = Diagnosis(store, recording, self.judge, options.relocate, self.progress)
         self.hand_over = HandOver(store, backend, recording, values, options, self.progress)
 
@@ -174,6 +176,9 @@ class Replayer:
             step = match.step
             if step is None:
                 return self._diverged(walked, children, match, None, node, focus)
+            other_text = self.landing.check(match.frame)
+            if other_text is not None:  # what was typed last did not land as typed
+                return self._diverged(walked, children, match, other_text, node, focus)
             if step.pending and not self.options.trust_new:
                 reason = pending_reason(self.recording.name, step)
                 return self._diverged(walked, children, match, reason, node, focus)
@@ -198,16 +203,12 @@ class Replayer:
                     return self._diverged(walked, children, look, None, node, focus)
                 continue
             changed = 0
+            self.landing.typed(step, depth, self.look.offset)
             total = depth + 1 + self.tree.chain_length(step)
             self.progress(f"step {depth + 1}/{total}: {self._shown(step.action)}")
             focus = focus_point(moved(step.action, self.look.offset), focus)
             walked.path.append(step.id)
             node = step.id
-
-    def _commits(self, step: Step) -> bool:
-        """Whether `step` is one of the path's committing steps, which a fleet claims
-        before acting (`ReplayOptions.before_commit`)."""
-        return self.tree.chain_length(step) < self.options.commit_steps
 
     def _report(self, walked: _Walked, ending: _Ending, started: float) -> ReplayReport:
         """The one place a replay's report is built."""
@@ -226,6 +227,8 @@ class Replayer:
             outcome_seen=ending.outcome_seen,
             pending_branch=agent.pending_branch if agent else None,
             branch=agent.branch if agent else None,
+            verified=both(self.landing.outcome, agent.verified if agent else None),
+            unverified=[*self.landing.unverified, *(agent.unverified if agent else [])],
         )
 
     def _journal(self, report: ReplayReport) -> None:
@@ -275,6 +278,11 @@ class Replayer:
             return _Ending(Outcome.WOULD_REPLAY)
         if node is None:
             return _Ending(Outcome.FROM_MEMORY)
+        other_text = self.landing.check(None)
+        if other_text is not None:  # the last action typed, and it did not land as typed
+            self.progress(f"outcome differs: {other_text}")
+            walked.divergence = Divergence(walked.depth, "the recorded outcome", other_text)
+            return _Ending(Outcome.OUTCOME_DIFFERS, outcome_seen=False)
         leaf = self.tree.step(node)
         if leaf.outcome is None:
             self.progress("no outcome recorded for this path (an older recording): not checked")

@@ -105,6 +105,11 @@ class ReplayReport:
     """A heal's branch saved pending approval: the id of its first step."""
     branch: int | None = None
     """The branch a heal saved (pending or not): the id of its first step."""
+    verified: bool | None = None
+    """Every value typed (by replay, and by a healing agent) was read back where it
+    landed and showed as typed; None: nothing was typed."""
+    unverified: list[str] = field(default_factory=list)
+    """For each typed value that could not be read back: its step, and why."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -125,4 +130,6 @@ class ReplayReport:
             "detail": self.detail,
             "outcome_seen": self.outcome_seen,
             "pending_branch": self.pending_branch,
+            "verified": self.verified,
+            "unverified": list(self.unverified),
         }

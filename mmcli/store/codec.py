@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from mmcli.errors import RecordingCorrupt, WrongKind
-from mmcli.model import BUTTONS, FORMAT_VERSION, Action, ActionKind, EndScreen, Recording, Step
+from mmcli.model import (
+    BUTTONS,
+    FORMAT_VERSION,
+    MAX_LANDED_TEXT,
+    Action,
+    ActionKind,
+    EndScreen,
+    Landed,
+    Recording,
+    Step,
+)
 from mmcli.store import validate
 
 if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
@@ -129,6 +139,8 @@ def _step_doc(step: Step) -> Document:
     doc["screen"] = fingerprint_doc(step.fingerprint)
     if step.window is not None:
         doc["window"] = {"class": step.window.wm_class, "rect": step.window.rect.as_list()}
+    if step.landed is not None:
+        doc["landed"] = _landed_doc(step.landed)
     if step.above:
         doc["above"] = [
             {"class": o.wm_class, "rect": o.frame.as_list(), "kind": o.kind} for o in step.above
@@ -138,6 +150,17 @@ def _step_doc(step: Step) -> Document:
         if step.outcome.thumbnail:
             outcome["thumbnail"] = step.outcome.thumbnail
         doc["outcome"] = outcome
+    return doc
+
+
+def _landed_doc(landed: Landed) -> Document:
+    doc: Document = {"source": landed.source}
+    if landed.text is not None:
+        doc["text"] = landed.text
+    if landed.box is not None:
+        doc["box"] = landed.box.as_list()
+    if landed.redone:
+        doc["redone"] = True
     return doc
 
 
@@ -280,6 +303,7 @@ def _step(doc: Any, index: int) -> Step:
         pending=_bool(doc.get("pending", False), f"{where}.pending"),
         window=_window(doc["window"], f"{where}.window") if "window" in doc else None,
         above=_above(doc["above"], f"{where}.above") if "above" in doc else (),
+        landed=_landed(doc["landed"], f"{where}.landed") if "landed" in doc else None,
     )
 
 
@@ -292,6 +316,22 @@ def _window(doc: Any, where: str) -> WindowRef:
     if len(wm_class) > MAX_CLASS:
         raise ValueError(f"{where}.class: longer than {MAX_CLASS} characters")
     return WindowRef(wm_class, _rect(doc["rect"], f"{where}.rect"))
+
+
+LANDED_SOURCES = ("", "accessibility", "ocr")
+
+
+def _landed(doc: Any, where: str) -> Landed:
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where} is not a table")
+    source = _str(doc.get("source", ""), f"{where}.source")
+    if source not in LANDED_SOURCES:
+        raise ValueError(f"{where}.source: one of {', '.join(map(repr, LANDED_SOURCES))}")
+    text = _str(doc["text"], f"{where}.text") if "text" in doc else None
+    if text is not None and len(text) > MAX_LANDED_TEXT:
+        raise ValueError(f"{where}.text: longer than {MAX_LANDED_TEXT} characters")
+    box = _rect(doc["box"], f"{where}.box") if "box" in doc else None
+    return Landed(source, text, box, _bool(doc.get("redone", False), f"{where}.redone"))
 
 
 def _above(doc: Any, where: str) -> tuple[Over, ...]:

@@ -233,6 +233,11 @@ def _check_step(step: Step, where: str) -> None:
         _check_rect(step.window.rect, f"{where}.window.rect")
     for i, over in enumerate(step.above):
         _check_rect(over.frame, f"{where}.above[{i}].rect")
+    if step.landed is not None:
+        if a.kind is not ActionKind.TYPE:
+            raise ValueError(f"{where}.landed: only a typing step reads its field back")
+        if step.landed.box is not None:
+            _check_rect(step.landed.box, f"{where}.landed.box")
 
 
 def _check_screen(fp: Fingerprint, where: str) -> None:

@@ -43,9 +43,11 @@ def test_all_green_with_the_app_on_screen(loan_app: LoanApp) -> None:
         "input": "ok",
         "fail-safe": "ok",
         "windows": "skip",  # no window manager on this Xvfb: the pixels judge alone
+        "readback": "ok",  # OCR (scripts/setup installs tesseract); no accessibility bus
     }
     assert "1920x1080" in found["display"]["detail"]
     assert found["windows"]["detail"].startswith("no window manager on ")
+    assert found["readback"]["detail"].endswith("other fields read by OCR (tesseract)")
 
 
 def test_no_display_says_how_to_start_one() -> None:

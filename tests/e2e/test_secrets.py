@@ -5,6 +5,7 @@ report or the output; and the recording replays from memory."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,21 @@ def text_ink(image: Image.Image, box: tuple[int, int, int, int]) -> int:
     bg = np.array(ImageColor.getrgb(BACKGROUND))
     far_from = lambda colour: np.abs(pixels - colour).max(axis=-1) > 24  # noqa: E731
     return int((far_from(bg) & far_from(np.array(PAINT))).sum())
+
+
+def approve_if_unread(healed: subprocess.CompletedProcess[str]) -> None:
+    """A heal is learned at once when every value it typed was read back as typed. OCR of
+    the form (Tk has no accessibility tree) may not read a random secret exactly: the heal
+    is then pending, saying so without the secret, and a person approves it."""
+    report = json.loads(healed.stdout)
+    if report["outcome"] == "healed":
+        assert healed.returncode == 0 and report["verified"] is True, healed.stderr
+        return
+    assert report["outcome"] == "healed-pending" and healed.returncode == 6, healed.stderr
+    assert report["verified"] is False and report["unverified"], healed.stderr
+    assert "could not be verified where it landed" in report["detail"]
+    approved = mm("approve", "loan", str(report["pending_branch"]))
+    assert approved.returncode == 0, approved.stderr
 
 
 @pytest.mark.parametrize("typing", ["pieces", "keys"])
@@ -103,8 +119,7 @@ def test_a_heal_with_a_secret_prints_it_nowhere_and_replays_from_memory_after(
 
     loan_app.start("--popup-at-start")  # diverges at the first step: the agent heals
     healed = mm("replay", "loan", "--secret", "email", "--timeout", "2", "--json")
-    assert healed.returncode == 0, healed.stderr
-    assert json.loads(healed.stdout)["outcome"] == "healed"
+    approve_if_unread(healed)
     assert "recorded step" in healed.stderr
     rec = Store(isolated_store).load("loan")
     assert rec.params == ["email"] and rec.secrets == ["email"]
@@ -145,8 +160,7 @@ def test_a_literal_placeholder_in_the_agent_command_reaches_the_agent_literally(
     other = "other-" + SECRET
     loan_app.start("--popup-at-start")  # diverges at the first step: the agent heals
     healed = mm("replay", "loan", "--secret", f"email={other}", "--timeout", "2", "--json")
-    assert healed.returncode == 0, healed.stderr
-    assert json.loads(healed.stdout)["outcome"] == "healed", healed.stderr
+    approve_if_unread(healed)
     args = argv.read_text().splitlines()
     assert args[0] == "subject={{email}}", args
     assert args[args.index("--email") + 1] == other

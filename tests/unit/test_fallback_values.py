@@ -109,10 +109,13 @@ def save_form(cwd: str | None = None) -> None:
 
 
 def heal(
-    command: list[str], values: Values = GRACE, cwd: str | None = None
+    command: list[str], values: Values = GRACE, cwd: str | None = None, shown: str | None = None
 ) -> tuple[ReplayReport, list[str]]:
+    """The agent heals at the first step; its field then reads `shown` (by default the
+    name given: what it typed, read back as typed)."""
     said: list[str] = []
     backend = FakeBackend(form_screen(popup=True))  # diverges at the first step
+    backend.field = shown if shown is not None else values.all.get("name")
     options = ReplayOptions(timeout=0.3, agent=command, agent_cwd=cwd)
     report = replay(Store(), backend, "form", values, options, said.append)
     return report, said
@@ -168,7 +171,7 @@ def test_the_fallback_runs_in_the_recorded_folder(
     )
     save_form(str(project))
     monkeypatch.chdir(tmp_path)  # cron runs elsewhere
-    report, said = heal([sys.executable, "agent.py"], cwd=str(project))
+    report, said = heal([sys.executable, "agent.py"], cwd=str(project), shown="x")
     assert report.outcome is Outcome.HEALED, said
 
 

@@ -45,6 +45,7 @@ def heal(command: list[str]) -> tuple[ReplayReport, list[str]]:
     secret_form()
     said: list[str] = []
     backend = FakeBackend(form_screen(popup=True))  # diverges at the first step
+    backend.field = SECRET  # what the agent types shows in its field
     options = ReplayOptions(timeout=0.3, agent=command)
     report = replay(Store(), backend, "form", Values({}, {"pin": SECRET}), options, said.append)
     return report, said

@@ -184,3 +184,34 @@ def test_doctor_warns_of_an_old_python_xlib_that_reads_the_windows(
     assert found.status is Status.WARN
     assert "python-xlib 0.15 is active: mm needs python-xlib >= 0.33" in found.detail
     assert "--force-reinstall" in found.fix
+
+
+# ---- mm doctor's "readback" -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("bus", "ocr", "status", "says"),
+    [
+        (True, True, "ok", "the accessibility bus is up"),
+        (False, True, "ok", "no accessibility tree (no bus); other fields read by OCR"),
+        (True, False, "warn", "fields of apps without one cannot be read back"),
+        (False, False, "warn", "typed text cannot be read back"),
+    ],
+)
+def test_doctor_says_how_typed_text_is_read_back(
+    monkeypatch: pytest.MonkeyPatch, bus: bool, ocr: bool, status: str, says: str
+) -> None:
+    from mmcli.inventory import doctor
+    from mmcli.readback import atspi
+
+    def find_bus(*_: object) -> str:
+        if not bus:
+            raise atspi.Unavailable("no bus")
+        return "unix:path=/tmp/a11y"
+
+    monkeypatch.setattr(atspi, "find_bus", find_bus)
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: "/usr/bin/x" if ocr else None)
+    finding = doctor.check_readback(accessibility=True)
+    assert (finding.check, str(finding.status)) == ("readback", status)
+    assert says in finding.detail
+    assert bool(finding.fix) == (status == "warn")

@@ -1,0 +1,82 @@
+"""Reading the field typed text went to: the accessibility tree first (the app's own
+account of its text), OCR of the field's box on a grabbed screen where the app exposes
+none (Tk, Motif, Wine, a canvas, a VNC desktop).
+
+`read(pid, box, frame, prefer)` is what a backend's `read_field` does on a local X
+display: `pid` is the process of the window that has the keyboard (its `_NET_WM_PID`),
+`box` where the field stands on `frame`. `prefer` "ocr" skips the accessibility tree (a
+field recorded through OCR: its app exposed none).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mmcli.readback import atspi, ocr
+from mmcli.readback.field import FieldText, NotRead
+from mmcli.screen.fingerprint import Frame, Rect
+
+BOX_MARGIN = 2
+"""Pixels of the field's ground kept around its box for OCR (its border is painted out)."""
+
+
+def read(
+    pid: int | None, box: Rect | None, frame: Frame | None, prefer: str = "accessibility"
+) -> FieldText | NotRead:
+    """The text of the focused field of process `pid` through the accessibility tree,
+    else by OCR of `box` on `frame`; the last reason nothing could be read otherwise."""
+    failed: NotRead | None = None
+    if prefer != "ocr":
+        got = atspi.read_field(None, pid)
+        if isinstance(got, FieldText):
+            return got
+        failed = got
+    if box is not None and frame is not None:
+        return read_pixels(frame, box)
+    return failed or NotRead("ocr", "the field's place on the screen is not known")
+
+
+def read_pixels(frame: Frame, box: Rect) -> FieldText | NotRead:
+    """OCR of the field at `box` on `frame` (clipped to the screen)."""
+    grown = box.grow(BOX_MARGIN)
+    x0, y0 = max(grown.x, 0), max(grown.y, 0)
+    x1, y1 = min(grown.right, frame.width), min(grown.bottom, frame.height)
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return NotRead("ocr", f"the field's box {box} is off the screen")
+    crop = frame.pixels[y0:y1, x0:x1, 2::-1]  # BGRX to RGB
+    return ocr.read_region(crop, Rect(x0, y0, x1 - x0, y1 - y0))
+
+
+GROUND_TOLERANCE = 24
+"""Colour levels within which a pixel is the field's ground."""
+NEAR = 8
+"""Pixels either side of typed text its field's ground is taken from."""
+FIELD_REACH = 1200
+"""How far (px) either side of typed text its field is looked for."""
+
+
+def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
+    """The field typed `text` (screen pixels) is in, as wide as it runs on its line: from
+    the text out to the first column either side that is not the field's ground anywhere
+    from the band's top to its bottom (the field's border, a vertical line, or what lies
+    past the field: no glyph fills its line's height), or as far as `FIELD_REACH`. The
+    ground is the commonest colour around the text. A field's earlier text (a value typed
+    twice) is inside it, and so inside what OCR reads. `pixels`: the screen, BGRX."""
+    height, width = pixels.shape[:2]
+    y0, y1 = max(text.y, 0), min(text.bottom, height)
+    x0, x1 = max(text.x, 0), min(text.right, width)
+    if y1 - y0 < 2 or x1 <= x0:
+        return text
+    near = pixels[y0:y1, max(x0 - NEAR, 0) : min(x1 + NEAR, width), :3]
+    colours, counts = np.unique(near.reshape(-1, 3), axis=0, return_counts=True)
+    ground = colours[counts.argmax()].astype(np.int16)  # the text's ink is the lesser part
+    band = pixels[y0:y1, max(x0 - FIELD_REACH, 0) : min(x1 + FIELD_REACH, width), :3]
+    offset = max(x0 - FIELD_REACH, 0)
+    ink = (np.abs(band.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
+    border = ink.all(axis=0)
+    left, right = x0 - offset, x1 - offset
+    while left > 0 and not border[left - 1]:
+        left -= 1
+    while right < border.size and not border[right]:
+        right += 1
+    return Rect(left + offset, y0, right - left, y1 - y0)

@@ -1,0 +1,116 @@
+"""Reading back what replay typed, where it landed, before the next action.
+
+A typing step recorded with its field read back (`Step.landed`: the field's whole text
+after the typing, each param as its placeholder, and where the field stood) is checked
+once the app has drawn it: at the next step's matching screen, before anything else is
+done, or after the last action, before the outcome. The field is read the way it was
+recorded (`Backend.read_field`: the accessibility tree, or OCR of its box moved with the
+task) and compared with the recorded text filled with this run's values
+(`readback.field.compare_typed`):
+
+- the field shows exactly that text: verified;
+- it clearly shows other text (the value doubled, text left from before, cut, another
+  value): a divergence there, before the next action; never "done";
+- it cannot be told (no accessible text and OCR unsure, the field scrolled sideways, a
+  password field, a step recorded without a read-back): the run says "not verified".
+
+Text that could hold a secret is never told: its reasons say what was found, not what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mmcli.backends.base import Backend
+from mmcli.model import ActionKind, Step, render_text
+from mmcli.params import Values
+from mmcli.readback.field import ReadOutcome, compare_typed
+from mmcli.screen.fingerprint import Frame
+from mmcli.screen.relocate import Offset
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A typing step replay performed, waiting to be read back."""
+
+    step: Step
+    depth: int
+    offset: Offset
+
+
+class Landing:
+    def __init__(self, backend: Backend, values: Values, progress: Callable[[str], None]) -> None:
+        self.backend = backend
+        self.values = values
+        self.progress = progress
+        self.waiting: Typed | None = None
+        self.verified = 0
+        """Typed values read back as typed."""
+        self.unverified: list[str] = []
+        """For each typed value that could not be read back: where, and why."""
+
+    def typed(self, step: Step, depth: int, offset: Offset) -> None:
+        """Replay just typed `step`'s text: read it back before the next action."""
+        if step.action.kind is ActionKind.TYPE:
+            self.waiting = Typed(step, depth, offset)
+
+    @property
+    def outcome(self) -> bool | None:
+        """Every value typed read back as typed (None: nothing was typed)."""
+        if not self.verified and not self.unverified:
+            return None
+        return not self.unverified
+
+    def check(self, frame: Frame | None) -> str | None:
+        """Read back the step typed last (on `frame`, the screen the app has drawn it
+        on; None: the screen now): why the run must stop there (the field shows other
+        text), or None."""
+        typed, self.waiting = self.waiting, None
+        if typed is None:
+            return None
+        step, number = typed.step, typed.depth + 1
+        landed = step.landed
+        if landed is None or landed.text is None:
+            why = "recorded without it" if landed is None else "it could not be read when recorded"
+            self._unverified(number, f"the field typed into was not read back ({why})")
+            return None
+        expected = render_text(landed.text, self.values.all)
+        box = landed.box.moved(*typed.offset) if landed.box is not None else None
+        read = self.backend.read_field(box, frame, "ocr" if landed.source == "ocr" else "")
+        check = compare_typed(expected, read)
+        secret = self._secret(expected)
+        reason = check.reason if not secret else _without_text(check.outcome)
+        if check.outcome is ReadOutcome.VERIFIED:
+            self.verified += 1
+            return None
+        if check.outcome is ReadOutcome.UNREADABLE:
+            self._unverified(number, f"the field typed into could not be read back: {reason}")
+            return None
+        return (
+            f"The field typed into at step {number} does not show what was typed: {reason} "
+            f"(read by {'OCR' if check.source == 'ocr' else 'the accessibility tree'})"
+        )
+
+    def _secret(self, text: str) -> bool:
+        return any(value and value in text for value in self.values.secrets.values())
+
+    def _unverified(self, number: int, why: str) -> None:
+        line = f"step {number}: {why}"
+        self.unverified.append(line)
+        self.progress(f"{line}: not verified")
+
+
+def both(mine: bool | None, theirs: bool | None) -> bool | None:
+    """Whether every value typed by replay (`mine`) and by a healing agent (`theirs`) was
+    read back as typed; None when neither typed anything."""
+    if mine is None:
+        return theirs
+    return mine if theirs is None else mine and theirs
+
+
+def _without_text(outcome: ReadOutcome) -> str:
+    """A reason for a field that holds a secret: what was found, never the text."""
+    if outcome is ReadOutcome.UNREADABLE:
+        return "the read cannot tell (the text is a secret's: not shown)"
+    return "it reads other text (the text is a secret's: not shown)"

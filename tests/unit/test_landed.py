@@ -1,0 +1,213 @@
+"""Typed text read back where it landed, on the fake backend: replay reads the field after
+each typing step and before the next action (a field showing other text is a divergence,
+one that cannot be read is "not verified"); a recording keeps the field's text with its
+params as placeholders; a heal whose typed text was not read back as typed is pending."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from mmcli.backends import FakeBackend
+from mmcli.capture.steps import Capture, landed_of
+from mmcli.errors import Outcome
+from mmcli.model import Action, ActionKind, Landed, Recording
+from mmcli.params import Values
+from mmcli.readback.field import FieldText, NotRead
+from mmcli.replay.replayer import replay
+from mmcli.replay.report import ReplayOptions, ReplayReport
+from mmcli.screen.fingerprint import Rect
+from mmcli.store.recordings import Store
+from tests.helpers import form_screen, fp_of
+from tests.unit.test_heal import agent
+from tests.unit.test_replayer import SUBMIT, form_recording, typing_app
+
+FIELD = Rect(200, 175, 300, 20)
+
+
+TYPED = Landed("accessibility", "{{name}}", FIELD)
+
+
+def recorded(landed: Landed | None = TYPED) -> Recording:
+    rec = form_recording()
+    rec.steps[1] = replace(rec.steps[1], landed=landed)
+    return rec
+
+
+def run(field: str | None, rec: Recording | None = None, **options: object) -> ReplayReport:
+    Store().save(rec or recorded(), overwrite=True)
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    backend.field = field
+    said: list[str] = []
+    report = replay(
+        Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3, **options),  # type: ignore[arg-type]
+        said.append,
+    )  # fmt: skip
+    report.detail = report.detail or "\n".join(said)
+    run.performed = [a.kind for a in backend.performed]  # type: ignore[attr-defined]
+    return report
+
+
+def test_a_field_read_back_as_typed_is_verified() -> None:
+    report = run("Jane")
+    assert report.outcome is Outcome.FROM_MEMORY
+    assert report.verified is True and report.unverified == []
+    assert report.as_json()["verified"] is True
+
+
+def test_a_field_holding_the_value_twice_stops_replay_before_the_next_action() -> None:
+    report = run("JaneJane")
+    assert report.outcome is Outcome.DIVERGED
+    assert run.performed == ["click", "type"]  # type: ignore[attr-defined]
+    assert report.divergence is not None and report.divergence.step == 2
+    reason = report.divergence.reason
+    assert reason.startswith("The field typed into at step 2 does not show what was typed")
+    assert "2 times" in reason and "accessibility tree" in reason
+
+
+@pytest.mark.parametrize(
+    ("field", "landed"),
+    [
+        (None, Landed("accessibility", "{{name}}", FIELD)),
+        ("Jane", None),
+        ("Jane", Landed("", None)),
+    ],
+    ids=["unreadable-now", "recorded-without-it", "unreadable-when-recorded"],
+)
+def test_a_field_that_cannot_be_read_back_is_done_but_not_verified(
+    field: str | None, landed: Landed | None
+) -> None:
+    report = run(field, recorded(landed))
+    assert report.outcome is Outcome.FROM_MEMORY
+    assert report.verified is False
+    assert [u.split(":")[0] for u in report.unverified] == ["step 2"]
+    assert report.as_json()["verified"] is False
+
+
+def test_a_secret_field_that_differs_is_told_without_its_text() -> None:
+    rec = recorded(Landed("accessibility", "{{pin}}", FIELD))
+    rec.steps[1] = replace(rec.steps[1], action=Action(ActionKind.TYPE, text="{{pin}}"))
+    rec.steps[2] = replace(rec.steps[2], fingerprint=fp_of(form_screen(), SUBMIT))
+    rec.params, rec.secrets = ["pin"], ["pin"]
+    Store().save(rec, overwrite=True)
+    backend = FakeBackend(form_screen())  # a secret's field shows no text
+    backend.field = "4711-XYZ4711-XYZ"
+    values = Values({}, {"pin": "4711-XYZ"})
+    report = replay(Store(), backend, "form", values, ReplayOptions(timeout=0.3))
+    assert report.outcome is Outcome.DIVERGED and report.divergence is not None
+    assert "4711" not in report.divergence.reason
+    assert "a secret's: not shown" in report.divergence.reason
+
+
+def test_typing_as_the_last_action_is_read_back_before_the_outcome() -> None:
+    rec = recorded()
+    rec.steps = rec.steps[:2]
+    report = run("Jane Jane", rec)
+    assert report.outcome is Outcome.OUTCOME_DIFFERS and report.exit_code == 6
+    assert report.divergence is not None
+    assert "does not show what was typed" in report.divergence.reason
+
+
+# ---- what a recording keeps ------------------------------------------------------------------
+
+
+def capture(text: str, read: FieldText | NotRead | None) -> Capture:
+    return Capture(
+        Action(ActionKind.TYPE, text=text),
+        np.zeros((4, 4), np.uint8),
+        None,
+        (0, 0),
+        (1920, 1080),
+        datetime.now(UTC),
+        read=read,
+        field_box=FIELD,
+    )
+
+
+def test_the_field_is_kept_with_its_params_as_placeholders() -> None:
+    read = FieldText("Mr. John Smith", "accessibility", rect=Rect(10, 10, 200, 20))
+    landed = landed_of(capture("John Smith", read), {"name": "John Smith"}, set())
+    assert landed == Landed("accessibility", "Mr. {{name}}", Rect(10, 10, 200, 20))
+
+
+def test_a_field_not_showing_the_typed_text_or_a_secrets_piece_keeps_no_text() -> None:
+    ocr = FieldText("Jos Nez", "ocr", rect=FIELD, confidence=90.0)
+    assert landed_of(capture("José Núñez", ocr), {}, set()) == Landed("ocr", None, FIELD)
+    leaky = FieldText("4711-XYZ (was 4711-ABC)", "accessibility")
+    values = {"pin": "4711-XYZ"}
+    assert landed_of(capture("4711-XYZ", leaky), values, {"pin"}) == Landed(
+        "accessibility", None, FIELD
+    )
+    unread = NotRead("accessibility", "no accessible app")
+    assert landed_of(capture("x", unread), {}, set()) == Landed("", None, FIELD)
+
+
+def test_a_field_holding_the_typed_text_twice_was_typed_again() -> None:
+    read = FieldText("John SmithJohn Smith", "accessibility")
+    landed = landed_of(capture("John Smith", read), {"name": "John Smith"}, set())
+    assert landed is not None and landed.redone and landed.text == "{{name}}{{name}}"
+
+
+# ---- a heal --------------------------------------------------------------------------------
+
+
+def heal(shown: str | None) -> tuple[ReplayReport, list[str]]:
+    Store().save(form_recording(), overwrite=True)
+    said: list[str] = []
+    backend = FakeBackend(form_screen(popup=True))  # diverges at the first step
+    backend.field = shown
+    command = agent("act(kind='click', x=250, y=185)", "act(kind='type', text='Jane Doe')")
+    options = ReplayOptions(timeout=0.3, agent=command)
+    report = replay(Store(), backend, "form", Values({"name": "Jane Doe"}), options, said.append)
+    return report, said
+
+
+def test_a_heal_whose_field_shows_what_the_agent_typed_is_learned() -> None:
+    report, said = heal("Jane Doe")
+    assert report.outcome is Outcome.HEALED, said
+    assert report.verified is True
+
+
+@pytest.mark.parametrize(
+    ("shown", "why"),
+    [
+        ("Jane DoeJane Doe", "its field already held what was typed: it now holds it 2 times"),
+        (None, "its field could not be read back"),
+        ("Jane", "its field does not show what was typed"),
+    ],
+    ids=["typed-twice", "unreadable", "other-text"],
+)
+def test_a_heal_whose_typed_text_was_not_read_back_as_typed_is_pending(
+    shown: str | None, why: str
+) -> None:
+    report, said = heal(shown)
+    assert report.outcome is Outcome.HEALED_PENDING and report.exit_code == 6, said
+    assert report.verified is False
+    assert any(f"the agent's step 2: {why}" in line for line in said), said
+    assert "could not be verified where it landed" in report.detail
+    assert Store().load("form").pending_branches()
+
+
+def test_typed_text_is_read_in_its_whole_field_its_earlier_text_included() -> None:
+    """A value typed again into a field that held it: what the second typing changed is
+    widened to the field's borders, so that OCR reads both."""
+    from PIL import Image, ImageDraw
+
+    from mmcli.readback.reader import widen_to_field
+    from mmcli.screen.fingerprint import Frame
+
+    image = Image.new("RGB", (800, 200), "#d9d9d9")
+    d = ImageDraw.Draw(image)
+    d.rectangle([100, 80, 500, 104], fill="white", outline="black")
+    d.text((106, 86), "Ada Lovelace", fill="black")
+    d.text((186, 86), "Ada Lovelace", fill="black")
+    pixels = Frame.from_image(image).pixels
+    second = Rect(184, 84, 80, 16)
+    assert widen_to_field(pixels, second) == Rect(101, 84, 399, 16)
+    # A field with no border but its ground: as far as the ground runs.
+    flat = Image.new("RGB", (800, 200), "#d9d9d9")
+    ImageDraw.Draw(flat).rectangle([100, 80, 500, 104], fill="white")
+    assert widen_to_field(Frame.from_image(flat).pixels, second) == Rect(100, 84, 401, 16)
