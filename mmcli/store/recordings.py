@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import re
 import socket
@@ -555,8 +556,10 @@ def worker_id() -> str:
 @contextlib.contextmanager
 def lease(objects: Objects, key: str, name: str, timeout: float, ttl: float) -> Iterator[None]:
     """Hold a writer lock on a shared store: a create-only object naming its holder and
-    when it runs out. One left by a crashed writer is taken over once it has run out
-    (replaced conditionally: of two writers taking over, one wins)."""
+    when it runs out. One left by a crashed writer is taken over once it has run out by
+    the reader's clock, and at once when its expiry is further than `ttl` from now or
+    unreadable (`lease_expired`: a planted lease never locks writers out); replaced
+    conditionally: of two writers taking over, one wins."""
     holder = f"{socket.gethostname()}:{os.getpid()}:{storefs.new_token()}"
     deadline = time.monotonic() + timeout
     while True:
@@ -566,9 +569,9 @@ def lease(objects: Objects, key: str, name: str, timeout: float, ttl: float) -> 
             break
         except Exists:
             pass
-        with contextlib.suppress(FileNotFoundError, ValueError, Stale, KeyError, TypeError):
-            held = objects.get(key)
-            if float(json.loads(held.data)["until"]) < time.time():
+        with contextlib.suppress(FileNotFoundError, Stale):
+            held = objects.get(key, limit=LEASE_BYTES)
+            if lease_expired(held.data, ttl):
                 objects.put(key, body, match=held.tag)
                 break
         if time.monotonic() >= deadline:
@@ -580,6 +583,22 @@ def lease(objects: Objects, key: str, name: str, timeout: float, ttl: float) -> 
         with contextlib.suppress(FileNotFoundError, ValueError, KeyError, StoreError):
             if json.loads(objects.get(key).data)["holder"] == holder:
                 objects.delete(key)
+
+
+LEASE_BYTES = 4096
+"""The most of a lease object read: a holder's name and an expiry are a few dozen bytes."""
+
+
+def lease_expired(data: bytes, ttl: float) -> bool:
+    """Whether a lease another writer left may be taken over, by this reader's clock: its
+    expiry has passed, lies further ahead than a lease lasts (`ttl`: forged, or written
+    by a clock far off), or cannot be read (a lease no writer of mm's would leave)."""
+    try:
+        until = float(json.loads(data)["until"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return True
+    now = time.time()
+    return not math.isfinite(until) or until < now or until > now + ttl
 
 
 def os_reason(e: OSError) -> str:
