@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from mmcli.screen.fingerprint import Rect
-from mmcli.screen.windows import StackedWindow, WindowRef
+from mmcli.screen.windows import MAX_CLASS, MAX_TITLE, StackedWindow, WindowRef, sanitized
 
 FOCUS_WAIT = 0.5
 """How long the window manager may take to activate a window."""
@@ -242,7 +242,7 @@ def _class_name(window: Any, asked: tuple[Any, int, int]) -> str:
     if value is None or value[0] != 8:
         return ""
     parts = property_text(value[1], "ISO-8859-1").split("\0")
-    return ".".join(parts[:2]) if len(parts) >= 2 else ""
+    return sanitized(".".join(parts[:2]), MAX_CLASS) if len(parts) >= 2 else ""
 
 
 def as_bytes(value: bytes | str) -> bytes:
@@ -279,8 +279,6 @@ def window_ref(display: Any, window: Any) -> WindowRef | None:
     return _describe(display, [window])[window.id][0]
 
 
-TITLE_LIMIT = 200
-"""A window title longer than this is cut: it only names the window in messages."""
 
 
 def window_title_at(display: Any, x: int, y: int) -> str | None:
@@ -307,8 +305,9 @@ def window_title_at(display: Any, x: int, y: int) -> str | None:
         if prop is None:
             prop, encoding = window.get_full_property(Xatom.WM_NAME, Xatom.STRING), "ISO-8859-1"
         raw = property_text(prop.value, encoding) if prop is not None and prop.format == 8 else ""
-        if raw:
-            return raw[:TITLE_LIMIT]
+        title = sanitized(raw, MAX_TITLE)
+        if title:
+            return title
         pending.extend(window.query_tree().children)
     return None
 

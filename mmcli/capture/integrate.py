@@ -35,6 +35,7 @@ from mmcli.readback.field import NotRead, normalise
 from mmcli.screen.analysis import covered_share
 from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.windows import MAX_TITLE, sanitized
 from mmcli.store.recordings import Store
 from mmcli.store.validate import MAX_DIGESTS
 
@@ -206,10 +207,14 @@ def integrate(
 
 
 def _title(window: str | None, secrets: Mapping[str, str]) -> str | None:
-    """The window's title as kept: none at all when it shows (a piece of) a secret."""
-    if window is None or leaked_in(window, secrets) is not None:
+    """The window's title as kept: printable characters only (`windows.sanitized`: a NUL
+    in a title never loses a run), none at all when it shows (a piece of) a secret."""
+    if window is None:
         return None
-    return window
+    title = sanitized(window, MAX_TITLE)
+    if not title or leaked_in(title, secrets) is not None:
+        return None
+    return title
 
 
 WEAK_SHARE = 0.25

@@ -32,6 +32,16 @@ Offset = tuple[int, int]
 
 MAX_CLASS = 256
 """The longest `WM_CLASS` a recording keeps (characters)."""
+MAX_TITLE = 200
+"""The longest window title kept (characters): it only names the window in messages."""
+
+
+def sanitized(text: str, limit: int) -> str:
+    """Text from the window system (a title, a class) as `mm` keeps and shows it: without
+    control characters (a NUL, an escape sequence's ESC: any app may set them), at most
+    `limit` characters. Never a reason to refuse a run."""
+    kept = "".join(c for c in text if c.isprintable() or c == " ")
+    return kept[:limit]
 
 
 @dataclass(frozen=True)
