@@ -16,6 +16,7 @@ from mmcli.capture.vnc import ADDRESS_ENV, VncChannel
 from mmcli.desktop.agent import AgentRun, Interrupt, run_agent
 from mmcli.desktop.input_events import STOP_CHORD, summarize
 from mmcli.desktop.input_watch import InputWatch
+from mmcli.desktop.sandbox import Sandbox
 from mmcli.errors import (
     Aborted,
     DisplayError,
@@ -59,14 +60,17 @@ def run_recorded(
     progress: Progress | None = None,
     record_input: bool = False,
     cwd: str | None = None,
+    sandbox: Sandbox | None = None,
 ) -> tuple[AgentRun, Recorder]:
     """Run the agent with the recorder listening; return its run and the captures.
 
-    The agent runs in folder `cwd` (None: ours). With `observe`, first watch the idle
-    screen that long to learn volatile regions. Progress shows typed param and secret
-    values as their placeholders. The display's input is watched all along: input no
-    channel reported is noted on the recorder's watch (`check_recordable` fails on it)
-    or, with `record_input`, recorded from the events themselves.
+    The agent runs in folder `cwd` (None: ours), inside `sandbox` where one is given (a
+    hand-over: the store read-only, what it leaves running stopped at its exit). With
+    `observe`, first watch the idle screen that long to learn volatile regions. Progress
+    shows typed param and secret values as their placeholders. The display's input is
+    watched all along: input no channel reported is noted on the recorder's watch
+    (`check_recordable` fails on it) or, with `record_input`, recorded from the events
+    themselves.
     """
 
     def on_action(index: int, action: Action, note: str) -> None:
@@ -91,7 +95,10 @@ def run_recorded(
                     progress(f"watching the screen for {observe:g}s to learn what changes alone")
                 recorder.observe(observe)
             agent_env = {**recorder.env(), **(vnc.env() if vnc else {}), **env}
-            run = run_agent(command, agent_env, timeout=timeout, cwd=cwd)
+            if sandbox is not None:
+                command = sandbox.wrap(command)
+            left_out = sandbox.left_out() if sandbox is not None else ()
+            run = run_agent(command, agent_env, timeout=timeout, cwd=cwd, left_out=left_out)
         finally:
             if watch is not None:
                 watch.stop()

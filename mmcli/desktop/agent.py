@@ -51,10 +51,11 @@ def run_agent(
     env: Mapping[str, str],
     timeout: float | None = None,
     cwd: str | None = None,
+    left_out: Sequence[str] = (),
 ) -> AgentRun:
-    """Run `command` with `env` added to ours, in folder `cwd` (None: ours); raise
-    `Aborted` on Ctrl-C/SIGTERM."""
-    full_env = {**os.environ, **env}
+    """Run `command` with `env` added to ours (less the variables `left_out`), in folder
+    `cwd` (None: ours); raise `Aborted` on Ctrl-C/SIGTERM."""
+    full_env = {k: v for k, v in {**os.environ, **env}.items() if k not in left_out}
     if cwd is not None and not os.path.isdir(cwd):
         raise MMError(
             f"the agent's folder {cwd} no longer exists (the agent command was recorded "

@@ -59,7 +59,7 @@ def diagnose(
     vnc = display is not None and vnc_address(display) is not None
     if vnc:
         return _diagnose_vnc(store, open_backend, display or "")
-    findings = [check_store(store), check_display()]
+    findings = [check_store(store), check_sandbox(), check_display()]
     if findings[-1].status is Status.FAIL:
         for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
             findings.append(Finding(name, Status.SKIP, "needs a display"))
@@ -81,7 +81,7 @@ def diagnose(
 def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: str) -> list[Finding]:
     """A VNC display: reachable (and the password taken) is the display check; RFB does
     not report the pointer back, so input is checked as far as the server taking it."""
-    findings = [check_store(store)]
+    findings = [check_store(store), check_sandbox()]
     try:
         backend = open_backend()
     except MMError as e:
@@ -181,6 +181,26 @@ def _unless_busy(check: Callable[[], Finding], display: str | None = None) -> Fi
         return Finding("input", Status.SKIP, f"not tried: {e}")
     except MMError as e:  # the lock's folder or file is not safe to use
         return Finding("input", Status.FAIL, f"not tried: {e}", "remove what is named")
+
+
+def check_sandbox() -> Finding:
+    """Whether a healing agent can be run with the store read-only (docs/safety.md)."""
+    from mmcli.desktop.sandbox import INSTALL, Sandbox
+
+    why = Sandbox().unavailable
+    if why is None:
+        return Finding(
+            "sandbox",
+            Status.OK,
+            "bubblewrap runs: a healing agent gets the store read-only and cannot approve "
+            "its own heal",
+        )
+    return Finding(
+        "sandbox",
+        Status.WARN,
+        f"{why}: a healing agent, or what it starts, could approve its own heal",
+        INSTALL,
+    )
 
 
 def check_store(store: Store) -> Finding:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mmcli.backends.base import Backend
+from mmcli.desktop.sandbox import Sandbox
 from mmcli.errors import MMError, Outcome, TypedOtherwise
 from mmcli.model import Recording, render_template
 from mmcli.params import Values
@@ -78,6 +79,12 @@ class HandOver:
             **self.values.env(),
         }
         command = [render_template(arg, self.values.all) for arg in agent]
+        sandbox = Sandbox.for_store(self.store.root if self.store.local else None)
+        if sandbox.unavailable is not None:
+            self.progress(
+                f"warning: the agent runs with write access to the store ({sandbox.unavailable}):"
+                " it, or what it starts, could approve its own heal"
+            )
         run, recorder = run_recorded(
             self.backend,
             command,
@@ -88,6 +95,7 @@ class HandOver:
             progress=self.progress,
             record_input=self.options.record_input,
             cwd=self.options.agent_cwd,
+            sandbox=sandbox,
         )
 
         doubts = typed_doubts(recorder.captures)

@@ -38,6 +38,7 @@ def test_all_green_with_the_app_on_screen(loan_app: LoanApp) -> None:
     found = _by_check(result)
     assert {k: v["status"] for k, v in found.items()} == {
         "store": "ok",
+        "sandbox": "ok",  # bubblewrap (scripts/setup installs it)
         "display": "ok",
         "screenshot": "ok",
         "input": "ok",

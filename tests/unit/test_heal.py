@@ -4,7 +4,9 @@ saved is."""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 
 from mmcli.backends import FakeBackend
@@ -41,10 +43,12 @@ def secret_form() -> None:
     Store().save(rec)
 
 
-def heal(command: list[str]) -> tuple[ReplayReport, list[str]]:
+def heal(
+    command: list[str], on_action: Callable[[FakeBackend, Action], None] | None = None
+) -> tuple[ReplayReport, list[str]]:
     secret_form()
     said: list[str] = []
-    backend = FakeBackend(form_screen(popup=True))  # diverges at the first step
+    backend = FakeBackend(form_screen(popup=True), on_action)  # diverges at the first step
     backend.field = SECRET  # what the agent types shows in its field
     options = ReplayOptions(timeout=0.3, agent=command)
     report = replay(Store(), backend, "form", Values({}, {"pin": SECRET}), options, said.append)
@@ -76,11 +80,15 @@ def test_a_healing_agent_that_does_nothing_has_not_healed() -> None:
 
 
 def test_a_heal_whose_recording_was_deleted_meanwhile_is_done_not_saved() -> None:
+    """Someone else deletes the recording while the agent heals (the agent itself cannot:
+    the store is read-only in its sandbox)."""
+
+    def delete(backend: FakeBackend, action: Action) -> None:
+        os.remove(Store().path("form"))
+
     report, _ = heal(
-        agent(
-            "act(kind='click', x=250, y=185)",
-            f"os.remove({str(Store().path('form'))!r})",
-        )
+        agent("link.send({'op': 'perform', 'action': {'kind': 'click', 'x': 250, 'y': 185}})"),
+        on_action=delete,
     )
     assert report.outcome is Outcome.NOT_SAVED
     assert report.exit_code == 5
