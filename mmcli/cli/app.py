@@ -24,6 +24,7 @@ from mmcli.cli.fleet import worker as fleet_worker
 from mmcli.cli.options import (
     AddOption,
     AgentOption,
+    AllowAgentOption,
     BeforeEachOption,
     CommandArgument,
     DeadBranchesOption,
@@ -198,6 +199,7 @@ def replay(
     upstream: UpstreamOption = None,
     record_input: RecordInputOption = False,
     trust_new: TrustNewOption = False,
+    allow_agent: AllowAgentOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Replay a recording, checking the screen before every action and the outcome after
@@ -211,7 +213,7 @@ def replay(
         policy=policy_named(policy), dry_run=dry_run, ignore=regions(ignore_region),
         relocate=relocate, agent_timeout=no_limit(agent_timeout), params_file=params_file,
         before_each=before_each, upstream=upstream, record_input=record_input,
-        trust_new=trust_new,
+        trust_new=trust_new, allow_agents=tuple(allow_agent or ()),
     )  # fmt: skip
     raise render.replayed(replay_run(open_store(), request, progress), json_out, dry_run)
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from mmcli.cli.options import (
+    AllowAgentOption,
     FallbackLimitOption,
     JsonOption,
     ParamOption,
@@ -77,7 +78,9 @@ RowStartOption = Annotated[
 RowAgentOption = Annotated[
     str | None,
     typer.Option(
-        metavar="CMD", help="Agent command for divergences (default: each recording's own)."
+        metavar="CMD",
+        help="Agent command for divergences (default: each recording's own, where "
+        "--allow-agent allows it; else none).",
     ),
 ]
 StopRowOption = Annotated[
@@ -110,6 +113,7 @@ def worker(
     before_each: RowStartOption = None,
     agent: RowAgentOption = None,
     no_agent: StopRowOption = False,
+    allow_agent: AllowAgentOption = None,
     timeout: TimeoutOption = 10.0,
     agent_timeout: FallbackLimitOption = 600.0,
     commit_steps: CommitStepsOption = None,
@@ -133,6 +137,7 @@ def worker(
         names, temporal, namespace, worker_id or default_worker_id(), options,
         use_recorded_agent=not agent and not no_agent, values=param_values(param, secret),
         before_each=before_each, commit_steps=commit_steps,
+        allow_agents=tuple(allow_agent or ()),
     )  # fmt: skip
     with seat().opened(progress) as backend:
         FleetWorker(open_store(), backend, settings, progress).serve()

@@ -277,6 +277,18 @@ BeforeEachOption = Annotated[
         "to the task's first screen (e.g. restart it).",
     ),
 ]
+AllowAgentOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-agent",
+        metavar="CMD",
+        help="A recorded agent command this machine runs on a divergence when the "
+        "recording comes from a shared store (a bucket; `mm worker`: any store), written "
+        "as the recording keeps it, placeholders and all (`mm show NAME`); repeatable. "
+        "It runs in this machine's folder, never the one the document names.",
+        show_default=False,
+    ),
+]
 TrustNewOption = Annotated[
     bool,
     typer.Option(

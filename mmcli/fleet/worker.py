@@ -30,6 +30,7 @@ from mmcli.errors import Aborted, ExitCode, MMError
 from mmcli.fleet.claims import Claim, describe, held
 from mmcli.fleet.workflow import RowTask
 from mmcli.params import Values
+from mmcli.replay.agents import RecordedAgents
 from mmcli.replay.batch import RowResult, run_row
 from mmcli.replay.replayer import ReplayOptions
 from mmcli.store.recordings import Store
@@ -65,6 +66,9 @@ class WorkerSettings:
     before_each: str | None = None
     commit_steps: int | None = None
     """`--commit-steps`: over each recording's own declaration (None: the recording's)."""
+    allow_agents: tuple[str, ...] = ()
+    """`--allow-agent`: the recorded agent commands this worker runs on a divergence
+    (none allowed: a row that diverges stops there)."""
 
 
 class FleetWorker:
@@ -211,12 +215,17 @@ class FleetWorker:
 
     def _options(self, recording: Any) -> ReplayOptions:
         """The row's options: the committing steps the worker was given, else those the
-        recording declares, else its last action; the recording's own agent unless the
-        worker names one or none."""
+        recording declares, else its last action; the recording's own agent only where the
+        worker allows it (`--allow-agent`), unless it names one or none."""
         steps = self.settings.commit_steps or recording.commit_steps or 1
         options = replace(self.settings.options, commit_steps=steps)
-        if self.settings.use_recorded_agent and recording.command:
-            return replace(options, agent=list(recording.command), agent_cwd=recording.cwd)
+        if self.settings.use_recorded_agent:
+            # Whoever writes the bucket writes the command: it runs only if allowed here.
+            rule = RecordedAgents.of(self.settings.allow_agents, checked=True)
+            agent, cwd, refused = rule.command(recording)
+            if refused:
+                self.say(f"{recording.name}: {refused}")
+            return replace(options, agent=agent, agent_cwd=cwd)
         return options
 
     def _result(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from mmcli.errors import ExitCode, UsageError
 from mmcli.model import SCREEN_KIND
 from mmcli.params import Values
+from mmcli.replay.agents import RecordedAgents
 from mmcli.replay.report import AGENT_TIMEOUT, ReplayOptions, ReplayReport
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.matcher import Policy
@@ -48,6 +49,8 @@ class ReplayRequest:
     upstream: str | None = None
     record_input: bool = False
     trust_new: bool = False
+    allow_agents: tuple[str, ...] = ()
+    """`--allow-agent`: recorded agent commands this machine runs from a shared store."""
 
     def check(self) -> None:
         """What is refused before the store is read."""
@@ -59,12 +62,19 @@ class ReplayRequest:
         if self.before_each and self.params_file is None:
             raise UsageError("--before-each goes with --params-file")
 
-    def options(self, recording: Recording | None) -> ReplayOptions:
+    def options(
+        self, recording: Recording | None, shared: bool = False, progress: Progress | None = None
+    ) -> ReplayOptions:
         """The walk's options; the fallback agent is `--agent`, else `recording`'s own
-        command, run in the folder it was recorded in (none with `--no-agent`)."""
+        command, run in the folder it was recorded in (none with `--no-agent`). From a
+        `shared` store (a bucket) the recording's command runs only as `--allow-agent`
+        allows it, in our own folder (`replay.agents`); `progress` is told when not."""
         agent, cwd = self.agent, None
         if agent is None and not self.no_agent and recording is not None:
-            agent, cwd = recording.command or None, recording.cwd
+            rule = RecordedAgents.of(self.allow_agents, shared)
+            agent, cwd, refused = rule.command(recording)
+            if refused and progress is not None:
+                progress(f"warning: {recording.name!r}: {refused}")
         return ReplayOptions(
             timeout=self.timeout,
             policy=self.policy,
@@ -130,7 +140,7 @@ def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | No
         recording = store.load(request.name)
         if not request.dry_run:
             check_values(recording, request.values)
-        options = request.options(recording)
+        options = request.options(recording, not store.local, progress)
         with request.display.opened(progress) as backend:
             return replay_recording(store, backend, recording, request.values, options, progress)
 
@@ -150,7 +160,7 @@ def _batch(store: Store, request: ReplayRequest, progress: Progress | None) -> R
             marked.enter_context(begin(store, request.name, Intent.REPLAY, SCREEN_KIND))
             recording = store.load(request.name)
             check_columns(recording, rows, request.values, request.params_file, say)
-        options = request.options(recording)
+        options = request.options(recording, not store.local, progress)
         with request.display.opened(progress) as backend:
             values, then = request.values, request.before_each
             results = run_batch(

@@ -4,10 +4,12 @@ records, replays, diverges, heals and lists there, with nothing written locally.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 
+from mmcli.store.recordings import Store
 from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
 from tests.servers import S3Server
 from tests.store.conftest import s3_env, s3_url, seaweed  # noqa: F401 - fixtures
@@ -41,7 +43,15 @@ def test_record_replay_and_heal_on_a_store_in_a_bucket(
     assert result.returncode == 3, result.stderr
     assert loan_app.records() == []
 
-    result = mm("replay", "loan", "--timeout", "2")  # the agent heals; the branch is kept
+    # The recorded agent command comes from the bucket: it runs only where allowed.
+    result = mm("replay", "loan", "--timeout", "2")
+    assert result.returncode == 3, result.stderr
+    assert "comes from a shared store and is not one this machine allows" in result.stderr
+    assert counter.read_text().count("started") == 1  # not run
+
+    command = json.loads(mm("show", "loan", "--json").stdout)["command"]
+    allowed = ["--allow-agent", shlex.join(command)]
+    result = mm("replay", "loan", "--timeout", "2", *allowed)  # the agent heals
     assert result.returncode == 0, result.stderr
     assert "healed" in result.stderr
     assert [fields(r) for r in loan_app.records()] == [WANTED]
@@ -56,7 +66,7 @@ def test_record_replay_and_heal_on_a_store_in_a_bucket(
 
     (listed,) = json.loads(mm("ls", "--json").stdout)
     assert listed["name"] == "loan" and listed["branches"] == 1
-    assert listed["replays"] == 3 and listed["healed"] == 1
+    assert listed["replays"] == 4 and listed["healed"] == 1
     shown = json.loads(mm("show", "loan", "--json").stdout)
     assert shown["divergences"][0]["live"].startswith(s3_url)
     assert shown["divergences"][0]["worker"] == "worker-a"  # which worker ran what
@@ -66,6 +76,18 @@ def test_record_replay_and_heal_on_a_store_in_a_bucket(
     assert page.read_text().count("data:image/png;base64,") >= 5
     assert mm("path").stdout.strip() == s3_url
     assert not isolated_store.exists()
+
+    # A writer of the bucket puts another command in the recording: it never runs here.
+    planted = tmp_path / "PLANTED"
+    store = Store(s3_url)
+    with store.lock("loan"):
+        rec = store.load("loan")
+        rec.command = ["sh", "-c", f"touch {planted}"]
+        store.save(rec, overwrite=True)
+    loan_app.start("--error-label")  # diverges at once
+    result = mm("replay", "loan", "--timeout", "2", *allowed)
+    assert result.returncode == 3, result.stderr
+    assert not planted.exists()
 
 
 def test_doctor_trusts_a_server_that_honours_conditional_writes(
