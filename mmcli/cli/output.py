@@ -119,10 +119,24 @@ grammar, so that `escape` and `plain` agree with rich where rich renders."""
 _CONTROL = dict.fromkeys((7, 8, 11, 12, 13))
 """Control characters rich leaves out of printed text (bell, backspace, vertical tab,
 form feed, carriage return): a line of progress reads the same either way."""
+_TERMINAL: dict[int, str | None] = {
+    c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\n\t"
+}
+_TERMINAL.update(_CONTROL)
+"""Control characters a terminal would obey (ESC starts a sequence that sets the title or
+clears the screen), shown as `\\x1b` instead, and those rich leaves out (`_CONTROL`) left
+out: text from outside (a worker's name, a reason, a window title) is printed, never run."""
+
+
+def inert(text: str) -> str:
+    """`text` with every control character a terminal would obey written out (`\\x1b`)."""
+    return text.translate(_TERMINAL)
 
 
 def escape(text: str) -> str:
-    """`text` shown as is in rich markup (as `rich.markup.escape`, without importing rich)."""
+    """`text` shown as is in rich markup (as `rich.markup.escape`, without importing rich),
+    and inert on a terminal (`inert`)."""
+    text = inert(text)
     text = _TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
     if text.endswith("\\") and not text.endswith("\\\\"):
         return text + "\\"
@@ -163,6 +177,6 @@ def progress(message: str) -> None:
     """Messages from the core: plain text (typed text may contain markup characters), each
     on one line however long (a log is grepped: a reason is not cut in two)."""
     if _to_terminal():
-        console().print(message, markup=False, soft_wrap=True)
+        console().print(inert(message), markup=False, soft_wrap=True)
     else:
-        print(message.translate(_CONTROL), file=sys.stderr)
+        print(inert(message), file=sys.stderr)

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from mmcli.cli.output import console, escape, say
+from mmcli.cli.output import console, escape, inert, say
 from mmcli.errors import Outcome
 from mmcli.model import plural, shown_command
 
@@ -181,22 +181,30 @@ def _screen_view(view: Any) -> None:
         masked += f"  (branch id {t.step.id})" if t.branch_start else ""
         if t.step.pending:
             masked += f"  pending: ended on a new outcome; mm approve {rec.name} {t.step.id}"
-        out.print(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}", markup=False)
+        out.print(
+            inert(f"{pad}{mark}{t.depth + 1:>3}. {t.step.action.describe()}{masked}"), markup=False
+        )
     for t in view.lines:
         if t.step.id in view.problems:
             what = describe(rec.name, t.step, view.problems[t.step.id])
             out.print(
-                f"warning: step {t.depth + 1} (id {t.step.id}): {what}; replay checks it with "
-                "the coarse grid only, and --policy strict does not act on it",
+                inert(
+                    f"warning: step {t.depth + 1} (id {t.step.id}): {what}; replay checks it "
+                    "with the coarse grid only, and --policy strict does not act on it"
+                ),
                 markup=False,
             )
     for d in view.divergences:
         by = f" on {d['worker']}" if d.get("worker") else ""
         out.print(
-            f"diverged {d['at']}{by} ({d['outcome']}) at step {d['step'] or '?'}: {d['reason']}",
+            inert(
+                f"diverged {d['at']}{by} ({d['outcome']}) at step {d['step'] or '?'}: {d['reason']}"
+            ),
             markup=False,
         )
-        out.print(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}", markup=False)
+        out.print(
+            inert(f"  live screen: {d['live']}\n  recorded:    {d['recorded']}"), markup=False
+        )
 
 
 def _model_view(view: Any) -> None:
@@ -208,7 +216,7 @@ def _model_view(view: Any) -> None:
         f"agent: {escape(shlex.join(shown_command(rec.command)))}"
     )
     for depth, _, text in view.lines:
-        console().print(f"{'  ' * depth}{depth + 1:>3}. {text}", markup=False)
+        console().print(inert(f"{'  ' * depth}{depth + 1:>3}. {text}"), markup=False)
 
 
 def _sdk_view(view: Any) -> None:
@@ -225,9 +233,9 @@ def _sdk_view(view: Any) -> None:
             if t["branch_of"] is not None
             else ""
         )
-        out.print(f"trajectory {t['id']}{tags}{branch}:", markup=False)
+        out.print(inert(f"trajectory {t['id']}{tags}{branch}:"), markup=False)
         for i, step in enumerate(t["steps"], 1):
-            out.print(f"  {i:>3}. {step}", markup=False)
+            out.print(inert(f"  {i:>3}. {step}"), markup=False)
 
 
 # ---- inventory ------------------------------------------------------------------------------

@@ -89,3 +89,11 @@ def test_leave_with_a_message_exits_1_with_it() -> None:
     done = run("no such thing")
     assert done.returncode == 1
     assert done.stderr.endswith("no such thing\n")
+
+
+def test_text_from_outside_is_written_out_never_run_by_a_terminal() -> None:
+    from mmcli.cli.output import escape, inert
+
+    hostile = "w1\x1b]0;pwned\x07\x1b[2J\x9b2J line\tend\r"
+    assert inert(hostile) == "w1\\x1b]0;pwned\\x1b[2J\\x9b2J line\tend"
+    assert escape("[red]" + hostile) == "\\[red]w1\\x1b]0;pwned\\x1b[2J\\x9b2J line\tend"

@@ -138,10 +138,35 @@ def test_a_row_commits_as_its_recording_declares_unless_the_worker_says(
     rec.commit_steps = declared
     settings = WorkerSettings(
         ["form"], "127.0.0.1:7233", "default", "w1", ReplayOptions(), True, Values(),
-        commit_steps=given,
+        commit_steps=given, allow_agents=("agent",),
     )  # fmt: skip
     store = Store()
     store.save(form_recording())
     worker = FleetWorker(store, FakeBackend(form_screen()), settings, lambda message: None)
     assert worker._options(rec).commit_steps == used
-    assert worker._options(rec).agent == ["agent"]
+    assert worker._options(rec).agent == ["agent"]  # allowed on this worker
+
+
+def test_a_worker_runs_no_recorded_agent_it_does_not_allow() -> None:
+    from mmcli.fleet.worker import FleetWorker, WorkerSettings
+
+    rec = form_recording()
+    rec.cwd = "/somewhere/else"
+    Store().save(rec)
+    said: list[str] = []
+    settings = WorkerSettings(
+        ["form"], "127.0.0.1:7233", "default", "w1", ReplayOptions(), True, Values()
+    )
+    worker = FleetWorker(Store(), FakeBackend(form_screen()), settings, said.append)
+    assert worker._options(rec).agent is None
+    assert said == [
+        "form: its agent command (agent) comes from a shared store and is not one this "
+        "machine allows: a divergence stops the replay (allow it with --allow-agent, or give "
+        "--agent CMD)"
+    ]
+    allowed = WorkerSettings(
+        ["form"], "127.0.0.1:7233", "default", "w1", ReplayOptions(), True, Values(),
+        allow_agents=("agent",),
+    )  # fmt: skip
+    options = FleetWorker(Store(), FakeBackend(form_screen()), allowed, said.append)._options(rec)
+    assert options.agent == ["agent"] and options.agent_cwd is None  # not the document's
