@@ -11,5 +11,7 @@ import pytest
 def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     store = tmp_path / "store"
     monkeypatch.setenv("MM_HOME", str(store))
+    # History lines a run could not write wait here (mmcli/store/spool.py), not in ~.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("MM_RECORD_SOCKET", raising=False)
     return store

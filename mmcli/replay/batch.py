@@ -20,7 +20,8 @@ from mmcli.backends.base import Backend
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError, closest
 from mmcli.model import SCREEN_KIND, Recording
 from mmcli.params import KEY, Values
-from mmcli.replay.replayer import check_values, replay, replay_recording
+from mmcli.replay.preconditions import check_values
+from mmcli.replay.replayer import replay, replay_recording
 from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store

@@ -11,8 +11,9 @@ from mmcli.store import lifecycle
 from mmcli.store.recordings import Store
 
 
-def journal(store: Store, report: ReplayReport, progress: Callable[[str], None]) -> None:
-    """Append the run to the history; one that cannot be written is a warning."""
+def journal(store: Store, report: ReplayReport, progress: Callable[[str], None]) -> bool:
+    """Append the run to the history; one that cannot be written is a warning, and the
+    line is kept on this machine for a later run (`lifecycle.journal`). False then."""
     fields = {
         "agent_runs": int(report.agent_returncode is not None),
         "steps_replayed": report.steps_replayed,
@@ -21,7 +22,7 @@ def journal(store: Store, report: ReplayReport, progress: Callable[[str], None])
         "path": report.path,
         "branch": report.branch,
     }
-    lifecycle.journal(
+    return lifecycle.journal(
         store,
         report.name,
         SCREEN_KIND,

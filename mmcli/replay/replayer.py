@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from mmcli.backends.base import Backend
 from mmcli.capture.steps import focus_point
 from mmcli.desktop.agent import Interrupt
-from mmcli.errors import Aborted, DisplayError, NotSaved, Outcome, UsageError, closest
-from mmcli.model import SCREEN_KIND, Action, Recording, Step
+from mmcli.errors import Aborted, NotSaved, Outcome
+from mmcli.model import SCREEN_KIND, Action, Recording, Step, plural
 from mmcli.params import Values
 from mmcli.replay.act import CONFIRM_RETRIES, Actor
 from mmcli.replay.divergence import Diagnosis, differed
@@ -34,6 +34,7 @@ from mmcli.replay.judge import Judge, Match
 from mmcli.replay.landed import Landing, both
 from mmcli.replay.look import Looker
 from mmcli.replay.outcome import await_outcome, pending_reason
+from mmcli.replay.preconditions import check_geometry, check_values
 from mmcli.replay.report import Divergence, ReplayOptions, ReplayReport
 from mmcli.replay.screens import RecordedScreens
 from mmcli.replay.tree import Tree
@@ -42,6 +43,8 @@ from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store
 
 Progress = Callable[[str], None]
+DONE = (Outcome.FROM_MEMORY, Outcome.HEALED)
+"""Endings whose task is done: a history line that cannot be written then exits 5."""
 
 
 @dataclass
@@ -62,33 +65,6 @@ class _Ending:
     outcome: Outcome
     outcome_seen: bool | None = None
     agent: AgentRun | None = None
-
-
-def check_geometry(recording: Recording, backend: Backend) -> None:
-    if not recording.steps:
-        return
-    fp = recording.steps[0].fingerprint
-    size = backend.size()
-    if (fp.width, fp.height) != size:
-        raise DisplayError(
-            f"screen is {size[0]}x{size[1]} but {recording.name!r} was recorded at "
-            f"{fp.width}x{fp.height}; replay on a screen of the recorded size"
-        )
-
-
-def check_values(recording: Recording, values: Values) -> None:
-    missing = values.missing(recording.params)
-    if missing:
-        flags = " ".join(
-            f"--secret {k}" if k in recording.secrets else f"--param {k}=..." for k in missing
-        )
-        # A key given that is no param of the recording, close to a missing one: a typo.
-        typos = [
-            f"unknown param {k!r}, did you mean {close!r}? "
-            for k in values.all
-            if k not in recording.params and (close := closest(k, missing)) is not None
-        ]
-        raise UsageError(f"{''.join(typos)}recording {recording.name!r} needs {flags}")
 
 
 class Replayer:
@@ -156,7 +132,13 @@ class Replayer:
             finally:
                 self.backend.quiet_zones(zones)
         report = self._report(walked, ending, started)
-        self._journal(report)
+        if not self._journal(report) and report.outcome in DONE:
+            # The task is done: exit 5 (do not retry), not 1 (a retry would do it twice).
+            report.outcome = Outcome.NOT_SAVED
+            report.detail = (
+                f"{plural(report.steps_replayed, 'step')} done ({ending.outcome}), but the "
+                "store could not be written: this run is kept on this machine for the next"
+            )
         return report
 
     def _walk(self, walked: _Walked) -> _Ending:
@@ -231,9 +213,9 @@ class Replayer:
             unverified=[*self.landing.unverified, *(agent.unverified if agent else [])],
         )
 
-    def _journal(self, report: ReplayReport) -> None:
-        if not self.options.dry_run:
-            journal(self.store, report, self.progress)
+    def _journal(self, report: ReplayReport) -> bool:
+        """The run's history line written (a dry run writes none)."""
+        return self.options.dry_run or journal(self.store, report, self.progress)
 
     def _checkable(self, children: list[Step], depth: int) -> list[Step]:
         checkable, warnings = self.screens.checkable(children, self.options.policy)

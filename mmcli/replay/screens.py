@@ -15,7 +15,7 @@ from mmcli.screen.analysis import blank
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.matcher import Policy, References
 from mmcli.store.recordings import Store
-from mmcli.store.thumbnails import describe, load_outcome, load_reference
+from mmcli.store.thumbnails import Prefetched, describe, load_outcome, load_reference
 
 DECODED = 2 * SEEN_REACH + 16
 """Recorded screens kept decoded (the ones around the step being replayed)."""
@@ -51,6 +51,8 @@ class RecordedScreens:
         self, store: Store, recording: Recording, tree: Tree, ignore: Sequence[Rect]
     ) -> None:
         self.store = store
+        self.thumbnails = Prefetched(store, recording.name, recording.thumbnail_names())
+        """Every thumbnail the recording names, read before the first action."""
         self.recording = recording
         self.tree = tree
         self.ignore = list(ignore)
@@ -68,7 +70,7 @@ class RecordedScreens:
         if step.id in self._references:
             self._references.move_to_end(step.id)
             return self._references[step.id]
-        loaded = load_reference(self.store, self.recording.name, step)
+        loaded = load_reference(self.thumbnails, self.recording.name, step)
         image = loaded.screen
         if loaded.problem is not None:
             self.problems[step.id] = loaded.problem
@@ -80,7 +82,7 @@ class RecordedScreens:
     def outcome(self, end: Step) -> np.ndarray | None:
         """The recorded screen `end`'s path ended on (None if gone), kept."""
         if end.id not in self._outcomes:
-            self._outcomes[end.id] = load_outcome(self.store, self.recording.name, end).screen
+            self._outcomes[end.id] = load_outcome(self.thumbnails, self.recording.name, end).screen
         return self._outcomes[end.id]
 
     def references(self, step: Step) -> References:

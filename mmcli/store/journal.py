@@ -18,12 +18,13 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import re
 import time
 from typing import Any
 
 from mmcli.errors import StoreError
 from mmcli.store import storefs
-from mmcli.store.objects import Objects
+from mmcli.store.objects import Exists, Objects
 
 COMPACT_EVERY = 64
 COMPACTED = "_compact-"
@@ -33,15 +34,37 @@ def folder(name: str) -> str:
     return f".mm/history/{name}/"
 
 
+def entry_id() -> str:
+    """A history entry's own name: when it was made, and a random token."""
+    return _unique()
+
+
+ENTRY_ID = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{9}-[0-9a-f]{6,64}")
+
+
 def _unique() -> str:
     now = time.time_ns()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now / 1e9))
     return f"{stamp}.{now % 10**9:09d}-{storefs.new_token()}"
 
 
-def append(objects: Objects, name: str, line: str, compact_every: int = COMPACT_EVERY) -> None:
-    """Write one entry (a JSON line) as a new object; now and then compact."""
-    objects.put(f"{folder(name)}{_unique()}.json", line.encode("utf-8"), create=True)
+def append(
+    objects: Objects,
+    name: str,
+    line: str,
+    compact_every: int = COMPACT_EVERY,
+    key: str | None = None,
+) -> None:
+    """Write one entry (a JSON line) as a new object, named `key` (its `entry_id`) when
+    given: a line sent again after a write whose answer was lost (a server that stopped
+    answering mid-request) is there once. Now and then compact."""
+    named = key if key is not None and ENTRY_ID.fullmatch(key) else None
+    try:
+        objects.put(f"{folder(name)}{named or _unique()}.json", line.encode("utf-8"), create=True)
+    except Exists:
+        if named is None:
+            raise
+        return  # written before: its answer was lost
     if compact_every and random.randrange(compact_every) == 0:
         with contextlib.suppress(StoreError, OSError):  # an optimization: never fails a run
             compact(objects, name)

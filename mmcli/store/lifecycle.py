@@ -27,7 +27,9 @@ from enum import StrEnum
 from typing import Any
 
 from mmcli.errors import RecordingExists, RecordingInUse, StoreError, UsageError
+from mmcli.store import spool
 from mmcli.store.inuse import WAIT, Mark, marked
+from mmcli.store.journal import entry_id
 from mmcli.store.recordings import Store, validate_name
 
 Warn = Callable[[str], None]
@@ -136,6 +138,7 @@ def history_entry(
     """A run's history line: the fields every kind writes, then the engine's own."""
     return {
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "id": entry_id(),
         "recording": name,
         "outcome": str(outcome),
         "kind": kind,
@@ -152,12 +155,25 @@ def journal(
     seconds: float,
     fields: Mapping[str, Any],
     warn: Warn | None = None,
-) -> None:
-    """Append a run's line to NAME's history. The task has been done (or not) by now: a
-    history that cannot be written is a warning (`warn`), never a failure a caller would
-    retry."""
+) -> bool:
+    """Append a run's line to NAME's history, after the lines earlier runs here could
+    not write (`spool`). The task has been done (or not) by now: a history that cannot be
+    written is a warning (`warn`), never a failure a caller would retry; the line is kept
+    on this machine for a later run to write. False when it was not written."""
+    entry = history_entry(name, kind, outcome, seconds, fields)
     try:
-        store.append_history(name, history_entry(name, kind, outcome, seconds, fields))
+        earlier = spool.waiting(store.where, name)
+        for line in earlier:
+            store.append_history(name, line)
+        if earlier:
+            spool.sent(store.where, name)
+        store.append_history(name, entry)
+        return True
     except StoreError as e:
+        try:
+            kept = f"; kept in {spool.keep(store.where, name, entry)} for the next run here"
+        except OSError as why:
+            kept = f"; not kept either ({why.strerror or why})"
         if warn is not None:
-            warn(f"this run is not in the history: {e}")
+            warn(f"this run is not in the history: {e}{kept}")
+        return False

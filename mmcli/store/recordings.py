@@ -514,7 +514,10 @@ class Store:
         entry = {"worker": worker_id(), **entry}
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
         if self._root is None:
-            journal.append(self.objects, validate_name(name), line)
+            key = entry.get("id")
+            journal.append(
+                self.objects, validate_name(name), line, key=key if isinstance(key, str) else None
+            )
             return
         path = self.history_path(name)
         try:

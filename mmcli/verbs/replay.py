@@ -131,7 +131,8 @@ def _not_recorded_yet(store: Store, request: ReplayRequest, progress: Progress |
 
 
 def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
-    from mmcli.replay.replayer import check_values, replay_recording
+    from mmcli.replay.preconditions import check_values
+    from mmcli.replay.replayer import replay_recording
     from mmcli.store.lifecycle import Intent, begin
 
     if request.params_file is not None:

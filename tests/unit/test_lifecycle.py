@@ -110,7 +110,7 @@ def test_a_mark_is_not_inherited_by_the_agent(isolated_store: Path) -> None:
 
 def test_the_history_line_every_kind_writes(isolated_store: Path) -> None:
     entry = history_entry("loan", "sdk", "recorded", 1.23456, {"tags": ["a"], "stored": 2})
-    assert set(entry) == {"at", "recording", "outcome", "kind", "seconds", "tags", "stored"}
+    assert set(entry) == {"at", "id", "recording", "outcome", "kind", "seconds", "tags", "stored"}
     assert (entry["recording"], entry["kind"], entry["outcome"]) == ("loan", "sdk", "recorded")
     assert entry["seconds"] == 1.235
     store = _store_with("loan")
@@ -128,3 +128,17 @@ def test_a_history_that_cannot_be_written_is_a_warning(isolated_store: Path) -> 
     with begin(store, "loan", Intent.REPLAY, "cli") as run:
         run.journal("from-memory", {}, warn=said.append)
     assert len(said) == 1 and said[0].startswith("this run is not in the history: ")
+    assert "; kept in " in said[0] and "for the next run here" in said[0]
+
+    # Once the history can be written, the next run writes the kept line first, once.
+    os.unlink(isolated_store / ".mm" / "history" / "loan.jsonl")
+    with begin(store, "loan", Intent.REPLAY, "cli") as run:
+        run.journal("healed", {})
+    assert [line["outcome"] for line in store.history("loan")] == ["from-memory", "healed"]
+    with begin(store, "loan", Intent.REPLAY, "cli") as run:
+        run.journal("diverged", {})
+    assert [line["outcome"] for line in store.history("loan")] == [
+        "from-memory",
+        "healed",
+        "diverged",
+    ]
