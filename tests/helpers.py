@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -152,3 +155,28 @@ def count_loads(monkeypatch: Any) -> tuple[list[str], list[str]]:
     monkeypatch.setattr(Store, "load", counted_load)
     monkeypatch.setattr(Store, "read_text", counted_read)
     return loads, reads
+
+
+def peak_memory(*argv: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run `argv` from a small Python process and return its result and its own peak
+    resident memory in MB. Not measured from the test process itself: a child forked from
+    a big process counts the parent's pages until it execs."""
+    script = (
+        "import json, os, subprocess, sys, threading\n"
+        "child = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "got = {}\n"
+        "def read(key, stream): got[key] = stream.read().decode('utf-8', 'replace')\n"
+        "readers = [threading.Thread(target=read, args=('out', child.stdout)),\n"
+        "           threading.Thread(target=read, args=('err', child.stderr))]\n"
+        "[r.start() for r in readers]\n"
+        "_, status, usage = os.wait4(child.pid, 0)\n"
+        "[r.join() for r in readers]\n"
+        "code = os.waitstatus_to_exitcode(status)\n"
+        "print(json.dumps({'code': code, 'peak': usage.ru_maxrss, **got}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=timeout
+    )
+    report = json.loads(done.stdout)
+    result = subprocess.CompletedProcess(list(argv), report["code"], report["out"], report["err"])
+    return result, report["peak"] / 1024

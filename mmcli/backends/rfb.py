@@ -36,8 +36,14 @@ PIXEL_FORMAT = struct.pack(">BBBBHHHBBB3x", 32, 24, 0, 1, 255, 255, 255, 16, 8, 
 """bpp, depth, big-endian, true-colour, red/green/blue max, red/green/blue shift."""
 BUTTONS = {"left": 1, "middle": 2, "right": 4}
 WHEEL_UP, WHEEL_DOWN = 8, 16
-MAX_SIDE = 16384
+MAX_SIDE = 8192
 """A framebuffer side beyond this is a broken server, not a screen."""
+
+
+MAX_CURSOR = 1024
+"""The largest cursor (a side, px) a server may send: a bigger one is a broken server."""
+SKIP_CHUNK = 1 << 16
+"""Bytes read at a time of what is skipped (a clipboard text, a cursor's shape)."""
 
 
 class ServerInit(NamedTuple):
@@ -57,11 +63,18 @@ class ServerInit(NamedTuple):
         )
 
 
-def read_exactly(sock: socket.socket, n: int) -> bytes:
+def read_exactly(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
+    """`n` bytes from `sock`; with `deadline` (monotonic), all of them by then, however
+    slowly they trickle in (`TimeoutError`). Callers bound `n` first: it is allocated."""
     buffer = bytearray(n)
     view = memoryview(buffer)
     got = 0
     while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the other side is too slow to answer")
+            sock.settimeout(left)
         chunk = sock.recv_into(view[got:], n - got)
         if chunk == 0:
             raise ConnectionError("the other side closed the connection")
@@ -69,12 +82,21 @@ def read_exactly(sock: socket.socket, n: int) -> bytes:
     return bytes(buffer)
 
 
-def client_handshake(sock: socket.socket, address: str, password: str | None) -> ServerInit:
+HANDSHAKE_TIMEOUT = 10.0
+"""Seconds the whole handshake may take, whatever a server sends meanwhile (a byte every
+3 s must not hold mm for ever)."""
+
+
+def client_handshake(
+    sock: socket.socket, address: str, password: str | None, timeout: float = HANDSHAKE_TIMEOUT
+) -> ServerInit:
     """The client's side of the handshake up to ServerInit: version (3.3 to 3.8), security
-    (None or VNC password), ClientInit with the shared flag (other viewers stay)."""
+    (None or VNC password), ClientInit with the shared flag (other viewers stay); all of
+    it within `timeout` seconds (`TimeoutError`)."""
+    deadline = time.monotonic() + timeout
 
     def read(n: int) -> bytes:
-        return read_exactly(sock, n)
+        return read_exactly(sock, n, deadline)
 
     def reason() -> str:
         (length,) = struct.unpack(">I", read(4))
@@ -226,10 +248,12 @@ class RFBClient:
                     pass
                 elif kind == 3:  # ServerCutText
                     (length,) = struct.unpack(">3xI", self._read(7))
-                    self._read(length)
+                    if length > self.width * self.height * 4:
+                        raise DisplayError(f"a clipboard text of {length} bytes")
+                    self._skip(length)
                 else:
                     raise DisplayError(f"unknown server message {kind}")
-        except (OSError, DisplayError, ValueError, struct.error) as e:
+        except Exception as e:  # MemoryError included: a dead reader must say so
             with self._updated:
                 self.error = str(e) or type(e).__name__
                 self._updated.notify_all()
@@ -251,7 +275,9 @@ class RFBClient:
                 self.pointer_reported = time.monotonic()
                 continue
             if encoding == CURSOR:  # the pointer's shape: not part of the screen
-                self._read(w * h * 4 + (w + 7) // 8 * h)
+                if w > min(self.width, MAX_CURSOR) or h > min(self.height, MAX_CURSOR):
+                    raise DisplayError(f"a {w}x{h} cursor")
+                self._skip(w * h * 4 + (w + 7) // 8 * h)
                 continue
             if x + w > self.width or y + h > self.height:
                 raise DisplayError(f"update {w}x{h}+{x}+{y} outside the screen")
@@ -279,6 +305,11 @@ class RFBClient:
 
     def _read(self, n: int) -> bytes:
         return read_exactly(self._sock, n)
+
+    def _skip(self, n: int) -> None:
+        """Read `n` bytes and keep none of them (no more than a chunk held at once)."""
+        while n > 0:
+            n -= len(read_exactly(self._sock, min(n, SKIP_CHUNK)))
 
     # ---- input ----------------------------------------------------------------------------
 

@@ -113,6 +113,8 @@ class VncBackend(Backend):
         )
         if not client.wait_update(0, FIRST_FRAME_WAIT):
             client.close()
+            if client.error is not None:
+                raise DisplayError(f"{self.address} broke the protocol: {client.error}")
             raise DisplayError(f"{self.address} sent no screen in {FIRST_FRAME_WAIT:.0f}s")
         return client
 

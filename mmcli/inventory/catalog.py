@@ -14,7 +14,7 @@ from typing import Any
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.inventory.kinds import kind_of_stored
 from mmcli.model import Recording, Step
-from mmcli.store.codec import is_plain_file_name
+from mmcli.store.codec import MAX_DOCUMENT, is_plain_file_name
 from mmcli.store.index import read_index, refresh, write_index
 from mmcli.store.objects import Info
 from mmcli.store.recordings import NAME_PATTERN, SUFFIX, Store
@@ -176,7 +176,13 @@ def _skim(store: Store, name: str) -> dict[str, Any] | None:
     """The entry from the document's header and step lines (`mmcli.store.skim`), or None: read
     it in full (which also says what is wrong with it, and what an SDK document holds)."""
     try:
-        text = store.objects.get(store.key(name)).data.decode("utf-8")
+        listed = store.objects.head(store.key(name))
+        if listed is None or listed.size > MAX_DOCUMENT:
+            return None  # no recording is this big: the full read says so by its size
+        data = store.objects.get(store.key(name), limit=MAX_DOCUMENT).data
+        if len(data) > MAX_DOCUMENT:
+            return None  # no recording is this big: the full read says so, reading no more
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError, StoreError):  # a link: the full read says so
         return None
     return skim(text, name)

@@ -34,6 +34,12 @@ def folder(name: str) -> str:
     return f".mm/history/{name}/"
 
 
+MAX_HISTORY = 4 << 20
+"""The most of a history read: its latest objects up to this many bytes, some 10,000
+runs (an entry is a few hundred bytes). What `mm ls` counts and `mm show` lists is then
+the latest runs; the file keeps them all."""
+
+
 def entry_id() -> str:
     """A history entry's own name: when it was made, and a random token."""
     return _unique()
@@ -74,11 +80,15 @@ def _read(objects: Objects, name: str) -> tuple[dict[str, str], list[str]]:
     """Every entry by key, and the objects whose whole content that holds."""
     entries: dict[str, str] = {}
     whole: list[str] = []
-    for info in objects.listing(folder(name)):
+    read = 0
+    for info in sorted(objects.listing(folder(name)), key=lambda i: i.key, reverse=True):
+        if info.size > MAX_HISTORY or read + info.size > MAX_HISTORY:
+            continue  # far bigger than mm writes (planted), or older than the latest read
         try:
-            data = objects.get(info.key).data.decode("utf-8", "replace")
+            data = objects.get(info.key, limit=MAX_HISTORY).data.decode("utf-8", "replace")
         except FileNotFoundError:
             continue  # compacted and deleted meanwhile: its entries are in a compaction
+        read += len(data)
         base = info.key.rsplit("/", 1)[1]
         if base.startswith(COMPACTED):
             for raw in data.splitlines():

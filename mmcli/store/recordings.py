@@ -261,16 +261,20 @@ class Store:
     def read_text(self, name: str) -> str:
         """NAME's document as text, read without following links and bounded in size."""
         where = self.locate(name)
+        too_big = RecordingCorrupt(
+            f"{where}: larger than {codec.MAX_DOCUMENT >> 20} MiB; not an mm recording"
+        )
         try:
+            listed = self.objects.head(self.key(name))
+            if listed is not None and listed.size > codec.MAX_DOCUMENT:
+                raise too_big  # refused by its size, before a byte of it is read
             blob = self.objects.get(self.key(name), limit=codec.MAX_DOCUMENT)
         except FileNotFoundError:
             raise self.not_found(name) from None
         except OSError as e:
             raise StoreError(f"{where}: cannot read ({e.strerror})") from None
         if len(blob.data) > codec.MAX_DOCUMENT:
-            raise RecordingCorrupt(
-                f"{where}: larger than {codec.MAX_DOCUMENT >> 20} MiB; not an mm recording"
-            )
+            raise too_big
         self._tags[name] = blob.tag
         try:
             return blob.data.decode("utf-8")
@@ -542,7 +546,7 @@ class Store:
             return journal.parse(journal.lines(self.objects, validate_name(name)))
         path = self.history_path(name)
         try:
-            data = storefs.read_bytes(self.root, [".mm", "history"], path.name)
+            data = storefs.read_tail(self.root, [".mm", "history"], path.name, MAX_HISTORY)
         except FileNotFoundError:
             return []
         except OSError as e:
@@ -588,6 +592,9 @@ def lease(objects: Objects, key: str, name: str, timeout: float, ttl: float) -> 
                 objects.delete(key)
 
 
+MAX_HISTORY = journal.MAX_HISTORY
+"""The most of a recording's history read (its latest lines): a history planted or grown
+far past what mm writes is not read whole."""
 LEASE_BYTES = 4096
 """The most of a lease object read: a holder's name and an expiry are a few dozen bytes."""
 

@@ -93,6 +93,21 @@ def read_bytes(root: Path, parts: Sequence[str], name: str, limit: int | None = 
         return f.read() if limit is None else f.read(limit + 1)
 
 
+def read_tail(root: Path, parts: Sequence[str], name: str, limit: int) -> bytes:
+    """At most the last `limit` bytes of `root/parts.../name`, never through a link,
+    starting at a line's start (a history far bigger than any mm writes is not read
+    whole)."""
+    with folder(root, parts) as dfd:
+        fd = open_file(dfd, name, os.O_RDONLY, root.joinpath(*parts, name))
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= limit:
+            return f.read(limit)
+        f.seek(size - limit)
+        data = f.read(limit)
+        return data[data.find(b"\n") + 1 :] if b"\n" in data else b""
+
+
 def read_plain(directory: Path, name: str) -> bytes | None:
     """The bytes of the file `name` in `directory`, or None when `name` is not a plain
     file name, or the file is missing, unreadable or reached through a link."""
