@@ -22,6 +22,7 @@ from mmcli.capture.secrets import join_keystrokes, joined
 from mmcli.model import MAX_LANDED_TEXT, POINTED, Action, ActionKind, EndScreen, Landed, Step
 from mmcli.params import leaked_in, parametrize
 from mmcli.readback.field import FieldText, NotRead, normalise
+from mmcli.readback.ocr import find_phrase
 from mmcli.readback.reader import widen_to_field
 from mmcli.screen.analysis import (
     SPILL,
@@ -130,6 +131,8 @@ def build_steps(
     secret_echoes: list[Rect] = []
     window: WindowRef | None = None
     """The window the last pointer step acted in: where typing goes."""
+    reads = [ECHO_READS]
+    """What is left of the recording's budget of OCR reads for echoes (`read_echoes`)."""
     for i, cap in enumerate(captures):
         masks.extend(echoes.get(i, []))
         hidden.extend(r for r in echoes.get(i, []) if r in secret_echoes)
@@ -187,6 +190,8 @@ def build_steps(
             bounds = window.rect if window is not None else None
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
             found += [(0, r) for r in _unmasked(shown, masks)]
+            if not secret:
+                found += read_echoes(action, values, changes, masks, reads)
             for j, rect in found:
                 echo = _value_mask(rect, screens[i + 1 + j], spill=SPILL)
                 echoes.setdefault(i + 1 + j, []).append(echo)
@@ -206,6 +211,42 @@ def build_steps(
         outcome = EndScreen(fp, name if final_thumbnail is not None else None)
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(steps, thumbnails, area)
+
+
+ECHO_READS = 16
+"""Pieces of the later screens read by OCR for a param's echo, at most, a recording (each
+read costs about 0.1 s, once, when the run is saved)."""
+ECHO_TEXT = (6, 200)
+"""The heights (px) of a piece that may hold an echo: a line of text, small to heading."""
+
+
+def read_echoes(
+    action: Action,
+    values: Mapping[str, str],
+    changes: list[Detail | None],
+    masks: list[Rect],
+    reads: list[int],
+) -> list[tuple[int, Rect]]:
+    """Where a param's value the typing `action` typed shows again on the later screens in
+    another font or size than the field's (a heading "Thank you, Grace", a title): what
+    each later screen changed (`changes`) read by OCR for each value's words, pieces
+    wholly masked aside; (index into `changes`, box), within the budget `reads` (shared
+    by the recording's steps)."""
+    phrases = [values[k] for k in sorted(action.params_used()) if values.get(k, "").strip()]
+    found: list[tuple[int, Rect]] = []
+    if not phrases:
+        return found
+    for j, detail in enumerate(changes):
+        for rect, luma in detail.pieces if detail is not None else ():
+            if not ECHO_TEXT[0] <= rect.h <= ECHO_TEXT[1] or rect.w < rect.h:
+                continue
+            if any(rect.inside(m) for m in masks) or reads[0] <= 0:
+                continue
+            reads[0] -= 1
+            for phrase in phrases:
+                for box in find_phrase(luma, phrase):
+                    found.append((j, Rect(rect.x + box.x, rect.y + box.y, box.w, box.h)))
+    return found
 
 
 READ_BACK_MIN = 3

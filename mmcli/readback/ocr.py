@@ -23,6 +23,7 @@ one thread); it is exact but for accented letters and, once, a letter's case
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -243,3 +244,80 @@ def _longest_run(column: np.ndarray) -> int:
     padded = np.concatenate(([0], column.astype(np.int8), [0]))
     edges = np.flatnonzero(np.diff(padded))
     return int((edges[1::2] - edges[::2]).max())
+
+
+FIND_SCALE = 2
+"""A piece of the screen is read for a phrase at twice its size (small type reads best so)."""
+
+
+def words(tsv: str) -> list[tuple[str, Rect]]:
+    """The words of tesseract's TSV output with their boxes (in the image read)."""
+    found = []
+    for row in tsv.splitlines()[1:]:
+        cells = row.split("\t")
+        if len(cells) < 12 or cells[0] != "5" or not cells[11].strip():
+            continue
+        with contextlib.suppress(ValueError):
+            left, top, width, height = (int(c) for c in cells[6:10])
+            found.append((cells[11].strip(), Rect(left, top, width, height)))
+    return found
+
+
+def find_phrase(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list[Rect]:
+    """Where `phrase` is written in `luma` (a piece of the screen, full resolution, grey),
+    in any font or size tesseract reads: the box of each run of words that spells it
+    (case, accents and spacing aside), in the piece's pixels; none when tesseract is not
+    there, or does not read it."""
+    target = _loose_words(phrase)
+    if not target or shutil.which("tesseract") is None or min(luma.shape[:2]) < 6:
+        return []
+    image = Image.fromarray(np.ascontiguousarray(luma.astype(np.uint8)))
+    image = image.resize(
+        (image.width * FIND_SCALE, image.height * FIND_SCALE), Image.Resampling.LANCZOS
+    )
+    framed = Image.new(
+        "L", (image.width + 2 * MARGIN, image.height + 2 * MARGIN), int(np.median(luma))
+    )
+    framed.paste(image, (MARGIN, MARGIN))
+    buffer = io.BytesIO()
+    framed.save(buffer, "PNG", compress_level=1)
+    command = ["tesseract", "stdin", "stdout", "--psm", "11", "-l", LANGUAGE, "tsv"]
+    try:
+        done = subprocess.run(
+            command,
+            input=buffer.getvalue(),
+            capture_output=True,
+            timeout=timeout,
+            env={**os.environ, "OMP_THREAD_LIMIT": THREADS},
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return []
+    if done.returncode != 0:
+        return []
+    read = words(done.stdout.decode("utf-8", "replace"))
+    boxes = []
+    n = len(target)
+    for i in range(len(read) - n + 1):
+        run = read[i : i + n]
+        if [_loose_words(w)[0] if _loose_words(w) else "" for w, _ in run] == target:
+            box = run[0][1]
+            for _, b in run[1:]:
+                box = box.union(b)
+            boxes.append(
+                Rect(
+                    (box.x - MARGIN) // FIND_SCALE,
+                    (box.y - MARGIN) // FIND_SCALE,
+                    -(-box.w // FIND_SCALE),
+                    -(-box.h // FIND_SCALE),
+                )
+            )
+    return boxes
+
+
+def _loose_words(text: str) -> list[str]:
+    """`text`'s words without accents, casefolded, punctuation at their ends left out."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", text)
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    return [w.strip(".,;:!?\"'()[]{}") for w in plain.split() if w.strip(".,;:!?\"'()[]{}")]

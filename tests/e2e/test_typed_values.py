@@ -62,3 +62,20 @@ def test_a_heal_that_typed_the_name_again_into_its_field_is_pending(
     assert result.returncode == 3, result.stderr
     assert "pending" in result.stderr
     assert loan_app.records() == []
+
+
+def test_a_value_shown_again_in_another_font_is_the_recorded_outcome(
+    loan_app: LoanApp, isolated_store: Path
+) -> None:
+    """After Submit the status line shows the name again, in bold Courier (not the
+    entry's font): found by OCR when recorded, it is masked from there on. Before, a
+    replay with another name diverged at the last step (exit 3)."""
+    loan_app.start("--echo", "name")
+    agent = agent_command(loan_app)
+    done = mm("record", "loan", "--observe", "0", "--param", f"name={NAME}", "--", *agent)
+    assert done.returncode == 0, done.stderr
+    loan_app.out.unlink()
+    loan_app.start("--echo", "name")
+    result = mm("replay", "loan", "--no-agent", "--param", "name=Grace Hopper")
+    assert result.returncode == 0, result.stderr
+    assert [r["name"] for r in loan_app.records()] == ["Grace Hopper"]
