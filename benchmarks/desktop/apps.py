@@ -45,6 +45,8 @@ class Variant:
     other_page: bool = False
     autofill: bool = False
     dialog_after_ms: int = 0
+    own_window: str = ""
+    """A window of the app's own open at start (one of `App.own_windows`); "" for none."""
 
 
 @dataclass
@@ -60,6 +62,10 @@ class App:
     prefill_other: str = "Mallory"
     native: frozenset[str] = frozenset()
     """Variant fields the app can show itself (the others are applied from outside)."""
+    own_windows: frozenset[str] = frozenset()
+    """The kinds of window of its own the app can open at start (`Variant.own_window`):
+    "dialog" (transient for the task window), "normal", "override" (override-redirect),
+    "tooltip"; each found by `own_title`."""
     programs: tuple[str, ...] = ()
     """Programs only this benchmark installs (benchmarks/desktop/setup), checked first."""
     proc: subprocess.Popen[bytes] | None = None
@@ -128,6 +134,10 @@ class App:
 
     def supports(self, needed: set[str]) -> bool:
         return needed <= self.native
+
+    def own_title(self, kind: str) -> str:
+        """The title (a pattern) of the window of its own of that kind the app opens."""
+        raise NotImplementedError
 
     # ----- the task --------------------------------------------------------------------
 
@@ -252,6 +262,7 @@ class QtForm(App):
     native: frozenset[str] = frozenset(
         {"prefill", "error", "other_page", "autofill", "dialog_after_ms"}
     )
+    own_windows: frozenset[str] = frozenset({"dialog", "normal", "override", "tooltip"})
 
     def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
         argv = [
@@ -270,7 +281,12 @@ class QtForm(App):
             argv.append("--autofill")
         if variant.dialog_after_ms:
             argv += ["--dialog-after", str(variant.dialog_after_ms)]
+        if variant.own_window:
+            argv += ["--own-window", variant.own_window]
         return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+
+    def own_title(self, kind: str) -> str:
+        return f"^{kind} \\(Qt\\)$"
 
     def first_field(self) -> tuple[int, int]:
         return self.at(230, 64)
@@ -288,9 +304,17 @@ class QtForm(App):
 # ----- Chromium on a local page --------------------------------------------------------
 
 
+NOTES_PAGE = (
+    b"<!doctype html><html><head><meta charset='utf-8'><title>notes (web)</title></head>"
+    b"<body style='margin:8px;font:14px sans-serif;background:#e8e0f0'>Draft saved.</body></html>"
+)
+
+
 class _Records(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         page = (HERE / "assets" / "form.html").read_bytes()
+        if self.path.startswith("/notes"):  # the window the page opens of its own
+            page = NOTES_PAGE
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(page)))
@@ -316,6 +340,8 @@ class Chromium(App):
     native: frozenset[str] = frozenset(
         {"prefill", "error", "other_page", "autofill", "dialog_after_ms"}
     )
+    own_windows: frozenset[str] = frozenset({"normal"})
+    """A popup window the page opens (`window.open`) at load."""
     server: ThreadingHTTPServer | None = None
 
     def url(self, variant: Variant) -> str:
@@ -335,6 +361,8 @@ class Chromium(App):
             query["autofill"] = "1"
         if variant.dialog_after_ms:
             query["dialog_after"] = str(variant.dialog_after_ms)
+        if variant.own_window:
+            query["own"] = variant.own_window
         return f"http://127.0.0.1:{self.server.server_address[1]}/form?{urlencode(query)}"
 
     def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
@@ -356,6 +384,7 @@ class Chromium(App):
                 "--password-store=basic",
                 "--test-type",
                 "--window-size=400,260",
+                *(["--disable-popup-blocking"] if variant.own_window else []),
                 f"--app={url}",
             ],
             stdout=subprocess.DEVNULL,
@@ -378,6 +407,9 @@ class Chromium(App):
 
     def first_field(self) -> tuple[int, int]:
         return self.at(230, 64)
+
+    def own_title(self, kind: str) -> str:
+        return "^notes \\(web\\)"
 
     def plan(self, value: str) -> Plan:
         return [
@@ -461,6 +493,7 @@ class Firefox(Chromium):
 
     key: str = "firefox"
     programs: tuple[str, ...] = ("firefox-esr",)
+    own_windows: frozenset[str] = frozenset()
     title: str = "^Person \\(web\\) .* Mozilla Firefox$"
 
     def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
@@ -563,6 +596,8 @@ class TkLoan(App):
     value: str = "Ada Lovelace"
     other_value: str = "Grace Hopper"
     native: frozenset[str] = frozenset({"prefill", "error", "other_page"})
+    own_windows: frozenset[str] = frozenset({"dialog", "normal"})
+    """The form's modal "Notice" (transient) and its "New mail" window."""
 
     def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
         argv = [
@@ -581,7 +616,14 @@ class TkLoan(App):
             argv.append("--error-label")
         if variant.other_page:
             argv += ["--variant", "other"]
+        if variant.own_window:
+            argv.append(
+                {"dialog": "--popup-at-start", "normal": "--notice-elsewhere"}[variant.own_window]
+            )
         return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+
+    def own_title(self, kind: str) -> str:
+        return {"dialog": "^Notice$", "normal": "^New mail$"}[kind]
 
     def reset_result(self) -> None:
         (self.work / "records.jsonl").unlink(missing_ok=True)

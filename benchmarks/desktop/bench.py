@@ -11,7 +11,7 @@ import sys
 import time
 import tomllib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -273,10 +273,14 @@ class Bench:
         masked = masked_fraction(self.store / f"{name}.toml", window)
         return Recorded(name, index, window, masked, world, focused)
 
-    def judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
-        """Replay `recorded` on the scenario; a harness failure is an ERROR, not a crash."""
+    def judge(
+        self, scenario: Scenario, recorded: Recorded, arrange: Callable[[], None] | None = None
+    ) -> Judgement:
+        """Replay `recorded` on the scenario; a harness failure is an ERROR, not a crash.
+        `arrange`: called after the scenario's setup, before replay (the hostile matrix
+        puts its window on the desktop there)."""
         try:
-            return self._judge(scenario, recorded)
+            return self._judge(scenario, recorded, arrange)
         except Exception as e:  # the benchmark goes on; the run shows what broke
             self.app.stop()
             self.desktop.clear_notifications()
@@ -293,7 +297,9 @@ class Bench:
                 0.0,
             )
 
-    def _judge(self, scenario: Scenario, recorded: Recorded) -> Judgement:
+    def _judge(
+        self, scenario: Scenario, recorded: Recorded, arrange: Callable[[], None] | None
+    ) -> Judgement:
         app = self.app
         started = time.monotonic()
         self.enter(recorded.index)
@@ -302,6 +308,8 @@ class Bench:
         try:
             for setup in scenario.setup:
                 self.apply(setup)
+            if arrange is not None:
+                arrange()
             value = app.other_value if scenario.other_value else app.value
             args = [
                 "replay",
@@ -324,7 +332,8 @@ class Bench:
                 scenario.label, result.returncode, record, expected, scenario.under_window
             )
             if self.shots is not None and outcome is not Outcome.CORRECT:
-                self.shot(f"{app.key}-{scenario.key}-{recorded.index}-{outcome.replace(' ', '-')}")
+                key = scenario.key.replace("/", "-")  # the hostile matrix's keys have slashes
+                self.shot(f"{app.key}-{key}-{recorded.index}-{outcome.replace(' ', '-')}")
         finally:
             app.stop()
             self.desktop.clear_notifications()

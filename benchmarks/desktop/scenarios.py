@@ -52,6 +52,8 @@ class Scenario:
     under_window: bool = False
     """Another window is over the task: acting at all (exit 0 or 6) is a wrong action, even
     when the record happens to be right."""
+    own_window: str = ""
+    """The app opens a window of its own of this kind at start (`App.own_windows`)."""
     needs: frozenset[str] = field(default=frozenset())
 
     def variant(self, app: App, recording_index: int) -> Variant:
@@ -63,6 +65,7 @@ class Scenario:
             other_page=self.other_page,
             autofill=self.autofill,
             dialog_after_ms=delay if self.dialog_after else 0,
+            own_window=self.own_window,
         )
 
     def applies_to(self, app: App) -> bool:
@@ -76,7 +79,7 @@ class Scenario:
             )
             if on
         }
-        return app.supports(needed)
+        return app.supports(needed) and (not self.own_window or self.own_window in app.own_windows)
 
 
 DIALOG_DELAYS_MS = (150, 250, 350, 200, 300, 400, 120, 500, 180, 280)

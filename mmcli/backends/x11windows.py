@@ -279,8 +279,6 @@ def window_ref(display: Any, window: Any) -> WindowRef | None:
     return _describe(display, [window])[window.id][0]
 
 
-
-
 def window_title_at(display: Any, x: int, y: int) -> str | None:
     """The title (EWMH `_NET_WM_NAME`, else `WM_NAME`) of the application window at the
     point: the client below the window manager's frame there, or, with no window manager,

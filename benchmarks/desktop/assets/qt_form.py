@@ -4,7 +4,9 @@ Save appends the record "NAME|CITY" to --out. Perturbations: --prefill TEXT (Nam
 TEXT at start), --error (a red error line), --variant delete (same layout, another page),
 --autofill (City filled by the app 50 ms after the name is first typed), --dialog-after MS
 (a dialog over Save, MS ms after the last key typed into City; its button writes
-"DISCARDED"), --title.
+"DISCARDED"), --title, --own-window KIND (a small window of the form's own, open at
+start: a modal "dialog" transient for the form, a second "normal" window, an
+"override"-redirect window, a "tooltip"; titled "KIND (Qt)").
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from PyQt5.QtCore import QTimer
+from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import QApplication, QDialog, QLabel, QLineEdit, QPushButton, QWidget
 
 
@@ -26,6 +28,7 @@ def main() -> int:
     p.add_argument("--variant", default="new")
     p.add_argument("--autofill", action="store_true")
     p.add_argument("--dialog-after", type=int, default=0)
+    p.add_argument("--own-window", choices=("dialog", "normal", "override", "tooltip"))
     args = p.parse_args()
 
     app = QApplication(sys.argv[:1])
@@ -90,8 +93,35 @@ def main() -> int:
 
         timer.timeout.connect(dialog)
 
+    if args.own_window:
+        kept: list[QWidget] = []
+        QTimer.singleShot(200, lambda: kept.append(own_window(args.own_window, win)))
+
     win.show()
     return app.exec_()
+
+
+def own_window(kind: str, form: QWidget) -> QWidget:
+    """A small window of the form's own app (`--own-window`), shown at 900,500."""
+    if kind == "dialog":
+        window: QWidget = QDialog(form)
+        window.setModal(True)
+        QPushButton("OK", window).setGeometry(90, 34, 60, 26)
+    elif kind == "normal":
+        window = QWidget()
+    elif kind == "override":
+        flags = Qt.Window | Qt.X11BypassWindowManagerHint | Qt.FramelessWindowHint
+        window = QWidget(None, flags)
+        window.setStyleSheet("background: #d0e8d8")
+    else:
+        window = QLabel("Name as on your ID", None, Qt.ToolTip)
+    window.setWindowTitle(f"{kind} (Qt)")
+    window.setFixedSize(160, 64)
+    if kind != "tooltip":
+        QLabel("Draft saved.", window).setGeometry(10, 6, 140, 24)
+    window.move(900, 500)
+    window.show()
+    return window
 
 
 if __name__ == "__main__":
