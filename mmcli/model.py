@@ -240,6 +240,9 @@ class Step:
     above: tuple[Over, ...] = ()
     """The windows the window system showed above `window`, over part of it, when the
     step was recorded: replay expects these there, and no other (`windows.new_over`)."""
+    own: tuple[Over, ...] = ()
+    """The other windows of `window`'s app (its class) the window system showed when the
+    step was recorded, anywhere: replay expects these, and no other (`windows.new_own`)."""
     landed: Landed | None = None
     """For a typing step: its field read back after it when recorded (None: not read,
     e.g. recorded before mm read fields back)."""

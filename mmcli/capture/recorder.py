@@ -46,7 +46,7 @@ from mmcli.screen.analysis import (
 from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
 from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.windows import MAX_OVER, Over, WindowRef, over_window
+from mmcli.screen.windows import MAX_OVER, Over, WindowRef, over_window, own_windows
 
 DETAIL_BUDGET = 64 * 2**20
 """Bytes of full-resolution detail (`Capture.changed`) one recording keeps at most: a
@@ -450,7 +450,7 @@ class Recorder:
         """The screen before `action` (the caller holds the lock)."""
         quiet, answer = self._await_answer(action)
         window = self._window_of(action)
-        above = self._above(window)
+        above, own = self._around(window)
         moved = approach(self.backend, action)
         self._await_hover(action, window, moved)
         # The agent's last input came after the last capture was answered (each action
@@ -476,6 +476,7 @@ class Recorder:
             note=note,
             window=window,
             above=above,
+            own=own,
             typed=self._typed(frame, changed),
             changed=changed,
         )
@@ -623,11 +624,18 @@ class Recorder:
         last.field_box = field_box(last, frame)
         last.read = self.backend.read_field(last.field_box, frame)
 
-    def _above(self, window: WindowRef | None) -> tuple[Over, ...]:
-        """The windows over part of `window` now, as the window system stacks them."""
+    def _around(self, window: WindowRef | None) -> tuple[tuple[Over, ...], tuple[Over, ...]]:
+        """The windows over part of `window` now, and the other windows of its app, as
+        the window system stacks them (`Step.above`, `Step.own`)."""
         stack = self.backend.stack() if window is not None else None
-        above = over_window(stack, window) if stack is not None and window is not None else None
-        return tuple(Over.of(w) for w in (above or ())[:MAX_OVER])
+        if stack is None or window is None:
+            return (), ()
+        above = over_window(stack, window) or []
+        own = own_windows(stack, window)
+        return (
+            tuple(Over.of(w) for w in above[:MAX_OVER]),
+            tuple(Over.of(w) for w in own[:MAX_OVER]),
+        )
 
     def _append(self, capture: Capture) -> None:
         """Keep a capture; text typed right after text (an agent typing in chunks) joins

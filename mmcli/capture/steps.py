@@ -63,6 +63,8 @@ class Capture:
     """The application window under the action's target (`Step.window`)."""
     above: tuple[Over, ...] = ()
     """The windows over part of `window` then (`Step.above`)."""
+    own: tuple[Over, ...] = ()
+    """The other windows of `window`'s app then (`Step.own`)."""
     read: FieldText | NotRead | None = None
     """For typed text: its field read back once the app had drawn it (`landed_of`)."""
     field_box: Rect | None = None
@@ -163,6 +165,7 @@ def build_steps(
                 created=cap.at,
                 window=cap.window,
                 above=cap.above,
+                own=cap.own,
                 landed=landed_of(cap, values, secrets or set())
                 if action.kind is ActionKind.TYPE
                 else None,

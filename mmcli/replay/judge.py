@@ -13,6 +13,7 @@ from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
 from mmcli.screen.excuses import inner_workarea
+from mmcli.screen.explain import OWN_APP
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Difference, Policy, Verdict, compare, target_rect
 from mmcli.screen.outcome import judge_outcome
@@ -23,6 +24,7 @@ from mmcli.screen.windows import (
     described_over,
     left_out,
     new_over,
+    new_own,
     relocation,
 )
 
@@ -148,7 +150,12 @@ class Judge:
         if patch is not None:
             protected.append(target_rect(patch).moved(*offset))
         new = new_over(stack, ref, step.above, offset, self.task_classes, protected)
-        return [Difference(NEW_WINDOW, w.frame, described_over(w), 1, 0) for w in new]
+        differences = [Difference(NEW_WINDOW, w.frame, described_over(w), 1, 0) for w in new]
+        for w in new_own(stack, ref, step.own, offset):
+            if w not in new:
+                what = f"{described_over(w)}{OWN_APP}"
+                differences.append(Difference(NEW_WINDOW, w.frame, what, 1, 0))
+        return differences
 
     def scope(self, offset: Offset) -> Rect | None:
         """Where the task is on the live screen, with it moved by `offset`: its recorded

@@ -14,6 +14,8 @@ from mmcli.screen.fingerprint import SCALE, Rect
 from mmcli.screen.matcher import Difference, Verdict
 
 KEYBOARD = {ActionKind.TYPE, ActionKind.PRESS, ActionKind.HOTKEY}
+OWN_APP = ", of the task's own app"
+"""How a new window of the task's own app is told apart in a difference (`judge`)."""
 COVER = (120, 60)
 """A changed region at least this wide and tall (px) on the target is a window or dialog."""
 BARE_SHARE = 0.97
@@ -69,6 +71,8 @@ def headline(
     new = [d.measure for d in diffs if d.matcher == "windows"]
     if new:
         more = f" and {plural(len(new) - 1, 'other')}" if len(new) > 1 else ""
+        if new[0].endswith(OWN_APP):
+            return f"Another window of the task's app is open: {new[0][: -len(OWN_APP)]}{more}"
         return f"Another window is over the task's window: {new[0]}{more}"
     if moved != (0, 0):
         return f"The window moved {moved_by(moved)}, and differs there"

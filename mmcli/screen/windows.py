@@ -146,6 +146,35 @@ def new_over(
     return new
 
 
+def own_windows(stack: Sequence[StackedWindow], ref: WindowRef) -> list[StackedWindow]:
+    """The other windows of `ref`'s app (its class) that the window manager places (not
+    its menus and tooltips, which come and go with the pointer), anywhere on the screen."""
+    if not ref.wm_class:
+        return []
+    return [
+        w
+        for w in stack
+        if w.ref.wm_class == ref.wm_class and w.ref != ref and not w.override_redirect
+    ]
+
+
+def new_own(
+    stack: Sequence[StackedWindow],
+    ref: WindowRef,
+    recorded: Sequence[Over],
+    offset: Offset,
+) -> list[StackedWindow]:
+    """The windows of the task's own app (`ref`'s class) on the live screen, anywhere, that
+    were not there when the step was recorded (`recorded`, moved by `offset` or where they
+    were): a dialog far from the task, a second window, the popup a page opened. The app
+    is not in the state the step was recorded in: each is a divergence. None when `ref`
+    is not on the screen (the pixels judge)."""
+    if not any(w.ref == ref for w in stack):
+        return []
+    known = {Over(o.wm_class, o.frame.moved(*offset), o.kind) for o in recorded} | set(recorded)
+    return [w for w in own_windows(stack, ref) if Over.of(w) not in known]
+
+
 def described_over(window: StackedWindow) -> str:
     """A window new over the task, as a divergence names it: what the window system says
     it is."""

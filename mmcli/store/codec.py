@@ -145,6 +145,10 @@ def _step_doc(step: Step) -> Document:
         doc["above"] = [
             {"class": o.wm_class, "rect": o.frame.as_list(), "kind": o.kind} for o in step.above
         ]
+    if step.own:
+        doc["own"] = [
+            {"class": o.wm_class, "rect": o.frame.as_list(), "kind": o.kind} for o in step.own
+        ]
     if step.outcome is not None:
         outcome: Document = {"screen": fingerprint_doc(step.outcome.fingerprint)}
         if step.outcome.thumbnail:
@@ -303,6 +307,7 @@ def _step(doc: Any, index: int) -> Step:
         pending=_bool(doc.get("pending", False), f"{where}.pending"),
         window=_window(doc["window"], f"{where}.window") if "window" in doc else None,
         above=_above(doc["above"], f"{where}.above") if "above" in doc else (),
+        own=_above(doc["own"], f"{where}.own") if "own" in doc else (),
         landed=_landed(doc["landed"], f"{where}.landed") if "landed" in doc else None,
     )
 

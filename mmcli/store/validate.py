@@ -233,6 +233,8 @@ def _check_step(step: Step, where: str) -> None:
         _check_rect(step.window.rect, f"{where}.window.rect")
     for i, over in enumerate(step.above):
         _check_rect(over.frame, f"{where}.above[{i}].rect")
+    for i, own in enumerate(step.own):
+        _check_rect(own.frame, f"{where}.own[{i}].rect")
     if step.landed is not None:
         if a.kind is not ActionKind.TYPE:
             raise ValueError(f"{where}.landed: only a typing step reads its field back")

@@ -225,6 +225,18 @@ def test_a_window_over_the_task_the_pixels_cannot_see_stops_replay_at_once(
     assert "('notifier.Notifier' at 450,230 180x60)" in report.divergence.reason
 
 
+def test_a_new_window_of_the_tasks_app_far_from_it_stops_replay() -> None:
+    """The task's own app opened a window far from the form (drawn nowhere the check
+    looks): the window system says so, and replay stops before acting."""
+    far = StackedWindow(WindowRef(TASK, FAR), FAR, "NORMAL")
+    report, performed, _ = _replay([FORM, far], at=None)
+    assert report.outcome is Outcome.DIVERGED and performed == []
+    assert report.divergence is not None
+    assert report.divergence.reason.startswith(
+        "Another window of the task's app is open: a normal window ('loan_form.Tk' at 900,600"
+    )
+
+
 def test_a_window_over_the_task_when_it_was_recorded_is_expected_there() -> None:
     """The same window over the same place when each step was recorded: not new."""
     dialog = card("DIALOG", override_redirect=False)

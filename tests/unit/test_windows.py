@@ -11,6 +11,7 @@ from mmcli.screen.windows import (
     WindowRef,
     described_over,
     new_over,
+    new_own,
     relocation,
 )
 
@@ -84,3 +85,16 @@ def test_nothing_is_new_where_the_tasks_window_is_not_found() -> None:
     assert new_over([dialog], TASK_REF, (), (0, 0), set(), TARGET_AT) == []
     assert described_over(dialog) == "a dialog window ('xmessage.Xmessage' at 600,500 200x80)"
     assert described_over(replace(dialog, kind="", transient=True)).startswith("a dialog window")
+
+
+def test_a_new_window_of_the_tasks_app_anywhere_is_new() -> None:
+    """A dialog of the task's app far from its window, a second window, a page's popup:
+    the app is not in the state the step was recorded in. Its menus and tooltips (placed
+    by itself) come and go with the pointer: not counted."""
+    far = win("gnumeric.Gnumeric", Rect(1500, 900, 300, 120), "DIALOG")
+    menu = win("gnumeric.Gnumeric", Rect(1500, 100, 150, 300), "POPUP_MENU", override_redirect=True)
+    other = win("xterm.XTerm", Rect(1500, 500, 300, 200))
+    stack = [TASK_WIN, far, menu, other]
+    assert new_own(stack, TASK_REF, (), (0, 0)) == [far]
+    assert new_own(stack, TASK_REF, (Over.of(far),), (0, 0)) == []  # there when recorded
+    assert new_own([far], TASK_REF, (), (0, 0)) == []  # the task's window is gone: pixels
