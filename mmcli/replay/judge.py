@@ -28,6 +28,21 @@ from mmcli.screen.windows import (
     relocation,
 )
 
+
+def outside(scope: Rect, screen: Rect) -> list[Rect]:
+    """The parts of `screen` beyond `scope`: up to four bands."""
+    inner = scope.intersection(screen)
+    if inner is None:
+        return [screen]
+    bands = [
+        Rect(screen.x, screen.y, screen.w, inner.y - screen.y),
+        Rect(screen.x, inner.bottom, screen.w, screen.bottom - inner.bottom),
+        Rect(screen.x, inner.y, inner.x - screen.x, inner.h),
+        Rect(inner.right, inner.y, screen.right - inner.right, inner.h),
+    ]
+    return [b for b in bands if b.w > 0 and b.h > 0]
+
+
 NEW_WINDOW = "windows"
 """The matcher name of a window over the task's window that the recording did not have."""
 
@@ -106,12 +121,14 @@ class Judge:
         references = self.screens.references(step)
         self._left.pop(step.id, None)
 
+        beyond = self.beyond_windows(frame, offset)
+
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             return compare(
                 step.fingerprint,
                 view,
                 self.policy,
-                self.ignore,
+                [*self.ignore, *beyond],
                 area=self.area,
                 workarea=self.workarea,
                 references=references,
@@ -165,6 +182,20 @@ class Judge:
         if self.area is not None:
             rects.append(self.area.moved(*offset))
         return reduce(Rect.union, rects) if rects else None
+
+    def beyond_windows(self, frame: Frame, offset: Offset) -> list[Rect]:
+        """With the task found moved by its window (`--relocate`, the window system
+        telling where its windows stand now), what lies beyond the task's windows, in the
+        recording's coordinates: the desktop the shift drags along (a patterned
+        wallpaper, the black strips shifting brings in at two edges when the window moved
+        right and down) is not the task. What covers the windows is the window system's
+        to tell (`new_windows`) and the pixels' inside them. Nothing where the window
+        system says nothing (found by its pixels: judged as before)."""
+        frames = self.moved_frames(frame, offset) if offset != (0, 0) else []
+        if not frames:
+            return []
+        here = reduce(Rect.union, frames)  # their frames, title bars and borders included
+        return outside(here.moved(-offset[0], -offset[1]), Rect(0, 0, frame.width, frame.height))
 
     def moved_frames(self, frame: Frame, offset: Offset) -> list[Rect]:
         """Where the windows the task acted in stand on the live screen (`frame`) with
@@ -286,6 +317,7 @@ class Judge:
         a step's check."""
         assert end.outcome is not None
         reference = self.screens.outcome(end)
+        beyond = self.beyond_windows(frame, offset)
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             assert end.outcome is not None
@@ -294,7 +326,7 @@ class Judge:
                 reference,
                 frame,
                 policy=self.policy,
-                ignore=self.ignore,
+                ignore=[*self.ignore, *beyond],
                 area=self.area,
                 workarea=self.workarea,
                 offset=offset,

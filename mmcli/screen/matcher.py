@@ -295,7 +295,7 @@ def judge_regions(
     if reference is None:
         return match_grid(recorded, live, ctx), []
     now = blank(live.frame.small, [*recorded.masks, *ctx.ignore, *ctx.left_out])
-    reference = blank(reference, ctx.left_out)
+    reference = blank(reference, [*ctx.ignore, *ctx.left_out])
     target = target_rect(recorded.patch, core=True) if recorded.patch is not None else None
     scene = Scene(recorded, live.frame, now, reference, ctx, target)
     found: list[Difference] = []

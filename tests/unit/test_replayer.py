@@ -541,3 +541,45 @@ def test_the_closest_look_is_the_one_with_fewest_differences() -> None:
     assert fewer(look(1), look(3)) and not fewer(look(3), look(1))
     assert not fewer(look(2), look(2))  # the first found stays
     assert fewer(look(40), look(None)) and not fewer(look(None), look(40))
+
+
+def striped(text: str = "", offset: tuple[int, int] = (0, 0)):  # type: ignore[no-untyped-def]
+    """The synthetic form over a wallpaper of diagonal lines (as Xfce's default is)."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (1920, 1080), "#3a6ea5")
+    d = ImageDraw.Draw(image)
+    for x in range(-1080, 1920, 12):
+        d.line([(x, 0), (x + 1080, 1080)], fill="#5b8fc7", width=3)
+    ox, oy = 100 + offset[0], 100 + offset[1]
+    form = form_screen(text=text, offset=offset).crop((ox, oy, ox + 561, oy + 421))
+    image.paste(form, (ox, oy))
+    return image
+
+
+def test_a_window_moved_right_and_down_over_a_patterned_wallpaper_is_relocated() -> None:
+    """Shifted back by its window's offset, the live screen drags the wallpaper along and
+    brings black strips in at two edges: not the task. Only the task's window is judged."""
+    screens = [striped(), striped(), striped(text="John")]
+    points = [NAME_FIELD, NAME_FIELD, SUBMIT]
+    rec = form_recording()
+    rec.steps = [
+        replace(s, fingerprint=fp_of(screen, point), window=FORM, thumbnail=f"t-{i:04d}.png")
+        for i, (s, screen, point) in enumerate(zip(rec.steps, screens, points, strict=True))
+    ]
+    rec.area = Rect(100, 100, 561, 421)
+    Store().save(rec, {f"t-{i:04d}.png": thumbnail_png(s) for i, s in enumerate(screens)})
+
+    moved = WindowRef("form.Form", FORM.rect.moved(60, 40))
+
+    def app(backend: FakeBackend, action: Action) -> None:
+        if action.kind is ActionKind.TYPE:
+            backend.screen = striped(text=action.text, offset=(60, 40))
+
+    backend = FakeBackend(striped(offset=(60, 40)), on_action=app)
+    backend.window_list = [moved]
+    backend.stacked = stacked(moved, focused=moved)
+    opts = ReplayOptions(timeout=0.3, relocate=True)
+    report = replay(Store(), backend, "form", Values({"name": "John"}), opts)
+    assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+    assert backend.performed[0].point == (NAME_FIELD[0] + 60, NAME_FIELD[1] + 40)
