@@ -75,9 +75,19 @@ def read_region(
     cleaned = clean(gray)
     if cleaned.ink_left < 0:  # nothing but the field's frame and caret: it is empty
         return FieldText("", "ocr", rect=rect, confidence=100.0)
+    done = tesseract(cleaned.image, "7" if single_line else "6", timeout)
+    if isinstance(done, NotRead):
+        return done
+    text, confidence = parse_tsv(done)
+    partial = fills_width(cleaned.ink_left, cleaned.ink_right, gray.shape[0])
+    return FieldText(text, "ocr", rect=rect, confidence=confidence, partial=partial)
+
+
+def tesseract(image: Image.Image, psm: str, timeout: float) -> str | NotRead:
+    """tesseract's TSV for `image` (page segmentation mode `psm`), English, one thread,
+    under `timeout`; a `NotRead` saying why when it does not run or fails."""
     buffer = io.BytesIO()
-    cleaned.image.save(buffer, "PNG", compress_level=1)
-    psm = "7" if single_line else "6"
+    image.save(buffer, "PNG", compress_level=1)
     command = ["tesseract", "stdin", "stdout", "--psm", psm, "-l", LANGUAGE, "tsv"]
     try:
         done = subprocess.run(
@@ -94,9 +104,7 @@ def read_region(
     if done.returncode != 0:
         error = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return NotRead("ocr", f"tesseract failed: {error[-1] if error else done.returncode}")
-    text, confidence = parse_tsv(done.stdout.decode("utf-8", "replace"))
-    partial = fills_width(cleaned.ink_left, cleaned.ink_right, gray.shape[0])
-    return FieldText(text, "ocr", rect=rect, confidence=confidence, partial=partial)
+    return done.stdout.decode("utf-8", "replace")
 
 
 def fills_width(ink_left: int, ink_right: int, height: int) -> bool:
@@ -279,22 +287,10 @@ def find_phrase(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list
         "L", (image.width + 2 * MARGIN, image.height + 2 * MARGIN), int(np.median(luma))
     )
     framed.paste(image, (MARGIN, MARGIN))
-    buffer = io.BytesIO()
-    framed.save(buffer, "PNG", compress_level=1)
-    command = ["tesseract", "stdin", "stdout", "--psm", "11", "-l", LANGUAGE, "tsv"]
-    try:
-        done = subprocess.run(
-            command,
-            input=buffer.getvalue(),
-            capture_output=True,
-            timeout=timeout,
-            env={**os.environ, "OMP_THREAD_LIMIT": THREADS},
-        )
-    except (subprocess.TimeoutExpired, OSError):
+    done = tesseract(framed, "11", timeout)
+    if isinstance(done, NotRead):
         return []
-    if done.returncode != 0:
-        return []
-    read = words(done.stdout.decode("utf-8", "replace"))
+    read = words(done)
     boxes = []
     n = len(target)
     for i in range(len(read) - n + 1):
