@@ -119,9 +119,14 @@ def dumps(rec: LLMRecording) -> str:
 
 
 def _screen_doc(screen: Screen) -> dict[str, Any]:
-    doc = {"thumbnail": screen.thumbnail, "fingerprint": fingerprint_doc(screen.fingerprint)}
+    doc: dict[str, Any] = {
+        "thumbnail": screen.thumbnail,
+        "fingerprint": fingerprint_doc(screen.fingerprint),
+    }
     if screen.digest:
         doc["digest"] = screen.digest
+    if screen.coarse:
+        doc["coarse"] = True
     return doc
 
 
@@ -212,7 +217,10 @@ def _screen(sid: str, item: dict[str, Any], thumbs: Thumbs | None) -> Screen:
     digest = item.get("digest", "")
     if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{0,64}", digest):
         raise ValueError(f"screens.{sid}.digest must be a SHA-256 in hex")
-    return Screen(fingerprint, name, reference, digest=digest)
+    coarse = item.get("coarse", False)
+    if not isinstance(coarse, bool):
+        raise ValueError(f"screens.{sid}.coarse must be true or false")
+    return Screen(fingerprint, name, reference, digest=digest, coarse=coarse)
 
 
 def _node(item: dict[str, Any], where: str) -> Node:

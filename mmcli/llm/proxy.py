@@ -177,7 +177,9 @@ class Session:
             sid = "s-" + new_token() + new_token()
             image = marker["$image"]
             paint = shown.get(id(marker))
-            screens[sid] = screen_of(frame, target, sid + ".png", digest_of(image), paint)
+            screens[sid] = screen_of(
+                frame, target, sid + ".png", digest_of(image), paint, bool(self.secrets)
+            )
             return {"$screen": sid}
 
         prompt = replace_images(prompt, keep) if images(prompt) else prompt

@@ -8,6 +8,7 @@ secret are painted in the thumbnail and masked in the fingerprint (`leaks.shown_
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 from dataclasses import dataclass, field
@@ -24,6 +25,19 @@ from mmcli.screen.paint import blank_png, paintable
 
 MAX_PIXELS = 8192 * 8192
 FORMATS = ["PNG", "JPEG", "WEBP", "GIF"]
+ILLEGIBLE = 4
+"""A screenshot of a run with secrets is kept at this many times less than a thumbnail's
+resolution (a sixteenth of the screen's): no text can be read there, a dialog or a page
+still can (`coarse`)."""
+
+
+def coarse(small: np.ndarray) -> np.ndarray:
+    """A downscaled screen (luma, or RGB) with no text legible: each `ILLEGIBLE` square of
+    pixels one colour, at the same size."""
+    h, w = small.shape[:2]
+    image = Image.fromarray(small)
+    blocks = image.reduce(ILLEGIBLE) if min(h, w) >= ILLEGIBLE else image
+    return np.asarray(blocks.resize((w, h), Image.Resampling.NEAREST))
 
 
 @dataclass
@@ -37,6 +51,8 @@ class Screen:
     """The thumbnail's bytes, until written beside the document."""
     digest: str = ""
     """SHA-256 of the screenshot's bytes: the very same image needs no decoding."""
+    coarse: bool = False
+    """Kept with no text legible (a run with secrets: `coarse`); judged so."""
 
 
 def digest_of(image: LiveImage) -> str:
@@ -91,22 +107,38 @@ def screen_of(
     name: str,
     digest: str = "",
     paint: list[Rect] | None = None,
+    illegible: bool = False,
 ) -> Screen:
     """What is kept of a screenshot. `paint`: regions that may show a secret, painted in
     the thumbnail and masked in the fingerprint (the core of the click target aside, as
-    in a screen recording), before anything is stored."""
+    in a screen recording), before anything is stored. `illegible` (a run with secrets:
+    a secret the agent's screen shows, never typed, cannot be told apart): the thumbnail
+    kept with no text legible (`coarse`), and judged so."""
     if target is not None and not (0 <= target[0] < frame.width and 0 <= target[1] < frame.height):
         target = None
     fingerprint = fingerprint_of(frame, target)
+    thumbnail = frame.thumbnail()
+    if illegible:  # blocks first, then the paint on whole blocks: no paint blended in
+        thumbnail = Image.fromarray(coarse(np.asarray(thumbnail.convert("RGB"))))
+        paint = [_on_blocks(r) for r in paint or ()]
     out = io.BytesIO()
-    frame.thumbnail().save(out, "PNG", optimize=False)
+    thumbnail.save(out, "PNG", optimize=False)
     png = out.getvalue()
     if paint:
         masks = paintable(paint, fingerprint.patch)
         fingerprint = fingerprint_of(frame, target, masks)
         png = blank_png(png, masks)
     thumb = Image.open(io.BytesIO(png))
-    return Screen(fingerprint, name, Frame.small_from_thumbnail(thumb), png, digest)
+    reference = Frame.small_from_thumbnail(thumb)
+    return Screen(fingerprint, name, reference, png, digest, coarse=illegible)
+
+
+def _on_blocks(r: Rect) -> Rect:
+    """`r` grown to whole blocks of a coarse thumbnail (`ILLEGIBLE` of its pixels)."""
+    step = SCALE * ILLEGIBLE
+    x0, y0 = r.x // step * step, r.y // step * step
+    x1, y1 = -(-r.right // step) * step, -(-r.bottom // step) * step
+    return Rect(x0, y0, x1 - x0, y1 - y0)
 
 
 def judge(screen: Screen, image: LiveImage, policy: Policy) -> Verdict | None:
@@ -116,6 +148,9 @@ def judge(screen: Screen, image: LiveImage, policy: Policy) -> Verdict | None:
     frame = frame_of(image)
     if frame is None:
         return None
+    if screen.coarse:  # compared as it was kept: no text legible on either side
+        frame = copy.copy(frame)
+        frame.small = coarse(frame.small)
     fp = screen.fingerprint
     references = References.prepare(screen.reference, [], fp.masks)
     return compare(fp, frame, policy, references=references)

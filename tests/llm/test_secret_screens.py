@@ -82,3 +82,31 @@ def test_a_typed_secret_on_a_later_screenshot_is_painted_in_its_thumbnail(
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["outcome"] == "from-memory"
     assert form_app.widgets()["Name"]["text"] == SECRET
+
+
+def test_a_secret_the_screen_shows_but_the_model_never_typed_is_kept_illegible(
+    form_app: LoanApp, fake_model: FakeModel, isolated_store: Path
+) -> None:
+    """The form shows the secret in its Email field from the start; the model types
+    something else. mm cannot tell where on the screenshots the secret is: in a run with
+    secrets every screenshot is kept with no text legible (each 4 x 4 block of the
+    thumbnail one colour: a sixteenth of the screen's resolution), and the recording
+    replays from memory, judged the same way. Before, the thumbnail showed it legibly."""
+    form_app.start("--prefill", f"email={SECRET}")
+    task = "Please type Ada into the first field of the form."
+    agent = [sys.executable, str(AGENT), "--api", "anthropic", "--task", task]
+    rec = mm(fake_model, "record", "shown", "--llm", "--secret", "name", "--", *agent)
+    assert rec.returncode == 0, rec.stderr
+    doc = tomllib.loads((isolated_store / "shown.toml").read_text())
+    assert doc["screens"], doc
+    for screen in doc["screens"].values():
+        assert screen.get("coarse") is True
+        thumb = np.asarray(Image.open(isolated_store / "shown" / screen["thumbnail"]).convert("L"))
+        h, w = (thumb.shape[0] // 4) * 4, (thumb.shape[1] // 4) * 4
+        blocks = thumb[:h, :w].reshape(h // 4, 4, w // 4, 4)
+        assert (blocks.max(axis=(1, 3)) == blocks.min(axis=(1, 3))).all(), "text legible"
+
+    form_app.start("--prefill", f"email={SECRET}")
+    again = mm(fake_model, "replay", "shown", "--secret", "name", "--no-agent", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["outcome"] == "from-memory"
