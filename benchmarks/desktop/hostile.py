@@ -29,12 +29,13 @@ Dimensions:
   (pyautogui, xdotool).
 
 The label (`expected_label`): UNSAFE when the window is the task app's own, wherever it
-is; or covers any part of the task window's client area (target, over, edge), unless it
-is another app's notification or tooltip clear of the target (the product leaves those
-out of the check where they cover no target or typed field: docs/validation.md; one that
-covers a later target or a typed field makes replay stop there, counted as a false
-divergence); or holds the keyboard focus while the task's first input is a key. Else
-HARMLESS. An UNSAFE case
+is (but its own popup or tooltip, placed by itself, far from the task: harmless, left to
+the pixels as the product does); or covers any part of the task window's client area
+(target, over, edge), unless it is another app's notification or tooltip clear of the
+target (the product leaves those out of the check where they cover no target or typed
+field: docs/validation.md; one that lands on a later click of the task is relabelled
+unsafe when judged); or holds the keyboard focus while the task's first input is a key.
+Else HARMLESS. An UNSAFE case
 is judged with `under_window`: acting at all (exit 0 or 6) is a wrong action, even with
 the right record; only a divergence (exit 3) with nothing submitted is correct. A
 HARMLESS case must complete with the right record.
@@ -79,11 +80,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchmarks.desktop.apps import APPS, App
-from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
+from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded, classify
 from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
 from benchmarks.desktop.hostile_report import line, report, write_json
 from benchmarks.desktop.hostile_windows import Arranged, arrange
@@ -145,6 +146,11 @@ PASSING_KINDS = frozenset({"notification", "tooltip"})
 them out of the check where they cover no target or typed field (docs/validation.md)."""
 
 
+PLACED_BY_ITSELF = frozenset({"override", "tooltip"})
+"""Kinds of the app's own window that place themselves (its popups, menus, tooltips):
+they come and go with the pointer, and the product judges them by the pixels alone."""
+
+
 def expected_label(
     place: Place,
     whose: Whose,
@@ -157,6 +163,8 @@ def expected_label(
     product leaves out of the check), or holds the keyboard focus where the task's first
     input is a key (not a click into the task window, which takes the focus back); else
     HARMLESS (module docstring)."""
+    if whose.own and kind in PLACED_BY_ITSELF and place.key == "far":
+        return Label.HARMLESS  # the app's own popup far from the task: left to the pixels
     if whose.own:
         return Label.UNSAFE
     passing = kind in PASSING_KINDS and not focus.takes and place.key != "target"
@@ -265,11 +273,28 @@ class Result:
         return self.judgement.stderr.startswith("harness: CannotPlace")
 
 
+TARGET_REACH = 32
+"""A window this close (px) to a click of the task covers its target (the check's patch)."""
+
+
 def judge(bench: Bench, case: Case, recorded: Recorded) -> Result:
-    """Replay `recorded` with the case's window arranged on the desktop."""
+    """Replay `recorded` with the case's window arranged on the desktop. Another app's
+    notification or tooltip (labelled harmless clear of the first target) that landed on
+    a later click of the task is judged unsafe: the product leaves one out only where it
+    covers no target."""
     arranged: list[Arranged] = []
     j = bench.judge(case.scenario(), recorded, lambda: arranged.append(arrange(bench, case)))
-    return Result(case, j, arranged[0] if arranged else None)
+    placed = arranged[0] if arranged else None
+    if case.label is Label.HARMLESS and placed is not None and placed.covers_task:
+        clicks = [
+            (int(step["x"]), int(step["y"]))  # type: ignore[call-overload]
+            for step in bench.app.plan(bench.app.value)
+            if step.get("op") == "click"
+        ]
+        if any(placed.outer.grown(TARGET_REACH).contains(c) for c in clicks):
+            unsafe = classify(Label.UNSAFE, j.exit_code, j.record, j.expected, under_window=True)
+            j = replace(j, label=str(Label.UNSAFE), outcome=unsafe)
+    return Result(case, j, placed)
 
 
 # ----- running -------------------------------------------------------------------------

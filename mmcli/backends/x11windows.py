@@ -109,7 +109,9 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
     described = _describe(display, [c for _, _, c, _ in shown if c is not None])
     found = []
     for top, frame, client, override in shown:
-        ref, kind, is_transient = described[client.id] if client is not None else (None, "", False)
+        ref, kind, is_transient, pid = (
+            described[client.id] if client is not None else (None, "", False, 0)
+        )
         if client is None or ref is None:  # not a client window: what it is is unknown
             found.append(StackedWindow(WindowRef("", frame), frame, focused=top.id in focused))
             continue
@@ -122,6 +124,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
                 override_redirect=override,
                 focused=bool({top.id, client.id} & focused),
                 xid=client.id,
+                pid=pid,
             )
         )
     return found
@@ -157,15 +160,20 @@ def clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
     return found
 
 
-def _describe(display: Any, clients: list[Any]) -> dict[int, tuple[WindowRef | None, str, bool]]:
+Described = tuple[WindowRef | None, str, bool, int]
+
+
+def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
     """Each client's `window_ref`, `_NET_WM_WINDOW_TYPE` (its first type EWMH names, ""
-    for none) and whether it is transient for another, all asked at once."""
+    for none), whether it is transient for another, and its process (`_NET_WM_PID`, 0
+    when unset), all asked at once."""
     from Xlib import X, Xatom
     from Xlib.protocol import request
 
     x = display.display
     root = display.screen().root
     type_atom = display.get_atom("_NET_WM_WINDOW_TYPE")
+    pid_atom = display.get_atom("_NET_WM_PID")
     names = {display.get_atom(f"_NET_WM_WINDOW_TYPE_{t}"): t for t in WINDOW_TYPES}
     asked = [
         (
@@ -178,11 +186,12 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, tuple[WindowRef | N
             ),
             _get_property(display, c, type_atom),
             _get_property(display, c, Xatom.WM_TRANSIENT_FOR),
+            _get_property(display, c, pid_atom),
         )
         for c in clients
     ]
-    found: dict[int, tuple[WindowRef | None, str, bool]] = {}
-    for c, attrs, wm_class, g, at, types, transient_for in asked:
+    found: dict[int, Described] = {}
+    for c, attrs, wm_class, g, at, types, transient_for, pid in asked:
         for reply in (attrs, g, at):
             reply.reply()
         ref = None
@@ -195,7 +204,10 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, tuple[WindowRef | N
                 kind = names[int(atom)]
                 break
         value = _property_value(c, transient_for)
-        found[c.id] = (ref, kind, value is not None and len(value[1]) > 0)
+        transient = value is not None and len(value[1]) > 0
+        value = _property_value(c, pid)
+        process = int(value[1][0]) if value is not None and value[0] == 32 and len(value[1]) else 0
+        found[c.id] = (ref, kind, transient, process)
     return found
 
 

@@ -81,6 +81,9 @@ class StackedWindow:
     xid: int = field(default=0, compare=False)
     """The window system's id of its client (0: not known), to give it the focus back;
     not part of what it is."""
+    pid: int = field(default=0, compare=False)
+    """The process it says it belongs to (`_NET_WM_PID`; 0: it says none): the windows of
+    one app, whatever classes they give themselves (a Tk toplevel's is "Toplevel")."""
 
 
 @dataclass(frozen=True)
@@ -147,14 +150,18 @@ def new_over(
 
 
 def own_windows(stack: Sequence[StackedWindow], ref: WindowRef) -> list[StackedWindow]:
-    """The other windows of `ref`'s app (its class) that the window manager places (not
-    its menus and tooltips, which come and go with the pointer), anywhere on the screen."""
+    """The other windows of `ref`'s app that the window manager places (not its menus and
+    tooltips, which come and go with the pointer), anywhere on the screen: those of its
+    process where the windows say it, else those of its class."""
     if not ref.wm_class:
         return []
+    pid = next((w.pid for w in stack if w.ref == ref), 0)
     return [
         w
         for w in stack
-        if w.ref.wm_class == ref.wm_class and w.ref != ref and not w.override_redirect
+        if w.ref != ref
+        and not w.override_redirect
+        and (w.pid == pid if pid else w.ref.wm_class == ref.wm_class)
     ]
 
 

@@ -263,3 +263,11 @@ def test_a_case_is_found_again_from_its_key() -> None:
         Case.of("gtk", "dialog/over/own/focus")  # zenity opens no dialog of its own
     with pytest.raises(ValueError):
         Case.of("qt", "tooltip/far/other/focus")  # a tooltip takes no focus
+
+
+@pytest.mark.parametrize("focus", [TAKES, NO_FOCUS], ids=["focus", "no-focus"])
+def test_the_apps_own_popup_far_from_the_task_is_left_to_the_pixels(focus: Focus) -> None:
+    for kind in ("override", "tooltip"):
+        assert expected_label(PLACE["far"], OWN, focus, kind=kind) is Label.HARMLESS
+        assert expected_label(PLACE["over"], OWN, focus, kind=kind) is Label.UNSAFE
+    assert expected_label(PLACE["far"], OWN, focus, kind="normal") is Label.UNSAFE

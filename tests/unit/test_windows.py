@@ -98,3 +98,12 @@ def test_a_new_window_of_the_tasks_app_anywhere_is_new() -> None:
     assert new_own(stack, TASK_REF, (), (0, 0)) == [far]
     assert new_own(stack, TASK_REF, (Over.of(far),), (0, 0)) == []  # there when recorded
     assert new_own([far], TASK_REF, (), (0, 0)) == []  # the task's window is gone: pixels
+
+
+def test_the_tasks_app_is_told_by_its_process_where_the_windows_say_it() -> None:
+    """A Tk toplevel calls itself 'toplevel.Toplevel': the process tells it is the app's;
+    another app of the same class is not."""
+    task = replace(TASK_WIN, pid=42)
+    toplevel = win("mail.Toplevel", Rect(1500, 900, 220, 70), pid=42)
+    stranger = win("gnumeric.Gnumeric", Rect(1500, 100, 300, 200), pid=7)
+    assert new_own([task, toplevel, stranger], TASK_REF, (), (0, 0)) == [toplevel]
