@@ -283,17 +283,19 @@ def judge(bench: Bench, case: Case, recorded: Recorded) -> Result:
     a later click of the task is judged unsafe: the product leaves one out only where it
     covers no target."""
     arranged: list[Arranged] = []
-    j = bench.judge(case.scenario(), recorded, lambda: arranged.append(arrange(bench, case)))
+    clicks: list[tuple[int, int]] = []
+
+    def setup() -> None:
+        arranged.append(arrange(bench, case))
+        plan = bench.app.plan(bench.app.value)  # while the app runs: where it clicks
+        clicks.extend((int(str(s["x"])), int(str(s["y"]))) for s in plan if s.get("op") == "click")
+
+    j = bench.judge(case.scenario(), recorded, setup)
     placed = arranged[0] if arranged else None
-    if case.label is Label.HARMLESS and placed is not None and placed.covers_task:
-        clicks = [
-            (int(step["x"]), int(step["y"]))  # type: ignore[call-overload]
-            for step in bench.app.plan(bench.app.value)
-            if step.get("op") == "click"
-        ]
-        if any(placed.outer.grown(TARGET_REACH).contains(c) for c in clicks):
-            unsafe = classify(Label.UNSAFE, j.exit_code, j.record, j.expected, under_window=True)
-            j = replace(j, label=str(Label.UNSAFE), outcome=unsafe)
+    near = placed is not None and any(placed.outer.grown(TARGET_REACH).contains(c) for c in clicks)
+    if case.label is Label.HARMLESS and placed is not None and placed.covers_task and near:
+        unsafe = classify(Label.UNSAFE, j.exit_code, j.record, j.expected, under_window=True)
+        j = replace(j, label=str(Label.UNSAFE), outcome=unsafe)
     return Result(case, j, placed)
 
 
