@@ -82,6 +82,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
 
     x = display.display
     root = display.screen().root
+    mask = x.info.resource_id_mask  # an id's other bits tell the connection that made it
     stacking = _get_property(display, root, display.get_atom("_NET_CLIENT_LIST_STACKING"))
     tree = request.QueryTree(display=x, defer=True, window=root)
     focus = request.GetInputFocus(display=x, defer=True)
@@ -125,6 +126,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
                 focused=bool({top.id, client.id} & focused),
                 xid=client.id,
                 pid=pid,
+                client=client.id & ~mask,
             )
         )
     return found

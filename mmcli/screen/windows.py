@@ -84,6 +84,9 @@ class StackedWindow:
     pid: int = field(default=0, compare=False)
     """The process it says it belongs to (`_NET_WM_PID`; 0: it says none): the windows of
     one app, whatever classes they give themselves (a Tk toplevel's is "Toplevel")."""
+    client: int = field(default=0, compare=False)
+    """The window system's connection that made it (0: not known): the windows of one app
+    even where they say nothing of their process (Tk sets no `_NET_WM_PID`)."""
 
 
 @dataclass(frozen=True)
@@ -151,18 +154,23 @@ def new_over(
 
 def own_windows(stack: Sequence[StackedWindow], ref: WindowRef) -> list[StackedWindow]:
     """The other windows of `ref`'s app that the window manager places (not its menus and
-    tooltips, which come and go with the pointer), anywhere on the screen: those of its
-    process where the windows say it, else those of its class."""
-    if not ref.wm_class:
+    tooltips, which come and go with the pointer), anywhere on the screen: those made by
+    its connection to the window system, those of its process where the windows say it,
+    else those of its class."""
+    task = next((w for w in stack if w.ref == ref), None)
+    if task is None or not ref.wm_class:
         return []
-    pid = next((w.pid for w in stack if w.ref == ref), 0)
-    return [
-        w
-        for w in stack
-        if w.ref != ref
-        and not w.override_redirect
-        and (w.pid == pid if pid else w.ref.wm_class == ref.wm_class)
-    ]
+    return [w for w in stack if w.ref != ref and not w.override_redirect and same_app(task, w)]
+
+
+def same_app(task: StackedWindow, window: StackedWindow) -> bool:
+    """Whether `window` is of `task`'s app: made by the same connection to the window
+    system; else of the same process where both say it; else of the same class."""
+    if task.client and window.client == task.client:
+        return True
+    if task.pid and window.pid:
+        return window.pid == task.pid
+    return window.ref.wm_class == task.ref.wm_class
 
 
 def new_own(

@@ -1,5 +1,6 @@
 """The hostile matrix, reduced (benchmarks/desktop/hostile.py): a fixed sample of its
-generated cases on openbox, for the GTK form (zenity) and the Chromium page, each app
+generated cases on openbox, for the GTK form (zenity), the Chromium page and the Tk loan
+form, each app
 recorded once (pyautogui, in the benchmark's drawn world 0), through the real
 `mm replay --no-agent`.
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.desktop.apps import App, Chromium, Zenity
+from benchmarks.desktop.apps import App, Chromium, TkLoan, Zenity
 from benchmarks.desktop.bench import Bench, Outcome, Recorded
 from benchmarks.desktop.desktop import Desktop, missing_programs
 from benchmarks.desktop.hostile import Case, judge
@@ -37,6 +38,10 @@ CHROMIUM_CASES = (
     "tooltip/target/other/no-focus",
     "dialog/edge/other/focus",
     "dialog/far/other/no-focus",
+)
+TK_CASES = (
+    "normal/far/own/no-focus",  # a Tk toplevel: no _NET_WM_PID, another class
+    "normal/far/other/focus",
 )
 
 
@@ -75,6 +80,13 @@ def chromium(
     yield from _bench(desktop, Chromium, tmp_path_factory.mktemp("chromium"))
 
 
+@pytest.fixture(scope="module")
+def tk(
+    desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Bench, Recorded]]:
+    yield from _bench(desktop, TkLoan, tmp_path_factory.mktemp("tk"))
+
+
 def check(bench_recorded: tuple[Bench, Recorded], key: str) -> None:
     bench, recorded = bench_recorded
     case = Case.of(bench.app.key, key)
@@ -102,3 +114,8 @@ def test_gtk_form(gtk: tuple[Bench, Recorded], key: str) -> None:
 @pytest.mark.parametrize("key", CHROMIUM_CASES)
 def test_chromium_page(chromium: tuple[Bench, Recorded], key: str) -> None:
     check(chromium, key)
+
+
+@pytest.mark.parametrize("key", TK_CASES)
+def test_tk_form(tk: tuple[Bench, Recorded], key: str) -> None:
+    check(tk, key)

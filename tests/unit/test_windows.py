@@ -107,3 +107,15 @@ def test_the_tasks_app_is_told_by_its_process_where_the_windows_say_it() -> None
     toplevel = win("mail.Toplevel", Rect(1500, 900, 220, 70), pid=42)
     stranger = win("gnumeric.Gnumeric", Rect(1500, 100, 300, 200), pid=7)
     assert new_own([task, toplevel, stranger], TASK_REF, (), (0, 0)) == [toplevel]
+
+
+def test_the_tasks_app_is_told_by_its_connection_where_it_says_nothing() -> None:
+    """Tk sets no `_NET_WM_PID`: its toplevel ('!toplevel.Toplevel') is the app's by the
+    connection to the window system that made it. One of the task's class by another
+    connection counts as the app's unless both processes say they differ."""
+    task = replace(TASK_WIN, client=0x400000)
+    toplevel = win("!toplevel.Toplevel", Rect(1500, 900, 220, 70), client=0x400000)
+    stranger = win("gnumeric.Gnumeric", Rect(1500, 100, 300, 200), client=0x600000)
+    assert new_own([task, toplevel, stranger], TASK_REF, (), (0, 0)) == [toplevel, stranger]
+    stranger = replace(stranger, pid=7)
+    assert new_own([replace(task, pid=42), toplevel, stranger], TASK_REF, (), (0, 0)) == [toplevel]
