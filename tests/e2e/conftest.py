@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.desktop.apps import App
+from benchmarks.desktop.bench import Bench, Recorded
 from benchmarks.desktop.desktop import Desktop, missing_programs
 from examples.vncserver import VncServer
 from examples.world import WANTED, LoanApp, agent_command
@@ -41,6 +43,21 @@ def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
         pytest.fail(f"missing programs for the desktop tests: {missing} (scripts/setup)")
     with Desktop(tmp_path_factory.mktemp("desktop"), panel=False) as d:
         yield d
+
+
+def recorded_app(
+    desktop: Desktop, app_type: type[App], work: Path, timeout: float, vary: bool
+) -> Iterator[tuple[Bench, Recorded]]:
+    """For a module fixture: `app_type` started on `desktop` and recorded once (recording
+    0); `vary`: in the benchmark's drawn world 0, else at HOME with the default themes.
+    Closed, and the themes set back, when the module is done."""
+    app = app_type(desktop, work / "app")
+    bench = Bench(desktop, app, work / "store", timeout=timeout, vary=vary)
+    try:
+        yield bench, bench.record(0)
+    finally:
+        app.close()
+        desktop.set_theme("")
 
 
 @pytest.fixture

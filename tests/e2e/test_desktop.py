@@ -19,6 +19,7 @@ from benchmarks.desktop.apps import App, Calc, Chromium, QtForm, TkLoan, XCalc, 
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded
 from benchmarks.desktop.desktop import WM_PROGRAMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import BY_KEY
+from tests.e2e.conftest import recorded_app
 
 pytestmark = pytest.mark.e2e
 
@@ -37,16 +38,10 @@ def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
 def _bench(
     desktop: Desktop, app_type: type[App], work: Path, vary: bool = False
 ) -> Iterator[tuple[Bench, Recorded]]:
-    """`app_type` recorded once (recording 0); `vary`: in the benchmark's drawn world 0
-    (its window at 231,122, so that moved 60 px right it stands over the wallpaper's
-    square at x 640-760), else at HOME with the default themes."""
-    app = app_type(desktop, work / "app")
-    bench = Bench(desktop, app, work / "store", timeout=5.0, vary=vary)
-    try:
-        yield bench, bench.record(0)
-    finally:
-        app.close()
-        desktop.set_theme("")
+    """`app_type` recorded once; `vary`: in the benchmark's drawn world 0 (its window at
+    231,122, so that moved 60 px right it stands over the wallpaper's square at x
+    640-760), else at HOME with the default themes."""
+    yield from recorded_app(desktop, app_type, work, timeout=5.0, vary=vary)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from benchmarks.desktop.bench import Bench, Outcome, Recorded
 from benchmarks.desktop.desktop import Desktop, missing_programs
 from benchmarks.desktop.hostile import Case, judge
 from benchmarks.desktop.scenarios import Label
+from tests.e2e.conftest import recorded_app
 
 pytestmark = pytest.mark.e2e
 
@@ -57,13 +58,7 @@ def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
 
 
 def _bench(desktop: Desktop, app_type: type[App], work: Path) -> Iterator[tuple[Bench, Recorded]]:
-    app = app_type(desktop, work / "app")
-    bench = Bench(desktop, app, work / "store", timeout=4.0, vary=True)
-    try:
-        yield bench, bench.record(0)
-    finally:
-        app.close()
-        desktop.set_theme("")
+    yield from recorded_app(desktop, app_type, work, timeout=4.0, vary=True)
 
 
 @pytest.fixture(scope="module")
