@@ -28,6 +28,7 @@ from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER, render_template
 from mmcli.params import Values, template_command
+from mmcli.replay.agents import OWN_STORE, RecordedAgents
 from mmcli.screen.matcher import Policy
 from mmcli.store.inuse import in_use
 from mmcli.store.lifecycle import Intent, OpenRun, begin
@@ -170,14 +171,17 @@ def replay_llm(
     upstream: str | None = None,
     agent_timeout: float | None = None,
     progress: Progress | None = None,
+    recorded: RecordedAgents = OWN_STORE,
 ) -> LLMResult:
     """Run the agent behind the proxy answering from `name`'s tree; a miss goes to the
     model (the rest of the run is saved as a branch on exit 0), or is refused with
-    `no_agent` (exit 3). The recording is open as a run (`store.lifecycle`) throughout:
-    `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave it alone."""
+    `no_agent` (exit 3). Without `agent`, the recording's own command runs as `recorded`
+    allows it (from a shared store: only one the operator allowed). The recording is open
+    as a run (`store.lifecycle`) throughout: `mm rm`, `mm mv`, `mm import --overwrite` and
+    `mm prune` leave it alone."""
     with begin(store, name, Intent.REPLAY, KIND) as opened:
         return _replay_llm(
-            opened, values, agent, no_agent, policy, upstream, agent_timeout, progress
+            opened, values, agent, no_agent, policy, upstream, agent_timeout, progress, recorded
         )
 
 
@@ -190,10 +194,16 @@ def _replay_llm(
     upstream: str | None,
     agent_timeout: float | None,
     progress: Progress | None,
+    recorded: RecordedAgents,
 ) -> LLMResult:
     store, name = opened.store, opened.name
     rec = load(store, name)
-    command = [render_template(a, values.all) for a in (agent or rec.command)]
+    cwd = None
+    if not agent:
+        agent, cwd, refused = recorded.command(rec, then="nothing was run")
+        if refused:
+            raise MMError(f"{name!r}: {refused}")
+    command = [render_template(a, values.all) for a in (agent or ())]
     if not command:
         raise MMError(f"{name!r} has no recorded agent command; give one with --agent")
     session = Session(
@@ -206,7 +216,7 @@ def _replay_llm(
     started = time.monotonic()
     with Serving(single_route(session)) as server:
         env = agent_env(server.base, name, values, True)
-        run = run_agent(command, env, agent_timeout, cwd=None if agent else rec.cwd)
+        run = run_agent(command, env, agent_timeout, cwd=cwd)
     stats = session.stats
     result = LLMResult(
         Outcome.FROM_MEMORY,

@@ -15,8 +15,19 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from mmcli.model import Recording, shown_command
+from mmcli.model import shown_command
+
+
+class Recorded(Protocol):
+    """A recording of either kind: the command its agent was recorded with, and where."""
+
+    @property
+    def command(self) -> Sequence[str]: ...
+
+    @property
+    def cwd(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -32,9 +43,11 @@ class RecordedAgents:
     def of(cls, allowed: Sequence[str], checked: bool) -> RecordedAgents:
         return cls(tuple(tuple(shlex.split(a)) for a in allowed), checked)
 
-    def command(self, recording: Recording) -> tuple[list[str] | None, str | None, str]:
-        """The recording's own command to run on a divergence, the folder to run it in,
-        and why it does not run ("" when it does, or there is none)."""
+    def command(
+        self, recording: Recorded, then: str = "a divergence stops the replay"
+    ) -> tuple[list[str] | None, str | None, str]:
+        """The recording's own command to run, the folder to run it in, and why it does
+        not run ("" when it does, or there is none), saying what happens `then`."""
         if not recording.command:
             return None, None, ""
         if not self.checked:
@@ -47,7 +60,11 @@ class RecordedAgents:
             None,
             (
                 f"its agent command ({shlex.join(shown)}) comes from a shared store and is not "
-                "one this machine allows: a divergence stops the replay (allow it with "
-                "--allow-agent, or give --agent CMD)"
+                f"one this machine allows: {then} (allow it with --allow-agent, or give "
+                "--agent CMD)"
             ),
         )
+
+
+OWN_STORE = RecordedAgents()
+"""A store the user keeps: its recorded commands run as recorded."""

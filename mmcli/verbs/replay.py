@@ -188,6 +188,7 @@ def _replay_model(store: Store, request: ReplayRequest, progress: Progress | Non
         upstream=request.upstream,
         agent_timeout=request.agent_timeout,
         progress=progress,
+        recorded=RecordedAgents.of(request.allow_agents, not store.local),
     )
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
+from mmcli.llm.document import save
 from mmcli.store.recordings import Store
 from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
+from tests.llm.test_matching import recorded_session
 from tests.servers import S3Server
 from tests.store.conftest import s3_env, s3_url, seaweed  # noqa: F401 - fixtures
 
@@ -98,3 +101,26 @@ def test_doctor_trusts_a_server_that_honours_conditional_writes(
     store = next(f for f in json.loads(result.stdout) if f["check"] == "store")
     assert store["status"] == "ok", store
     assert "1 winner" in store["detail"]
+
+
+def test_a_model_api_recording_in_a_bucket_runs_only_an_allowed_command(
+    tmp_path: Path,
+    s3_url: str,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model-API replay is its agent's run: a command a writer of the bucket put in the
+    recording is refused before anything runs, and runs once the operator allows it."""
+    marker = tmp_path / "ran"
+    rec = recorded_session().recording
+    rec.command = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
+    save(Store(s3_url), rec, list(rec.tree.nodes))
+    monkeypatch.setenv("MM_HOME", s3_url)
+
+    result = mm("replay", rec.name, "--no-agent")
+    assert result.returncode == 1, result.stderr
+    assert "comes from a shared store and is not one this machine allows" in result.stderr
+    assert "nothing was run" in result.stderr
+    assert not marker.exists()
+
+    result = mm("replay", rec.name, "--no-agent", "--allow-agent", shlex.join(rec.command))
+    assert marker.exists(), result.stderr
