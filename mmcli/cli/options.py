@@ -282,7 +282,8 @@ AllowAgentOption = Annotated[
     typer.Option(
         "--allow-agent",
         metavar="CMD",
-        help="A recorded agent command this machine runs on a divergence when the "
+        help="A recorded agent command this machine runs (on a divergence; for a model-API "
+        "recording, the whole replay) when the "
         "recording comes from a shared store (a bucket; `mm worker`: any store), written "
         "as the recording keeps it, placeholders and all (`mm show NAME`); repeatable. "
         "It runs in this machine's folder, never the one the document names.",
