@@ -26,11 +26,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mmcli.backends.base import Backend
+from mmcli.desktop.allowed import RecordedAgents
 from mmcli.errors import Aborted, ExitCode, MMError
 from mmcli.fleet.claims import Claim, describe, held
 from mmcli.fleet.workflow import RowTask
 from mmcli.params import Values
-from mmcli.replay.agents import RecordedAgents
 from mmcli.replay.batch import RowResult, run_row
 from mmcli.replay.replayer import ReplayOptions
 from mmcli.store.recordings import Store

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mmcli.desktop.agent import run_agent
+from mmcli.desktop.allowed import OWN_STORE, RecordedAgents
 from mmcli.errors import (
     ExitCode,
     MMError,
@@ -28,7 +29,6 @@ from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
 from mmcli.model import PLACEHOLDER, render_template
 from mmcli.params import Values, template_command
-from mmcli.replay.agents import OWN_STORE, RecordedAgents
 from mmcli.screen.matcher import Policy
 from mmcli.store.inuse import in_use
 from mmcli.store.lifecycle import Intent, OpenRun, begin

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from mmcli.desktop.allowed import RecordedAgents
 from mmcli.errors import ExitCode, UsageError
 from mmcli.model import SCREEN_KIND
 from mmcli.params import Values
-from mmcli.replay.agents import RecordedAgents
 from mmcli.replay.report import AGENT_TIMEOUT, ReplayOptions, ReplayReport
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.matcher import Policy
@@ -68,7 +68,7 @@ class ReplayRequest:
         """The walk's options; the fallback agent is `--agent`, else `recording`'s own
         command, run in the folder it was recorded in (none with `--no-agent`). From a
         `shared` store (a bucket) the recording's command runs only as `--allow-agent`
-        allows it, in our own folder (`replay.agents`); `progress` is told when not."""
+        allows it, in our own folder (`desktop.allowed`); `progress` is told when not."""
         agent, cwd = self.agent, None
         if agent is None and not self.no_agent and recording is not None:
             rule = RecordedAgents.of(self.allow_agents, shared)

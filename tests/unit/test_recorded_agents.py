@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shlex
 
+from mmcli.desktop.allowed import RecordedAgents
 from mmcli.model import LITERAL_BRACES
-from mmcli.replay.agents import RecordedAgents
 from mmcli.verbs.replay import ReplayRequest
 from tests.unit.test_replayer import form_recording
 
