@@ -95,10 +95,11 @@ def run_recorded(
                     progress(f"watching the screen for {observe:g}s to learn what changes alone")
                 recorder.observe(observe)
             agent_env = {**recorder.env(), **(vnc.env() if vnc else {}), **env}
-            if sandbox is not None:
-                command = sandbox.wrap(command)
             left_out = sandbox.left_out() if sandbox is not None else ()
-            run = run_agent(command, agent_env, timeout=timeout, cwd=cwd, left_out=left_out)
+            wrap = sandbox.wrap if sandbox is not None else None
+            run = run_agent(
+                command, agent_env, timeout=timeout, cwd=cwd, left_out=left_out, wrap=wrap
+            )
         finally:
             if watch is not None:
                 watch.stop()

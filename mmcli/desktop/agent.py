@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from mmcli.errors import Aborted, MMError
@@ -52,15 +53,22 @@ def run_agent(
     timeout: float | None = None,
     cwd: str | None = None,
     left_out: Sequence[str] = (),
+    wrap: Callable[[Sequence[str]], list[str]] | None = None,
 ) -> AgentRun:
     """Run `command` with `env` added to ours (less the variables `left_out`), in folder
-    `cwd` (None: ours); raise `Aborted` on Ctrl-C/SIGTERM."""
+    `cwd` (None: ours), inside `wrap` (a sandbox) when given; raise `Aborted` on
+    Ctrl-C/SIGTERM."""
     full_env = {k: v for k, v in {**os.environ, **env}.items() if k not in left_out}
     if cwd is not None and not os.path.isdir(cwd):
         raise MMError(
             f"the agent's folder {cwd} no longer exists (the agent command was recorded "
             "there); restore it, or give the agent with --agent CMD"
         )
+    if wrap is not None:
+        # Inside the sandbox a missing program is the sandbox's failure (an exit code
+        # like the agent's own): it is looked for here first, as Popen would.
+        _check_runnable(command[0], full_env.get("PATH", os.defpath), cwd)
+        command = wrap(command)
     started = time.monotonic()
     interrupt = Interrupt()
     with interrupt.catching():
@@ -88,6 +96,18 @@ def run_agent(
     if interrupt.signum is not None:
         raise Aborted("interrupted; the agent was stopped and nothing was saved")
     return AgentRun(child.returncode, time.monotonic() - started, timed_out)
+
+
+def _check_runnable(program: str, path: str, cwd: str | None) -> None:
+    where = f" (in {cwd})" if cwd is not None else ""
+    if os.sep in program:
+        found = os.path.join(cwd or os.getcwd(), program)
+        if not os.path.exists(found):
+            raise MMError(f"agent command not found: {program!r}{where}")
+        if os.path.isdir(found) or not os.access(found, os.X_OK):
+            raise MMError(f"agent command not executable: {program!r}")
+    elif shutil.which(program, path=path) is None:
+        raise MMError(f"agent command not found: {program!r}{where}")
 
 
 def _stop(child: subprocess.Popen[bytes], signum: int) -> None:

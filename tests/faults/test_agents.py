@@ -15,6 +15,7 @@ from mmcli.store.recordings import Store
 from tests.faults.conftest import (
     MM,
     REPLAY_SAMPLE,
+    Running,
     act,
     mm,
     one_line_error,
@@ -33,11 +34,12 @@ def python_agent(code: str) -> str:
 
 
 def stubborn_sleeper(pid_file: Path) -> str:
-    """Hangs and ignores SIGTERM: only SIGKILL ends it."""
+    """Hangs and ignores SIGTERM: only SIGKILL ends it. Writes its pid as this machine
+    sees it (in the sandbox's own process namespace `os.getpid()` is another number)."""
     return (
         "import os, signal, time\n"
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        f"open({str(pid_file)!r}, 'w').write(os.readlink('/proc/self'))\n"
         "time.sleep(600)\n"
     )
 
@@ -206,18 +208,30 @@ def test_fallback_agent_that_does_nothing_has_not_healed_exit_4(
 
 
 def test_heal_done_but_not_saved_is_exit_5_and_prune_leaves_a_running_replay_alone(
-    xdisplay: str, isolated_store: Path
+    xdisplay: str, isolated_store: Path, tmp_path: Path, running: list[Running]
 ) -> None:
-    """The agent heals, `mm prune --yes` run meanwhile skips the recording in use; then
-    the recording's file vanishes before the branch is saved: the task was done, exit 5."""
+    """The agent heals; `mm prune --yes`, run meanwhile by someone else, skips the
+    recording in use; then the recording's file vanishes before the branch is saved: the
+    task was done, exit 5. (The agent itself cannot touch the store: it is read-only in
+    the agent's sandbox.)"""
     save_sample(isolated_store)
     toml = isolated_store / "sample.toml"
+    healed, go = tmp_path / "healed", tmp_path / "go"
     script = (
-        f"{act('move', '300', '300')} && "
-        f"{shlex.join([*MM, 'prune', '--yes', '--older-than', '1m'])} && "
-        f"test -f {shlex.quote(str(toml))} && rm {shlex.quote(str(toml))}"
+        f"{act('move', '300', '300')} && touch {shlex.quote(str(healed))} && "
+        f"for _ in $(seq 600); do test -f {shlex.quote(str(go))} && exit 0; sleep 0.1; done"
     )
-    result = mm(*REPLAY_SAMPLE, "--agent", f"sh -c {shlex.quote(script)}", timeout=90)
-    assert "skipped sample: a replay is using it" in result.stderr
-    assert result.returncode == 5, result.stderr
+    rep = Running(*REPLAY_SAMPLE, "--agent", f"sh -c {shlex.quote(script)}")
+    running.append(rep)
+    deadline = time.monotonic() + 60
+    while not healed.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert healed.exists(), rep.stderr
+    pruned = mm("prune", "--yes", "--older-than", "1m")
+    assert "skipped sample: a replay is using it" in pruned.stderr, pruned.stderr
+    assert toml.exists()
+    toml.unlink()
+    go.touch()
+    assert rep.wait(90) == 5, rep.stderr
+    result = rep
     assert "done, not saved" in result.stderr and "do not retry" in result.stderr
