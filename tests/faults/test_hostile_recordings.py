@@ -211,7 +211,9 @@ def test_ctrl_c_stops_a_long_action_between_two_pieces(action: Action) -> None:
     screen = Image.new("RGB", (1920, 1080), "black")
     backend = FakeBackend(screen)
     replayer = Replayer(Store(), backend, rec, Values(), ReplayOptions(timeout=0.5))
-    replayer.judge.first_match = lambda children, frame, offset: _match(children[0], frame)  # type: ignore[method-assign]
+    replayer.judge.first_match = (  # type: ignore[method-assign]
+        lambda children, frame, offset, stack=None: _match(children[0], frame)
+    )
 
     def interrupted(fake: FakeBackend, done: Action) -> None:
         replayer.interrupt.signum = signal.SIGINT  # Ctrl-C while the first piece runs

@@ -5,7 +5,9 @@ trusted, and the next run starts right away."""
 from __future__ import annotations
 
 import re
+import shlex
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -123,12 +125,22 @@ def test_ctrl_c_while_the_fallback_agent_runs_stops_it_and_saves_nothing(
 ) -> None:
     before = save_sample(isolated_store)
     pid_file = tmp_path / "agent.pid"
-    agent = f"sh -c '{act('move', '300', '300')}; echo $$ > {pid_file}; exec sleep 60'"
+    # The agent's pid as this machine sees it: in the sandbox's process namespace `$$`
+    # is another number.
+    sleeper = shlex.join(
+        [
+            sys.executable,
+            "-c",
+            f"import os, time; open({str(pid_file)!r}, 'w').write(os.readlink('/proc/self'))"
+            "; time.sleep(60)",
+        ]
+    )
+    agent = f"sh -c {shlex.quote(act('move', '300', '300') + '; exec ' + sleeper)}"
     rep = Running(*REPLAY_SAMPLE, "--agent", agent)
     running.append(rep)
     rep.wait_for("handing over to the agent")
     deadline = time.monotonic() + 30
-    while not pid_file.exists() and time.monotonic() < deadline:
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert pid_file.exists(), rep.stderr
     rep.signal(signal.SIGINT)

@@ -144,13 +144,14 @@ def test_read_only_store_while_saving_is_one_line_exit_1_previous_intact(
 def test_replay_on_a_read_only_store_still_reports_the_task_done(
     tmpfs_store: Mount, loan: LoanApp, isolated_store: Path
 ) -> None:
-    """The replay history cannot be written: a warning, not a failure of a task that was
-    done (a caller retrying on exit 1 would submit the form twice)."""
+    """The replay history cannot be written: exit 5 (done, not saved), never a failure of a
+    task that was done (a caller retrying on exit 1 would submit the form twice); the line
+    is kept on this machine for the next run."""
     before = snapshot(isolated_store)
     tmpfs_store.read_only()
     result = mm("replay", "loan", "--no-agent")
-    assert result.returncode == 0, result.stderr
-    assert "done from memory" in result.stderr
+    assert result.returncode == 5, result.stderr
+    assert "done, not saved" in result.stderr and "do not retry" in result.stderr
     assert "history" in result.stderr and "read-only" in result.stderr
     assert len(loan.records()) == 1
     assert snapshot(isolated_store) == before

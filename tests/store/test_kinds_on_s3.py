@@ -4,6 +4,7 @@ shared by processes, and `mm ls` listing them."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -49,11 +50,13 @@ def test_a_model_api_recording_in_a_bucket(
     form_app.start()
     assert mm(fake_model, "record", "form", "--llm", "--", *agent).returncode == 0
     assert fake_model.calls == 4
+    # The bucket's command runs only as this machine's operator allows it.
+    allow = ["--allow-agent", shlex.join(agent)]
     form_app.start("--position", "500,300")
-    healed = mm(fake_model, "replay", "form", "--json")
+    healed = mm(fake_model, "replay", "form", "--json", *allow)
     assert healed.returncode == 0 and json.loads(healed.stdout)["outcome"] == "healed"
     form_app.start("--position", "500,300")
-    remembered = mm(fake_model, "replay", "form", "--json")
+    remembered = mm(fake_model, "replay", "form", "--json", *allow)
     assert json.loads(remembered.stdout)["outcome"] == "from-memory"
     assert fake_model.calls == 7
     assert typed_name(form_app) == "John Smith"
