@@ -379,11 +379,14 @@ def _branch(
 def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedRun) -> Step | None:
     """The trusted step of `recording` whose outcome the run's settled last screen shows,
     or None (a new outcome, or one that cannot be judged)."""
+    from mmcli.screen.excuses import task_window_areas
     from mmcli.screen.outcome import judge_outcome
     from mmcli.store.thumbnails import load_outcome
 
     if last.outcome is None or run.final_frame is None:
         return None
+    clients = (s.window.rect for s in recording.steps if s.window is not None)
+    windows = task_window_areas(clients, run.workarea)
     for end in recording.outcomes():
         assert end.outcome is not None
         reference = load_outcome(store, recording.name, end).screen
@@ -396,6 +399,7 @@ def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedR
             ignore=[*recording.ignore, *last.outcome.fingerprint.masks],
             area=recording.area,
             workarea=run.workarea,
+            task_windows=windows,
         )
         if verdict.ok:
             return end

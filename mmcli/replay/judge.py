@@ -12,7 +12,7 @@ from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
-from mmcli.screen.excuses import inner_workarea
+from mmcli.screen.excuses import inner_workarea, task_window_areas
 from mmcli.screen.explain import OWN_APP
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Difference, Policy, Verdict, compare, target_rect
@@ -102,6 +102,9 @@ class Judge:
         """The windows the recording acted and typed in, where they stood."""
         self.task_classes = {w.wm_class for w in self.task_windows}
         """Their classes."""
+        self.window_areas = task_window_areas((w.rect for w in self.task_windows), self.workarea)
+        """Their client areas, less the desktop's panels: a change anywhere inside them
+        is inside the task."""
         self.typed = [
             s.effect for s in recording.steps if s.action.kind is ActionKind.TYPE and s.effect
         ]
@@ -137,6 +140,7 @@ class Judge:
                 offset=offset,
                 left_out=leave_out,
                 moved_windows=self.moved_frames(frame, offset),
+                task_windows=self.window_areas,
             )
 
         verdict = check()
@@ -332,6 +336,7 @@ class Judge:
                 offset=offset,
                 left_out=leave_out,
                 moved_windows=self.moved_frames(frame, offset),
+                task_windows=self.window_areas,
             )
 
         verdict = check()

@@ -7,7 +7,7 @@ reads "outside the task area: 8x8 at (348, 200)"); a region no rule excuses is a
 difference. The rules, in order:
 
 - `outside the task area`: a change wholly away from where the task acts (a notification
-  in a corner), never one on the action's target;
+  in a corner) and outside the windows it acts in, never one on the action's target;
 - `desktop that stayed where it was as the window moved` (`--relocate`): the desktop
   around a moved window, unchanged where it stands;
 - `caret-like mark`: at a pointer step, a caret in its other blink phase;
@@ -19,7 +19,7 @@ difference. The rules, in order:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -154,7 +154,20 @@ def inner_workarea(workarea: Rect) -> Rect:
     return workarea.within_grid(SCALE) or workarea
 
 
+def task_window_areas(clients: Iterable[Rect], workarea: Rect | None) -> list[Rect]:
+    """The client areas of the windows the task acted in, within the desktop's work area
+    (a maximized window's client area never takes in a panel's clock)."""
+    areas = sorted(set(clients), key=Rect.as_list)
+    if workarea is None:
+        return areas
+    inner = inner_workarea(workarea)
+    return [a for a in (r.intersection(inner) for r in areas) if a is not None]
+
+
 def inside_area(region: Rect, ctx: Context) -> bool:
+    """Whether a changed region is part of the task: near where it acts and what it
+    changed (`Context.area`), or anywhere inside the windows it acted in (the app's
+    window is the task: a cell changed far from the actions is a different sheet)."""
     if ctx.area is None or not ctx.tolerance.outside_area:
         return True
     near = ctx.area.grow(AREA_MARGIN)
@@ -162,7 +175,7 @@ def inside_area(region: Rect, ctx: Context) -> bool:
         # Regions are found on the downscaled screen, or a new taskbar button would be
         # "near the task".
         near = near.intersection(inner_workarea(ctx.workarea)) or ctx.area
-    return region.intersects(near)
+    return region.intersects(near) or any(region.intersects(w) for w in ctx.task_windows)
 
 
 def seen_elsewhere(region: Rect, live: np.ndarray, refs: References) -> bool:

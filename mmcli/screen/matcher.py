@@ -209,6 +209,10 @@ class Context:
     moved_windows: Sequence[Rect] = ()
     """With `--relocate`, the frames of the task's windows where they stand now, as the
     window system tells it (title bars included): the live screen there shows the task."""
+    task_windows: Sequence[Rect] = ()
+    """The client areas of the windows the task acted in, as recorded: a change anywhere
+    inside them is inside the task, however far from its actions (a cell of the sheet the
+    task types into)."""
 
 
 Matcher = Callable[[Fingerprint, Live, Context], list[Difference]]
@@ -330,11 +334,13 @@ def compare(
     offset: tuple[int, int] = (0, 0),
     left_out: Sequence[Rect] = (),
     moved_windows: Sequence[Rect] = (),
+    task_windows: Sequence[Rect] = (),
 ) -> Verdict:
     """Check the live `frame` against a recorded step. With `unmoved` (`--relocate`),
     `frame` is the live screen shifted back by `offset` and `unmoved` the screen as it
     stands. `left_out`: rectangles of windows the `regions` check leaves out (a
-    notification over no target); the coarse grid never leaves anything out."""
+    notification over no target); the coarse grid never leaves anything out.
+    `task_windows`: the client areas of the task's windows, all inside the task."""
     live = Live(frame, recorded)
     ctx = Context(
         policy.tolerance,
@@ -347,6 +353,7 @@ def compare(
         offset,
         left_out,
         moved_windows,
+        task_windows,
     )
     differences: list[Difference] = []
     excused: list[str] = []

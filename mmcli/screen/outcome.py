@@ -30,12 +30,14 @@ def judge_outcome(
     offset: Offset = (0, 0),
     left_out: Sequence[Rect] = (),
     moved_windows: Sequence[Rect] = (),
+    task_windows: Sequence[Rect] = (),
 ) -> Verdict:
     """`frame` (a settled screen) against a recorded outcome, whose downscaled screen
     `reference` comes from its thumbnail (None: the coarse grid alone judges). With an
     `offset` (`--relocate`), the task is looked at where it moved to (`moved_windows`:
     its windows' frames there). `left_out`: windows the `regions` check leaves out
-    (`windows.left_out`)."""
+    (`windows.left_out`); `task_windows`: the client areas of the task's windows, all
+    inside the task."""
     view = shifted(frame, offset) if offset != (0, 0) else frame
     masks = [*recorded.masks, *ignore]
     return compare(
@@ -51,4 +53,5 @@ def judge_outcome(
         offset=offset,
         left_out=left_out,
         moved_windows=moved_windows,
+        task_windows=task_windows,
     )

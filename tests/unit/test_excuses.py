@@ -17,6 +17,7 @@ from mmcli.screen.excuses import (
     SEEN_STATE,
     Scene,
     excuse_for,
+    task_window_areas,
 )
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Context, Policy, References
@@ -49,6 +50,7 @@ def scene(
     offset: tuple[int, int] = (0, 0),
     area: Rect = AREA,
     workarea: Rect | None = None,
+    task_windows: tuple[Rect, ...] = (),
 ) -> Scene:
     refs = References(recorded.small, [p.small for p in path], [typed] * len(path))
     ctx = Context(
@@ -59,6 +61,7 @@ def scene(
         unmoved=unmoved,
         offset=offset,
         workarea=workarea,
+        task_windows=task_windows,
     )
     fp = fingerprint_of(recorded, target)
     core = None if target is None else Rect(target[0] - 16, target[1] - 16, 32, 32)
@@ -89,6 +92,26 @@ def test_outside_the_task_area() -> None:
     assert not OUTSIDE_AREA.applies(near, s)  # within the 48 px margin
     assert not OUTSIDE_AREA.applies(far, scene(screen(), screen(), target=(344, 244)))
     assert not OUTSIDE_AREA.applies(far, scene(screen(), screen(), policy=Policy.STRICT))
+
+
+def test_a_change_anywhere_in_the_task_s_window_is_inside_the_task() -> None:
+    """A cell of the sheet far from where the task types is the task's: the app's window
+    is the task, not only the 48 px around its actions."""
+    far = Rect(340, 240, 8, 8)
+    window = Rect(60, 60, 320, 220)
+    assert not OUTSIDE_AREA.applies(far, scene(screen(), screen(), task_windows=(window,)))
+    beside = Rect(390, 20, 8, 8)  # beyond the window: another app's, or the desktop
+    assert OUTSIDE_AREA.applies(beside, scene(screen(), screen(), task_windows=(window,)))
+
+
+def test_the_task_s_window_never_takes_in_a_panel() -> None:
+    """A maximized window's client area is kept within the work area: a panel's clock
+    below it stays outside the task."""
+    assert task_window_areas([Rect(0, 0, 400, 300)], Rect(0, 0, 400, 262)) == [
+        Rect(0, 0, 400, 260)
+    ]
+    assert task_window_areas([Rect(0, 280, 50, 20)], Rect(0, 0, 400, 262)) == []
+    assert task_window_areas([Rect(5, 5, 9, 9), Rect(5, 5, 9, 9)], None) == [Rect(5, 5, 9, 9)]
 
 
 def test_a_row_of_cells_straddling_a_panel_s_edge_is_the_panel_s() -> None:
