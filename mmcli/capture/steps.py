@@ -1,24 +1,26 @@
 """From captures to steps: what a finished run's captures become in a recording.
 
-`build_steps` learns what each action changed on the screen (its effect), joins typing
-done in pieces into one text (`join_typing`), replaces param and secret values with
-placeholders, masks what is expected to differ at replay (typed text and its echoes
-elsewhere, volatile regions, secrets painted over in thumbnails) and fingerprints every
-screen. Pure functions of the captures: no display, no socket (see recorder.py for how
-captures are taken).
+`build_steps` learns what each action changed on the screen (its effect), joins the
+typing pieces a value was typed across into one text (`join_typing`), replaces param and
+secret values with placeholders, masks what is expected to differ at replay (typed text
+and its echoes elsewhere, volatile regions, secrets painted over in thumbnails) and
+fingerprints every screen. Pure functions of the captures: no display, no socket (see
+recorder.py for how captures are taken).
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
 
-from mmcli.capture.secrets import join_keystrokes, joined
+from mmcli.capture.secrets import join_keystrokes, joined, typed_text
 from mmcli.model import MAX_LANDED_TEXT, POINTED, Action, ActionKind, EndScreen, Landed, Step
 from mmcli.params import leaked_in, parametrize
 from mmcli.readback.field import FieldText, NotRead, normalise
@@ -86,17 +88,48 @@ class Built:
     """Where the actions acted and what they changed (union), volatile regions excluded."""
 
 
-def join_typing(captures: list[Capture]) -> list[Capture]:
-    """Captures with each run of consecutive typing actions (`type`, `press` of printable
-    keys) joined into one `type` capture, which keeps the screen before the first of them:
-    a value typed in pieces or key by key becomes one text a placeholder can replace."""
+def join_typing(captures: list[Capture], values: Iterable[str] = ()) -> list[Capture]:
+    """Captures with the typing pieces a param's value was typed across joined into one
+    `type` capture, which keeps the screen before the first of them: a value typed in
+    pieces or key by key becomes one text a placeholder can replace. Pieces no value
+    spans stay steps of their own, each checked before it is typed (sixty cells filled by
+    sixty calls are sixty checks, not one)."""
     groups = join_keystrokes([c.action for c in captures])
-    return [
-        replace(captures[g[0]], action=joined([captures[i].action for i in g]))
-        if len(g) > 1
-        else captures[g[0]]
-        for g in groups
-    ]
+    out: list[Capture] = []
+    for group in groups:
+        texts = [typed_text(captures[i].action) or "" for i in group]
+        for part in spanned(texts, values):
+            pieces = [group[i] for i in part]
+            if len(pieces) == 1:
+                out.append(captures[pieces[0]])
+            else:
+                action = joined([captures[i].action for i in pieces])
+                out.append(replace(captures[pieces[0]], action=action))
+    return out
+
+
+def spanned(pieces: Sequence[str], values: Iterable[str]) -> list[list[int]]:
+    """`pieces` (consecutive typed texts) in runs, split wherever no occurrence of a
+    value in their concatenation crosses from one piece into the next."""
+    text = "".join(pieces)
+    ends = list(itertools.accumulate(len(p) for p in pieces))
+    glued = [False] * len(pieces)
+    """glued[i]: piece i and piece i + 1 are one run."""
+    for value in {v for v in values if v}:
+        at = text.find(value)
+        while at >= 0:
+            first = bisect.bisect_right(ends, at)
+            last = bisect.bisect_left(ends, at + len(value))
+            for i in range(first, last):
+                glued[i] = True
+            at = text.find(value, at + 1)
+    runs: list[list[int]] = [[0]] if pieces else []
+    for i in range(1, len(pieces)):
+        if glued[i - 1]:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def build_steps(
@@ -121,7 +154,7 @@ def build_steps(
     that replay compares like with like.
     """
     if values:
-        captures = join_typing(captures)
+        captures = join_typing(captures, values.values())
     steps: list[Step] = []
     thumbnails: dict[str, bytes] = {}
     masks = list(masks)

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from mmcli.capture.steps import Capture, build_steps, effect_regions, union_of
+from mmcli.capture.steps import (
+    Capture,
+    build_steps,
+    effect_regions,
+    join_typing,
+    spanned,
+    union_of,
+)
 from mmcli.model import Action, ActionKind
 from mmcli.screen.analysis import box_of, patch_of
 from mmcli.screen.fingerprint import Frame, Rect
@@ -710,3 +717,22 @@ def test_full_resolution_search_looks_at_lines_of_the_texts_height_within_a_limi
     assert piece.find(text, 1)[0] == []  # one line searched, not the third
     noise = np.random.default_rng(0).integers(0, 255, (160, 400), dtype=np.uint8)
     assert Detail(((Rect(0, 0, 400, 160), noise),)).find(text, 10**6) == ([], 0)
+
+
+def test_pieces_are_joined_only_where_a_value_crosses_them() -> None:
+    assert spanned(["5000\t", "Ann", "a\t", "1100\t"], ["Anna"]) == [[0], [1, 2], [3]]
+    assert spanned(["A", "n", "n", "a"], ["Anna"]) == [[0, 1, 2, 3]]  # key by key
+    assert spanned(["Anna\t", "Anna\t"], ["Anna"]) == [[0], [1]]  # each whole in a piece
+    assert spanned(["x", "y"], []) == [[0], [1]]
+    assert spanned(["xAn", "", "na"], ["Anna"]) == [[0, 1, 2]]  # an empty piece between
+
+
+def test_sixty_values_typed_by_sixty_calls_stay_sixty_steps() -> None:
+    """A value typed across pieces becomes one `type` (a placeholder replaces it); cells
+    filled by calls of their own are each checked before they are typed."""
+    img = screen()
+    calls = [Action(ActionKind.TYPE, text=f"{n}\n") for n in range(60)]
+    name = [Action(ActionKind.TYPE, text="Gr"), Action(ActionKind.TYPE, text="ace\n")]
+    captures = [capture(img, a, FIELD_CLICK) for a in [*calls, *name]]
+    joined = join_typing(captures, ["Grace"])
+    assert [c.action.text for c in joined] == [f"{n}\n" for n in range(60)] + ["Grace\n"]
