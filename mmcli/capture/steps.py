@@ -216,10 +216,10 @@ def build_steps(
             # What was typed from a param will read differently at replay: blank it in
             # every later fingerprint, at record and at replay alike; and where the app
             # echoes it (a status line), from the step where the echo shows.
-            value = _value_mask(effect, cap.small, after)
-            masks.append(value)
-            if secret:
-                hidden.append(value)
+            for value in _value_masks(changed, cap.small, after):
+                masks.append(value)
+                if secret:
+                    hidden.append(value)
             typed = captures[i + 1].typed if i + 1 < len(captures) else final_typed
             changes = [c.changed for c in captures[i + 1 :]] + [final_changed]
             found = find_echoes(after, effect, screens[i + 1 :], typed, changes)
@@ -330,6 +330,26 @@ def landed_of(cap: Capture, values: Mapping[str, str], secrets: set[str]) -> Lan
     if text is not None and (len(text) > MAX_LANDED_TEXT or leaked_in(text, hidden)):
         text = None
     return Landed(read.source, text, box, redone=found >= 2 and len(typed) >= READ_BACK_MIN)
+
+
+def _value_masks(changed: list[Rect], before: np.ndarray, after: np.ndarray) -> list[Rect]:
+    """The masks of a param's value typed where `changed` shows what the typing changed:
+    one for each line of it (regions side by side joined: the value's words and the gaps
+    between them), never one rectangle around the field, the window's title, its
+    taskbar button and its status bar together (most of a text editor's window)."""
+    lines: list[Rect] = []
+    for region in sorted(changed, key=lambda r: (r.y, r.x)):
+        beside = next((i for i, line in enumerate(lines) if _same_line(line, region)), None)
+        if beside is None:
+            lines.append(region)
+        else:
+            lines[beside] = lines[beside].union(region)
+    return [_value_mask(line, before, after) for line in lines]
+
+
+def _same_line(a: Rect, b: Rect) -> bool:
+    """Whether two regions stand on one line: each overlaps the other's middle height."""
+    return a.y <= b.y + b.h // 2 < a.bottom or b.y <= a.y + a.h // 2 < b.bottom
 
 
 def _value_mask(rect: Rect, *screens: np.ndarray, spill: int = 0) -> Rect:

@@ -736,3 +736,38 @@ def test_sixty_values_typed_by_sixty_calls_stay_sixty_steps() -> None:
     captures = [capture(img, a, FIELD_CLICK) for a in [*calls, *name]]
     joined = join_typing(captures, ["Grace"])
     assert [c.action.text for c in joined] == [f"{n}\n" for n in range(60)] + ["Grace\n"]
+
+
+def test_a_value_typed_with_no_known_field_is_masked_line_by_line() -> None:
+    """Typing whose field is not known (no click before it): what it changed is the text
+    on its line, the window's title (an edited document's star) and the status bar (the
+    caret's column). Each is masked on its own line; the window between them stays
+    checked (one rectangle around all three left most of an editor unchecked)."""
+
+    def editor(text: str, title: str, status: str) -> Image.Image:
+        img = Image.new("RGB", (800, 600), "white")
+        d = ImageDraw.Draw(img)
+        d.rectangle([0, 0, 799, 24], fill="navy")
+        d.text((10, 6), title, fill="white")
+        d.text((20, 200), text, fill="black")
+        d.rectangle([0, 570, 799, 599], fill="lightgray")
+        d.text((700, 580), status, fill="black")
+        return img
+
+    typing = Action(ActionKind.TYPE, text="Grace Hopper")
+    save = Action(ActionKind.CLICK, x=400, y=300)
+    before = Frame.from_image(editor("", "notes", "Col 1"))
+    after = Frame.from_image(editor("Grace Hopper", "*notes", "Col 13"))
+    when = datetime(2026, 11, 1, tzinfo=UTC)
+    captures = [
+        Capture(typing, before.small, None, (400, 300), (800, 600), when),
+        Capture(save, after.small, patch_of(after, 400, 300), (400, 300), (800, 600), when),
+    ]
+    built = build_steps(captures, after.small, {"name": "Grace Hopper"}, 0, None, [])
+    assert built.steps[0].action.text == "{{name}}"
+    masks = built.steps[1].fingerprint.masks
+    assert len(masks) == 3, masks
+    assert any(m.intersects(Rect(20, 200, 60, 10)) for m in masks)  # the typed line
+    middle = Rect(0, 300, 800, 200)  # the document below the typed line
+    assert not any(m.intersects(middle) for m in masks)
+    assert sum(m.w * m.h for m in masks) < 800 * 600 // 5
