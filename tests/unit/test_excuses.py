@@ -107,9 +107,7 @@ def test_a_change_anywhere_in_the_task_s_window_is_inside_the_task() -> None:
 def test_the_task_s_window_never_takes_in_a_panel() -> None:
     """A maximized window's client area is kept within the work area: a panel's clock
     below it stays outside the task."""
-    assert task_window_areas([Rect(0, 0, 400, 300)], Rect(0, 0, 400, 262)) == [
-        Rect(0, 0, 400, 260)
-    ]
+    assert task_window_areas([Rect(0, 0, 400, 300)], Rect(0, 0, 400, 262)) == [Rect(0, 0, 400, 260)]
     assert task_window_areas([Rect(0, 280, 50, 20)], Rect(0, 0, 400, 262)) == []
     assert task_window_areas([Rect(5, 5, 9, 9), Rect(5, 5, 9, 9)], None) == [Rect(5, 5, 9, 9)]
 
