@@ -64,6 +64,9 @@ class Options:
     focus: str | None = None
     refocus: str | None = None
     echo: str | None = None
+    title_echo: bool = False
+    """After Submit, the window's title names the applicant (as an editor's names its
+    file): drawn by the window manager, outside the app's own pixels."""
     fail_upload: bool = False
     late_hover: int = 0
     """Milliseconds after the pointer enters a button before its hover effect is drawn
@@ -130,6 +133,11 @@ def parse_args(argv: list[str] | None = None) -> Options:
         help="after Submit, the status line shows this field's value, in a large bold font",
     )
     p.add_argument(
+        "--title-echo",
+        action="store_true",
+        help="after Submit, the window title names the applicant",
+    )
+    p.add_argument(
         "--fail-upload",
         action="store_true",
         help="the upload after the confirmation fails: nothing is saved, the status line says so",
@@ -165,6 +173,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         focus=a.focus,
         refocus=a.refocus,
         echo=a.echo,
+        title_echo=a.title_echo,
         fail_upload=a.fail_upload,
         late_hover=a.late_hover,
         draft_notice=a.draft_notice,
@@ -468,6 +477,8 @@ class LoanFormApp:
             self.status.configure(text=f"Saved {self.opts.echo} {shown}", font=ECHO_FONT)
         else:
             self.status.configure(text="Saved application for " + name)
+        if self.opts.title_echo:
+            self.root.title(f"Acme Loan Intake - {name}")
         done = self.upload_failed if self.opts.fail_upload else self.clear_form
         self.open_dialog("Confirmation", "Application saved", done)
 

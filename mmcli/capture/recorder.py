@@ -33,7 +33,7 @@ import numpy as np
 from mmcli.backends.base import ZONE_MARGIN, Backend, ChangeLog, Settled
 from mmcli.capture import shim
 from mmcli.capture.secrets import typed_text
-from mmcli.capture.steps import Capture, field_box, focus_point, readable
+from mmcli.capture.steps import LEAVES_FIELD, Capture, field_box, focus_point, readable
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import BUTTONS, MAX_KEY_MS, Action, ActionKind
@@ -639,10 +639,16 @@ class Recorder:
 
     def _append(self, capture: Capture) -> None:
         """Keep a capture; text typed right after text (an agent typing in chunks) joins
-        the previous step, which keeps the screen before the first chunk."""
+        the previous step, which keeps the screen before the first chunk, unless that
+        text left its field (ended with Tab or Return): the next field's text is a step
+        of its own, checked before it is typed."""
         last = self.captures[-1] if self.captures else None
         action = capture.action
-        if last is not None and last.action.kind is action.kind is ActionKind.TYPE:
+        if (
+            last is not None
+            and last.action.kind is action.kind is ActionKind.TYPE
+            and not last.action.text.endswith(LEAVES_FIELD)
+        ):
             last.action = replace(
                 last.action,
                 text=last.action.text + action.text,

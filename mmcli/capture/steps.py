@@ -1,8 +1,8 @@
 """From captures to steps: what a finished run's captures become in a recording.
 
-`build_steps` learns what each action changed on the screen (its effect), joins the
-typing pieces a value was typed across into one text (`join_typing`), replaces param and
-secret values with placeholders, masks what is expected to differ at replay (typed text
+`build_steps` learns what each action changed on the screen (its effect), joins typing
+done in pieces into one text, field by field (`join_typing`), replaces param and secret
+values with placeholders, masks what is expected to differ at replay (typed text
 and its echoes elsewhere, volatile regions, secrets painted over in thumbnails) and
 fingerprints every screen. Pure functions of the captures: no display, no socket (see
 recorder.py for how captures are taken).
@@ -89,11 +89,12 @@ class Built:
 
 
 def join_typing(captures: list[Capture], values: Iterable[str] = ()) -> list[Capture]:
-    """Captures with the typing pieces a param's value was typed across joined into one
-    `type` capture, which keeps the screen before the first of them: a value typed in
-    pieces or key by key becomes one text a placeholder can replace. Pieces no value
-    spans stay steps of their own, each checked before it is typed (sixty cells filled by
-    sixty calls are sixty checks, not one)."""
+    """Captures with each run of consecutive typing actions (`type`, `press` of printable
+    keys) joined into one `type` capture, which keeps the screen before the first of them:
+    a value typed in pieces or key by key becomes one text a placeholder can replace. A
+    run is cut after a piece that leaves its field (ends with Tab or Return), unless a
+    value is typed across the cut: sixty cells filled by sixty calls are sixty steps, each
+    checked before it is typed, not one."""
     groups = join_keystrokes([c.action for c in captures])
     out: list[Capture] = []
     for group in groups:
@@ -104,16 +105,24 @@ def join_typing(captures: list[Capture], values: Iterable[str] = ()) -> list[Cap
                 out.append(captures[pieces[0]])
             else:
                 action = joined([captures[i].action for i in pieces])
-                out.append(replace(captures[pieces[0]], action=action))
+                first, last = captures[pieces[0]], captures[pieces[-1]]
+                # The field read after the whole text, where it was read then.
+                read = last if last.read is not None else first
+                out.append(replace(first, action=action, read=read.read, field_box=read.field_box))
     return out
 
 
+LEAVES_FIELD = ("\t", "\n", "\r")
+"""Typed text ending with one of these has moved on to another field (or sent a form)."""
+
+
 def spanned(pieces: Sequence[str], values: Iterable[str]) -> list[list[int]]:
-    """`pieces` (consecutive typed texts) in runs, split wherever no occurrence of a
-    value in their concatenation crosses from one piece into the next."""
+    """`pieces` (consecutive typed texts) in runs: cut after a piece that leaves its field
+    (`LEAVES_FIELD`), but where an occurrence of a value in their concatenation crosses
+    from one piece into the next."""
     text = "".join(pieces)
     ends = list(itertools.accumulate(len(p) for p in pieces))
-    glued = [False] * len(pieces)
+    glued = [not p.endswith(LEAVES_FIELD) for p in pieces]
     """glued[i]: piece i and piece i + 1 are one run."""
     for value in {v for v in values if v}:
         at = text.find(value)

@@ -719,20 +719,21 @@ def test_full_resolution_search_looks_at_lines_of_the_texts_height_within_a_limi
     assert Detail(((Rect(0, 0, 400, 160), noise),)).find(text, 10**6) == ([], 0)
 
 
-def test_pieces_are_joined_only_where_a_value_crosses_them() -> None:
+def test_typing_is_cut_where_it_leaves_its_field_unless_a_value_crosses() -> None:
     assert spanned(["5000\t", "Ann", "a\t", "1100\t"], ["Anna"]) == [[0], [1, 2], [3]]
     assert spanned(["A", "n", "n", "a"], ["Anna"]) == [[0, 1, 2, 3]]  # key by key
-    assert spanned(["Anna\t", "Anna\t"], ["Anna"]) == [[0], [1]]  # each whole in a piece
-    assert spanned(["x", "y"], []) == [[0], [1]]
-    assert spanned(["xAn", "", "na"], ["Anna"]) == [[0, 1, 2]]  # an empty piece between
+    assert spanned(["jo", "hn@", "x.com"], []) == [[0, 1, 2]]  # chunks of one field
+    assert spanned(["Anna\n", "Anna\n"], ["Anna"]) == [[0], [1]]
+    assert spanned(["a\n", "b"], ["a\nb"]) == [[0, 1]]  # a value across the Return
+    assert spanned([], ["x"]) == []
 
 
 def test_sixty_values_typed_by_sixty_calls_stay_sixty_steps() -> None:
-    """A value typed across pieces becomes one `type` (a placeholder replaces it); cells
-    filled by calls of their own are each checked before they are typed."""
+    """Cells filled by calls of their own (each ending with Return) are each checked
+    before they are typed; a value typed in pieces becomes one `type`."""
     img = screen()
     calls = [Action(ActionKind.TYPE, text=f"{n}\n") for n in range(60)]
-    name = [Action(ActionKind.TYPE, text="Gr"), Action(ActionKind.TYPE, text="ace\n")]
+    name = [Action(ActionKind.PRESS, keys=("G",)), Action(ActionKind.TYPE, text="race\n")]
     captures = [capture(img, a, FIELD_CLICK) for a in [*calls, *name]]
     joined = join_typing(captures, ["Grace"])
     assert [c.action.text for c in joined] == [f"{n}\n" for n in range(60)] + ["Grace\n"]

@@ -67,6 +67,16 @@ def test_text_typed_in_chunks_is_one_step_and_a_param_in_it_is_found(rec: Record
     assert built.steps[1].action.text == "{{name}} <ada@x.org>"
 
 
+def test_text_that_left_its_field_ends_its_step(rec: Recorder) -> None:
+    """Cells filled by calls of their own (`write('12\\n')` after `write('7\\n')`): each
+    call's text is a step of its own, checked before it is typed."""
+    send(rec, act(kind="click", x=300, y=185), act(kind="type", text="7\n"))
+    send(rec, act(kind="type", text="12\t"), act(kind="type", text="Ada "))
+    send(rec, act(kind="type", text="Lovelace\n"))
+    rec.finish()
+    assert [c.action.text for c in rec.captures[1:]] == ["7\n", "12\t", "Ada Lovelace\n"]
+
+
 def test_click_and_scroll_without_a_point_act_at_the_pointer(rec: Recorder) -> None:
     rec.backend.move(42, 43)
     send(rec, act(kind="click", button="right", clicks=1), act(kind="scroll", amount=-3))
