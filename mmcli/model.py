@@ -20,7 +20,7 @@ from mmcli.pace import typing_pause
 
 if TYPE_CHECKING:
     from mmcli.screen.fingerprint import Fingerprint, Rect
-    from mmcli.screen.windows import Over, WindowRef
+    from mmcli.screen.windows import Over, TitleBar, WindowRef
 
 SCREEN_KIND = "cli"
 """The kind of document a screen recording is (see `mmcli.inventory.kinds`)."""
@@ -191,6 +191,8 @@ class EndScreen:
 
     fingerprint: Fingerprint
     thumbnail: str | None = None
+    titles: tuple[TitleBar, ...] = ()
+    """The task's title bars that showed a param's value then (`Step.titles`)."""
 
 
 @dataclass(frozen=True)
@@ -246,6 +248,9 @@ class Step:
     landed: Landed | None = None
     """For a typing step: its field read back after it when recorded (None: not read,
     e.g. recorded before mm read fields back)."""
+    titles: tuple[TitleBar, ...] = ()
+    """The title bars of the task's windows whose title showed a param's value on the
+    step's screen (`windows.TitleBar`)."""
 
     def thumbnails(self) -> list[str]:
         """The file names of this step's thumbnails (its screen, its outcome's)."""

@@ -79,6 +79,8 @@ class FinishedRun:
     """After a run of typing that ended the task: what it changed, at full resolution."""
     final_changed: Detail | None = None
     """What the final screen changed since the last capture, at full resolution."""
+    final_titles: tuple[tuple[Rect, str], ...] = ()
+    """The title bars of the task's windows on the final screen, with their titles."""
 
     @classmethod
     def of(
@@ -101,6 +103,7 @@ class FinishedRun:
             _first_window(recorder),
             final_typed=recorder.final_typed,
             final_changed=recorder.final_changed,
+            final_titles=recorder.final_titles,
         )
 
 
@@ -263,6 +266,7 @@ def _build(
         final_thumbnail=run.final_thumbnail,
         final_typed=run.final_typed,
         final_changed=run.final_changed,
+        final_titles=run.final_titles,
     )
 
 

@@ -46,7 +46,15 @@ from mmcli.screen.analysis import (
 from mmcli.screen.carets import CARET_INK, CARET_MAX, CARET_MIN_HEIGHT, CARET_WIDTH, ink_columns
 from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.windows import MAX_OVER, Over, WindowRef, over_window, own_windows
+from mmcli.screen.windows import (
+    MAX_OVER,
+    MAX_TITLES,
+    Over,
+    WindowRef,
+    over_window,
+    own_windows,
+    title_band,
+)
 
 DETAIL_BUDGET = 64 * 2**20
 """Bytes of full-resolution detail (`Capture.changed`) one recording keeps at most: a
@@ -363,6 +371,8 @@ class Recorder:
     final_changed: Detail | None = None
     """What the final screen changed since the last capture (`Capture.changed`)."""
     final_thumbnail: bytes | None = None
+    final_titles: tuple[tuple[Rect, str], ...] = ()
+    """The title bars of the task's windows on the final screen (`Capture.titles`)."""
     volatile: list[Rect] = field(default_factory=list)
     learn: bool = True
     """Sample the screen between actions to learn regions that change on their own."""
@@ -458,6 +468,7 @@ class Recorder:
         # screen need be still only since then. An agent that thought for a second
         # before this action is captured at once, not 20 ms later.
         frame = settle(self.backend, since=self._last_capture, quiet=quiet)
+        titles = self._titles(window)
         self._read_back(frame, action)
         self._note_answer(answer, frame)
         self._pressed_at = 0.0  # the presses of the action captured now come after this
@@ -479,6 +490,7 @@ class Recorder:
             own=own,
             typed=self._typed(frame, changed),
             changed=changed,
+            titles=titles,
         )
 
     def _typed(self, frame: Frame, changed: Detail | None) -> Detail | None:
@@ -636,6 +648,23 @@ class Recorder:
             tuple(Over.of(w) for w in above[:MAX_OVER]),
             tuple(Over.of(w) for w in own[:MAX_OVER]),
         )
+
+    def _titles(self, window: WindowRef | None) -> tuple[tuple[Rect, str], ...]:
+        """The title bars of `window` and its app's other windows, with their titles as
+        the window system tells them (`Capture.titles`)."""
+        stack = self.backend.stack() if window is not None else None
+        if stack is None or window is None:
+            return ()
+        task = [w for w in stack if w.ref == window]
+        found = []
+        for w in [*task, *own_windows(stack, window)][:MAX_TITLES]:
+            band = title_band(w)
+            if band is None:
+                continue
+            title = self.backend.window_title_at(band.x + band.w // 2, band.y + band.h // 2)
+            if title:
+                found.append((band, title))
+        return tuple(found)
 
     def _append(self, capture: Capture) -> None:
         """Keep a capture; text typed right after text (an agent typing in chunks) joins
@@ -825,6 +854,16 @@ class Recorder:
             self.final_changed = self._changed(frame)
             self.final_typed = self._typed(frame, self.final_changed)
             self.final_thumbnail = _png(frame.thumbnail)
+            # The last window the task acted in that is still there (a dialog's OK
+            # closed the dialog: its main window's title bar is the outcome's).
+            asked: set[WindowRef] = set()
+            for capture in reversed(self.captures):
+                if capture.window is None or capture.window in asked:
+                    continue
+                asked.add(capture.window)
+                self.final_titles = self._titles(capture.window)
+                if self.final_titles:
+                    break
 
     # ---- the socket ----------------------------------------------------------------------
 

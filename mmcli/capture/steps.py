@@ -40,7 +40,7 @@ from mmcli.screen.carets import on_focus_line
 from mmcli.screen.echoes import Detail, find_echoes, text_lines, text_shown_elsewhere
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Frame, Patch, Rect
 from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
-from mmcli.screen.windows import Over, WindowRef
+from mmcli.screen.windows import MAX_TITLE, Over, TitleBar, WindowRef, sanitized
 
 
 def focus_point(action: Action, previous: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -78,6 +78,9 @@ class Capture:
     changed: Detail | None = None
     """What changed on this screen since the capture before, at full resolution (kept
     once the task has typed): where an echo of typed text is looked for."""
+    titles: tuple[tuple[Rect, str], ...] = ()
+    """The title bars of the task's windows on this screen and their titles, as the
+    window system told them (kept as `Step.titles` where they show a param's value)."""
 
 
 @dataclass
@@ -153,6 +156,7 @@ def build_steps(
     final_thumbnail: bytes | None = None,
     final_typed: Detail | None = None,
     final_changed: Detail | None = None,
+    final_titles: tuple[tuple[Rect, str], ...] = (),
 ) -> Built:
     """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
 
@@ -211,6 +215,7 @@ def build_steps(
                 landed=landed_of(cap, values, secrets or set())
                 if action.kind is ActionKind.TYPE
                 else None,
+                titles=titles_showing_values(cap.titles, values, secrets or set()),
             )
         )
         window = cap.window or (window if cap.action.point is None else None)
@@ -253,7 +258,11 @@ def build_steps(
         fp = Fingerprint(width, height, grid_of(final, end_masks), None, None, tuple(end_masks))
         if final_thumbnail is not None:
             thumbnails[name] = blank_png(final_thumbnail, painted)
-        outcome = EndScreen(fp, name if final_thumbnail is not None else None)
+        outcome = EndScreen(
+            fp,
+            name if final_thumbnail is not None else None,
+            titles_showing_values(final_titles, values, secrets or set()),
+        )
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(steps, thumbnails, area)
 
@@ -315,6 +324,22 @@ def field_box(cap: Capture, after: Frame) -> Rect | None:
     if text is None:
         return None
     return widen_to_field(after.pixels, text)
+
+
+def titles_showing_values(
+    titles: Sequence[tuple[Rect, str]], values: Mapping[str, str], secrets: set[str]
+) -> tuple[TitleBar, ...]:
+    """The title bars whose title shows a param's value, each value as its placeholder
+    (`Step.titles`): the others read the same at replay, and their pixels are checked.
+    Never one that would keep a piece of a secret."""
+    hidden = {k: v for k, v in values.items() if k in secrets}
+    found = []
+    for rect, title in titles:
+        shown = sanitized(title, MAX_TITLE)
+        text = parametrize(shown, values)
+        if text != shown and not leaked_in(text, hidden):
+            found.append(TitleBar(rect, text))
+    return tuple(found)
 
 
 def landed_of(cap: Capture, values: Mapping[str, str], secrets: set[str]) -> Landed | None:

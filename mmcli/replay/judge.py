@@ -4,7 +4,7 @@ found; the verdict on a path's outcome."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
 
@@ -20,12 +20,14 @@ from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, shifted
 from mmcli.screen.windows import (
     StackedWindow,
+    TitleBar,
     WindowRef,
     described_over,
     left_out,
     new_over,
     new_own,
     relocation,
+    titles_shown,
 )
 
 
@@ -88,8 +90,11 @@ class Judge:
         policy: Policy,
         ignore: Sequence[Rect],
         relocate: bool,
+        values: Mapping[str, str] | None = None,
     ) -> None:
         self.backend = backend
+        self.values = dict(values or {})
+        """This run's values: a title bar that names them is the recorded one."""
         self.screens = screens
         self.policy = policy
         self.ignore = [*recording.ignore, *ignore]
@@ -124,7 +129,7 @@ class Judge:
         references = self.screens.references(step)
         self._left.pop(step.id, None)
 
-        beyond = self.beyond_windows(frame, offset)
+        beyond = [*self.beyond_windows(frame, offset), *self.titles_shown(step.titles, offset)]
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             return compare(
@@ -200,6 +205,10 @@ class Judge:
             return []
         here = reduce(Rect.union, frames)  # their frames, title bars and borders included
         return outside(here.moved(-offset[0], -offset[1]), Rect(0, 0, frame.width, frame.height))
+
+    def titles_shown(self, titles: Sequence[TitleBar], offset: Offset) -> list[Rect]:
+        """The recorded title bars that show this run's values (`windows.titles_shown`)."""
+        return titles_shown(titles, self.values, self.backend.window_title_at, offset)
 
     def moved_frames(self, frame: Frame, offset: Offset) -> list[Rect]:
         """Where the windows the task acted in stand on the live screen (`frame`) with
@@ -321,7 +330,10 @@ class Judge:
         a step's check."""
         assert end.outcome is not None
         reference = self.screens.outcome(end)
-        beyond = self.beyond_windows(frame, offset)
+        beyond = [
+            *self.beyond_windows(frame, offset),
+            *self.titles_shown(end.outcome.titles, offset),
+        ]
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             assert end.outcome is not None

@@ -89,7 +89,13 @@ class Replayer:
         self.tree = Tree(recording)
         self.screens = RecordedScreens(store, recording, self.tree, options.ignore)
         self.judge = Judge(
-            backend, recording, self.screens, options.policy, options.ignore, options.relocate
+            backend,
+            recording,
+            self.screens,
+            options.policy,
+            options.ignore,
+            options.relocate,
+            values=values.all,
         )
         self.look = Looker(
             backend,

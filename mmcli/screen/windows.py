@@ -23,9 +23,10 @@ transient window, one over the target) stays for the pixels to judge, as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mmcli.model import render_template
 from mmcli.screen.fingerprint import Rect
 
 Offset = tuple[int, int]
@@ -106,6 +107,49 @@ class Over:
 
 MAX_OVER = 32
 """The most windows over a step's window a recording keeps."""
+
+
+MAX_TITLES = 8
+"""The most title bars a step keeps."""
+
+
+@dataclass(frozen=True)
+class TitleBar:
+    """The title bar the window manager drew over one of the task's windows, where its
+    title showed a param's value (an editor naming its file, "Invoice - Ada"): where the
+    bar stood and the title with each value as its placeholder. Replay lets the bar's
+    pixels differ when the window system's title there is this text filled with the
+    run's values: that is the recorded screen for another value."""
+
+    rect: Rect
+    text: str
+
+
+def titles_shown(
+    bars: Sequence[TitleBar],
+    values: Mapping[str, str],
+    title_at: Callable[[int, int], str | None],
+    offset: Offset = (0, 0),
+) -> list[Rect]:
+    """The recorded title bars (`Step.titles`) whose window, asked at the bar's middle
+    (moved by `offset`), has the recorded title with `values` filled in: the bar's pixels
+    there are that title's, not a difference. A title that names anything else stays one."""
+    found = []
+    for bar in bars:
+        live = bar.rect.moved(*offset)
+        title = title_at(live.x + live.w // 2, live.y + live.h // 2)
+        if title is not None and sanitized(title, MAX_TITLE) == render_template(bar.text, values):
+            found.append(bar.rect)
+    return found
+
+
+def title_band(window: StackedWindow) -> Rect | None:
+    """The part of `window`'s frame above its client area: the window manager's title
+    bar (None: it draws none, or the window places itself)."""
+    top = window.ref.rect.y - window.frame.y
+    if window.override_redirect or top <= 0:
+        return None
+    return Rect(window.frame.x, window.frame.y, window.frame.w, top)
 
 
 def over_window(stack: Sequence[StackedWindow], ref: WindowRef) -> list[StackedWindow] | None:

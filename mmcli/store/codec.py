@@ -8,7 +8,7 @@ the file and the problem. Nothing here touches the disk.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from mmcli.store import validate
 
 if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
     from mmcli.screen.fingerprint import Fingerprint, Rect
-    from mmcli.screen.windows import Over, WindowRef
+    from mmcli.screen.windows import Over, TitleBar, WindowRef
 
 Document = dict[str, Any]
 
@@ -149,12 +149,20 @@ def _step_doc(step: Step) -> Document:
         doc["own"] = [
             {"class": o.wm_class, "rect": o.frame.as_list(), "kind": o.kind} for o in step.own
         ]
+    if step.titles:
+        doc["titles"] = _titles_doc(step.titles)
     if step.outcome is not None:
         outcome: Document = {"screen": fingerprint_doc(step.outcome.fingerprint)}
         if step.outcome.thumbnail:
             outcome["thumbnail"] = step.outcome.thumbnail
+        if step.outcome.titles:
+            outcome["titles"] = _titles_doc(step.outcome.titles)
         doc["outcome"] = outcome
     return doc
+
+
+def _titles_doc(titles: Sequence[TitleBar]) -> list[Document]:
+    return [{"rect": t.rect.as_list(), "text": t.text} for t in titles]
 
 
 def _landed_doc(landed: Landed) -> Document:
@@ -309,7 +317,24 @@ def _step(doc: Any, index: int) -> Step:
         above=_above(doc["above"], f"{where}.above") if "above" in doc else (),
         own=_above(doc["own"], f"{where}.own") if "own" in doc else (),
         landed=_landed(doc["landed"], f"{where}.landed") if "landed" in doc else None,
+        titles=_titles(doc["titles"], f"{where}.titles") if "titles" in doc else (),
     )
+
+
+def _titles(doc: Any, where: str) -> tuple[TitleBar, ...]:
+    from mmcli.screen.windows import MAX_TITLE, MAX_TITLES, TitleBar
+
+    if not isinstance(doc, list) or len(doc) > MAX_TITLES:
+        raise ValueError(f"{where}: a list of at most {MAX_TITLES} title bars")
+    found = []
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where}[{i}] is not a table")
+        text = _str(entry["text"], f"{where}[{i}].text")
+        if len(text) > MAX_TITLE:
+            raise ValueError(f"{where}[{i}].text: longer than {MAX_TITLE} characters")
+        found.append(TitleBar(_rect(entry["rect"], f"{where}[{i}].rect"), text))
+    return tuple(found)
 
 
 def _window(doc: Any, where: str) -> WindowRef:
@@ -367,7 +392,8 @@ def _outcome(doc: Any, where: str) -> EndScreen:
     thumbnail = None
     if "thumbnail" in doc:
         thumbnail = _file_name(doc["thumbnail"], f"{where}.thumbnail")
-    return EndScreen(fingerprint, thumbnail)
+    titles = _titles(doc["titles"], f"{where}.titles") if "titles" in doc else ()
+    return EndScreen(fingerprint, thumbnail, titles)
 
 
 def _bool(value: Any, where: str) -> bool:

@@ -235,6 +235,11 @@ def _check_step(step: Step, where: str) -> None:
         _check_rect(over.frame, f"{where}.above[{i}].rect")
     for i, own in enumerate(step.own):
         _check_rect(own.frame, f"{where}.own[{i}].rect")
+    for i, title in enumerate(step.titles):
+        _check_rect(title.rect, f"{where}.titles[{i}].rect")
+    if step.outcome is not None:
+        for i, title in enumerate(step.outcome.titles):
+            _check_rect(title.rect, f"{where}.outcome.titles[{i}].rect")
     if step.landed is not None:
         if a.kind is not ActionKind.TYPE:
             raise ValueError(f"{where}.landed: only a typing step reads its field back")

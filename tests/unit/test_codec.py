@@ -196,6 +196,31 @@ def test_the_recorded_window_title_is_kept_and_bounded() -> None:
         codec.loads(codec.dumps(replace(rec, window_title="x" * 5000)))
 
 
+def test_title_bars_that_show_a_value_are_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    from mmcli.model import EndScreen
+    from mmcli.screen.fingerprint import Rect
+    from mmcli.screen.windows import TitleBar
+
+    rec = sample_recording()
+    bar = TitleBar(Rect(79, 68, 402, 22), "Acme Loan Intake - {{name}}")
+    end = len(rec.steps) - 1
+    screen = replace(rec.steps[end].fingerprint, patch=None, pointer=None)
+    rec.steps[0] = replace(rec.steps[0], titles=(bar,))
+    rec.steps[end] = replace(rec.steps[end], outcome=EndScreen(screen, None, (bar,)))
+    text = codec.dumps(rec)
+    loaded = codec.loads(text)
+    assert loaded.steps[0].titles == (bar,)
+    outcome = loaded.steps[end].outcome
+    assert outcome is not None and outcome.titles == (bar,)
+    assert "titles" not in codec.dumps(sample_recording())  # none recorded: not written
+    with pytest.raises(RecordingCorrupt, match=r"titles\[0\]\.text"):
+        codec.loads(text.replace("Acme Loan Intake - {{name}}", "x" * 5000, 1))
+    with pytest.raises(RecordingCorrupt, match=r"titles\[0\]\.rect"):
+        codec.loads(text.replace("    402,\n    22,", "    -402,\n    22,", 1))
+
+
 def test_the_committing_steps_declared_are_kept_and_checked() -> None:
     rec = sample_recording()
     assert "commit_steps" not in codec.dumps(rec)  # not declared: not written

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mmcli.capture.steps import titles_showing_values
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import (
     Over,
     StackedWindow,
+    TitleBar,
     WindowRef,
     described_over,
     new_over,
     new_own,
     relocation,
+    title_band,
+    titles_shown,
 )
 
 TASK = WindowRef("zenity.Zenity", Rect(80, 90, 400, 300))
@@ -119,3 +123,32 @@ def test_the_tasks_app_is_told_by_its_connection_where_it_says_nothing() -> None
     assert new_own([task, toplevel, stranger], TASK_REF, (), (0, 0)) == [toplevel, stranger]
     stranger = replace(stranger, pid=7)
     assert new_own([replace(task, pid=42), toplevel, stranger], TASK_REF, (), (0, 0)) == [toplevel]
+
+
+def test_a_title_bar_naming_this_run_s_value_is_the_recorded_one() -> None:
+    bar = TitleBar(Rect(80, 70, 400, 20), "Acme Loan Intake - {{name}}")
+    titles = {(280, 80): "Acme Loan Intake - Grace", (300, 110): "Acme Loan Intake - Ada"}
+
+    def title_at(x: int, y: int) -> str | None:
+        return titles.get((x, y))
+
+    assert titles_shown([bar], {"name": "Grace"}, title_at) == [bar.rect]
+    assert titles_shown([bar], {"name": "Ada"}, title_at) == []  # names someone else
+    assert titles_shown([bar], {}, title_at) == []  # no value: the placeholder stays
+    assert titles_shown([bar], {"name": "Ada"}, title_at, (20, 30)) == [bar.rect]  # moved
+    assert titles_shown([bar], {"name": "Grace"}, lambda x, y: None) == []  # none told
+
+
+def test_only_titles_showing_a_value_are_kept_and_never_a_piece_of_a_secret() -> None:
+    rect = Rect(0, 0, 100, 20)
+    titles = [(rect, "Acme - Ada"), (rect, "Acme"), (rect, "Acme - Ada - pass-w")]
+    kept = titles_showing_values(titles, {"name": "Ada", "pin": "pass-word"}, {"pin"})
+    assert kept == (TitleBar(rect, "Acme - {{name}}"),)
+
+
+def test_a_title_band_is_the_frame_above_the_client() -> None:
+    framed = StackedWindow(TASK, Rect(79, 68, 402, 323))
+    assert title_band(framed) == Rect(79, 68, 402, 22)
+    assert title_band(StackedWindow(TASK, TASK.rect)) is None  # no decorations
+    popup = StackedWindow(TASK, Rect(79, 68, 402, 323), override_redirect=True)
+    assert title_band(popup) is None
