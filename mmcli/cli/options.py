@@ -323,7 +323,11 @@ UnusedForOption = Annotated[
 ]
 KeepOption = Annotated[
     int | None,
-    typer.Option(metavar="N", help="Per recording, keep the trunk and the N newest branches."),
+    typer.Option(
+        metavar="N",
+        help="Per recording, keep the trunk and the N newest approved branches (those "
+        "pending approval are neither counted nor deleted).",
+    ),
 ]
 DeadBranchesOption = Annotated[
     str | None, typer.Option(metavar="DUR", help="Delete branches no replay has taken in DUR.")

@@ -4,7 +4,8 @@ Criteria, each optional, combined with "or":
 
 - `older_than`: whole recordings created longer ago than this;
 - `unused_for`: whole recordings not replayed (nor created) within this time;
-- `keep`: per recording, the trunk and the `keep` newest branches stay; older branches go;
+- `keep`: per recording, the trunk and the `keep` newest approved branches stay; older
+  approved branches go; branches pending approval are not counted, nor deleted;
 - `dead_for`: branches created longer ago than this and not taken by any replay since.
 
 A branch is the subtree that starts at a step which is not the first child of its parent
@@ -145,7 +146,10 @@ def _branch_deletions(store: Store, name: str, criteria: Criteria, now: datetime
     starts = branch_starts(recording)
     doomed: dict[int, str] = {}
     if criteria.keep is not None:
-        newest = sorted(starts, key=lambda s: _branch_time(s, taken), reverse=True)
+        # Approved branches are counted; one still pending approval is a person's to
+        # decide (`mm approve`), never a reason to delete an approved one.
+        approved = [s for s in starts if not s.pending]
+        newest = sorted(approved, key=lambda s: _branch_time(s, taken), reverse=True)
         for step in newest[criteria.keep :]:
             doomed[step.id] = f"not among the {criteria.keep} newest branches"
     if criteria.dead_for is not None:

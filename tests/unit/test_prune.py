@@ -90,6 +90,20 @@ def test_keep_n_keeps_the_trunk_and_the_newest_branches(isolated_store: Path) ->
     assert [s.id for s in rec.trunk()] == [0, 1, 2, 3]
 
 
+def test_keep_n_counts_approved_branches_and_leaves_pending_ones(isolated_store: Path) -> None:
+    """The newest branch is pending approval: `--keep 1` keeps the newest approved one
+    (before: it kept the pending branch and deleted the approved one)."""
+    store = Store()
+    _with_three_branches(store)
+    rec = store.load("tree")
+    rec.steps[-1] = replace(rec.steps[-1], pending=True)  # branch 6, the newest
+    store.save(rec, overwrite=True)
+    plan = make_plan(store, Criteria(keep=1), now=NOW)
+    assert sorted(d.branch for d in plan.branches if d.branch is not None) == [4]
+    execute(store, plan)
+    assert sorted(s.id for s in store.load("tree").steps) == [0, 1, 2, 3, 5, 6]
+
+
 def test_dead_branches_are_those_no_replay_took(isolated_store: Path) -> None:
     store = Store()
     _with_three_branches(store)
