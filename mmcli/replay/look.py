@@ -61,6 +61,8 @@ class Looker:
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
         self.focus = FocusHandBack(backend, judge, progress)
+        self.found_pointer: tuple[int, int] | None = None
+        """Where the pointer was when the current step's look began."""
 
     def keyboard_taken(self, step: Step) -> str | None:
         """Before a key step: why its keys must not be sent (another window has the
@@ -94,6 +96,7 @@ class Looker:
         """
         started = time.monotonic()
         deadline = started + self.timeout
+        self.found_pointer = None if self.dry_run else self.backend.pointer()
         groups: dict[tuple[int, int] | None, list[Step]] = {}
         for child in children:
             groups.setdefault(child.fingerprint.pointer, []).append(child)
@@ -142,6 +145,14 @@ class Looker:
                 return best or match
             # Nothing matched: look again once the screen changes.
             self.backend.wait_change(looked, POLL)
+
+    def give_back_pointer(self) -> None:
+        """After a divergence, put the pointer back where the step's look found it: the
+        agent's first screenshot shows the screen as replay found it, not a tooltip under
+        the pointer replay parked on the recorded target."""
+        found = self.found_pointer
+        if found is not None and self.backend.pointer() != found:
+            self.backend.move(*found)
 
     def approach(self, point: tuple[int, int] | None) -> bool:
         """Put the pointer back where it was when the step was recorded (on the target of

@@ -252,6 +252,7 @@ class Replayer:
         says why none could be checked); the agent takes over if there is one."""
         depth = walked.depth
         walked.divergence = self.diagnosis.diverged(children, match, depth, reason)
+        self.look.give_back_pointer()
         if self.options.dry_run or not self.options.agent:
             return _Ending(Outcome.DIVERGED)
         secret_typed = self.tree.secret_typed(node)

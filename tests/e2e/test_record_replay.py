@@ -317,3 +317,26 @@ def test_an_empty_desktop_is_said_as_such(loan_app: LoanApp, isolated_store: Pat
         "No window of the recorded app is on the screen (it expected 'Acme Loan Intake')"
     ), reason
     assert "covers the click target" not in result.stderr
+
+
+def test_after_a_divergence_the_pointer_is_where_replay_found_it(
+    loan_app: LoanApp, tmp_path: Path, isolated_store: Path
+) -> None:
+    """Replay parks the pointer on the recorded target to compare hover effects; on a
+    divergence it puts it back: the agent's first screenshot shows the screen as found
+    (no tooltip under a pointer replay moved), and so does the person after a refusal."""
+    record_loan(loan_app)
+    loan_app.out.unlink()
+    loan_app.start("--popup-at-start")
+    subprocess.run(["xdotool", "mousemove", "--sync", "700", "520"], check=True)
+    refused = mm("replay", "loan", "--no-agent", "--timeout", "1")
+    assert refused.returncode == 3, refused.stderr
+    where = subprocess.run(["xdotool", "getmouselocation", "--shell"], capture_output=True,
+                           text=True, check=True).stdout  # fmt: skip
+    assert "X=700\nY=520\n" in where
+
+    seen = tmp_path / "pointer"
+    agent = f"sh -c {shlex.quote(f'xdotool getmouselocation --shell > {seen}; exit 1')}"
+    failed = mm("replay", "loan", "--timeout", "1", "--agent", agent)
+    assert failed.returncode == 4, failed.stderr
+    assert "X=700\nY=520\n" in seen.read_text()
