@@ -132,6 +132,7 @@ def test_the_window_title_is_the_first_pointed_action_s() -> None:
         final_frame=run.final_frame,
         final_typed=None,
         final_changed=None,
+        final_titles=(),
         backend=SimpleNamespace(workarea=lambda: None, window_title_at=title_at),
     )
     finished = FinishedRun.of(recorder, Values(), ["agent"], "/tmp")  # type: ignore[arg-type]
