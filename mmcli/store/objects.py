@@ -121,7 +121,8 @@ class Folder(Objects):
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.where = str(root)
+        self.where = str(root.absolute())
+        """The folder, as messages name it: in full, whatever folder mm was started in."""
 
     def _split(self, key: str) -> tuple[list[str], str]:
         parts = check_key(key)
