@@ -127,12 +127,16 @@ def screen_run(report: Any, dry_run: bool = False) -> None:
         line += escape(f"; typed text not read back where it landed ({steps})")
     say(line, soft_wrap=True)
     if report.outcome is Outcome.DIVERGED:
-        say(escape(next_steps(report.name, dry_run)), soft_wrap=True)
+        fits = report.divergence.next if report.divergence else None
+        say(escape(next_steps(report.name, dry_run, fits)), soft_wrap=True)
 
 
-def next_steps(name: str, dry_run: bool = False) -> str:
-    """What to try after a divergence with no agent allowed (exit 3)."""
+def next_steps(name: str, dry_run: bool = False, fits: str | None = None) -> str:
+    """What to try after a divergence with no agent allowed (exit 3): what fits the
+    refusal (`Divergence.next`), else let the agent finish."""
     show = f"see the live and recorded screens with mm show {name} --html {name}.html"
+    if fits is not None:
+        return f"next: {fits}; {show}"
     if dry_run:
         return f"next: {show}"
     return (

@@ -42,13 +42,18 @@ class Diagnosis:
         self.progress = progress
 
     def diverged(
-        self, children: list[Step], match: Match, depth: int, reason: str | None = None
+        self,
+        children: list[Step],
+        match: Match,
+        depth: int,
+        reason: str | None = None,
+        next: str | None = None,
     ) -> Divergence:
         """No child matched at `depth` (`match` is the closest look), or `reason` says why
-        none could be checked or acted on."""
+        none could be checked or acted on (`next`: what fits it to do)."""
         said = "screen differs" if reason is None else "not acted on"
         if reason is None:
-            reason = self._why(children, match)
+            reason, next = self._why(children, match)
         masks = children[0].fingerprint.masks
         thumb = self.keep_live_thumbnail(match.frame, depth, masks)
         live_area, live_box = self.keep_live_area(match.frame, depth, masks, match.offset)
@@ -64,10 +69,12 @@ class Diagnosis:
             match.offset,
             live_area,
             live_box,
+            next,
         )
 
-    def _why(self, children: list[Step], match: Match) -> str:
-        """A divergence as one sentence, then the checks that failed."""
+    def _why(self, children: list[Step], match: Match) -> tuple[str, str | None]:
+        """A divergence as one sentence, then the checks that failed; and what fits it to
+        do, where that is not to let the agent finish (`Divergence.next`)."""
         reason = match.verdict.summary() if match.verdict else "no step to compare"
         if match.offset != (0, 0) and match.verdict is not None:
             reason = (
@@ -75,15 +82,24 @@ class Diagnosis:
                 f"(regions as recorded): {reason}"
             )
         found_at = None if self.relocate else self.judge.found_at(children[0], match.frame)
+        no_window = self._no_window(children, match.frame)
         sentence = headline(
             match.verdict,
             children[0].action.kind,
             match.offset,
             found_at,
-            no_window=self._no_window(children, match.frame),
+            no_window=no_window,
             window=self.recording.window_title,
         )
-        return f"{sentence}. {reason}"
+        name = self.recording.name
+        next = None
+        if sentence.startswith("Another window"):
+            next = f"close that window, then mm replay {name} again"
+        elif found_at is not None and found_at != (0, 0):
+            next = f"mm replay {name} --relocate (with this run's params) to act where it is now"
+        elif no_window:
+            next = f"start the app, then mm replay {name} again"
+        return f"{sentence}. {reason}", next
 
     def _no_window(self, children: list[Step], frame: Frame) -> bool:
         """The live task area is bare background where the recorded one was not: the app

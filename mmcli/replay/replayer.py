@@ -169,7 +169,8 @@ class Replayer:
                 return self._diverged(walked, children, match, other_text, node, focus)
             if step.pending and not self.options.trust_new:
                 reason = pending_reason(self.recording.name, step)
-                return self._diverged(walked, children, match, reason, node, focus)
+                approve = f"mm approve {self.recording.name} {step.id} once its run is checked"
+                return self._diverged(walked, children, match, reason, node, focus, approve)
             taken = self.look.keyboard_taken(step)
             if taken is not None:
                 return self._diverged(walked, children, match, taken, node, focus)
@@ -247,11 +248,13 @@ class Replayer:
         reason: str | None,
         node: int | None,
         focus: tuple[int, int] | None,
+        next: str | None = None,
     ) -> _Ending:
         """Stop before acting (no child matched: `match` is the closest look, or `reason`
-        says why none could be checked); the agent takes over if there is one."""
+        says why none could be checked, `next` what fits it to do); the agent takes over
+        if there is one."""
         depth = walked.depth
-        walked.divergence = self.diagnosis.diverged(children, match, depth, reason)
+        walked.divergence = self.diagnosis.diverged(children, match, depth, reason, next)
         self.look.give_back_pointer()
         if self.options.dry_run or not self.options.agent:
             return _Ending(Outcome.DIVERGED)

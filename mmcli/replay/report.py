@@ -41,6 +41,9 @@ class Divergence:
     step masks: kept only for a recording that types no secret."""
     live_box: Rect | None = None
     """Where `live_area` was cut from the live screen (screen pixels)."""
+    next: str | None = None
+    """What to do that fits this refusal (`--relocate`, `mm approve`, start the app);
+    None: let the agent finish from here (replay without --no-agent)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -55,6 +58,7 @@ class Divergence:
             "offset": list(self.offset),
             "live_area": self.live_area,
             "live_box": self.live_box.as_list() if self.live_box else None,
+            "next": self.next,
         }
 
 

@@ -138,6 +138,22 @@ def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) 
     assert "mm show loan --html loan.html" in err
     assert report.as_json()["divergence"]["step"] == 3  # the number people are told
     assert report.as_json()["divergence"]["depth"] == 2
+    assert report.as_json()["divergence"]["next"] is None
+
+
+def test_a_refusal_s_next_line_is_what_fits_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from mmcli.cli.render import screen_run as _render_report
+    from mmcli.errors import Outcome
+    from mmcli.replay.report import Divergence, ReplayReport
+
+    approve = "mm approve loan 7 once its run is checked"
+    divergence = Divergence(2, "click", "it is pending", next=approve)
+    report = ReplayReport("loan", Outcome.DIVERGED, divergence=divergence)
+    _render_report(report)
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"next: {approve}; see the live and recorded screens" in err
+    assert "replay without --no-agent" not in err
+    assert report.as_json()["divergence"]["next"] == approve
 
 
 def test_a_dry_run_divergence_suggests_only_looking(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ form exposes no accessibility tree, so its fields are read by OCR.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,7 @@ def test_a_heal_that_typed_the_name_again_into_its_field_is_pending(
     result = mm("replay", "loan", "--no-agent", "--param", f"name={NAME}", "--timeout", "2")
     assert result.returncode == 3, result.stderr
     assert "pending" in result.stderr
+    assert re.search(r"next: mm approve loan \d+ once its run is checked", result.stderr)
     assert loan_app.records() == []
 
 

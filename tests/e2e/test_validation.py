@@ -134,7 +134,8 @@ def test_a_moved_window_without_relocate_says_so(recorded: Path, tmp_path: Path)
     assert result.returncode == 3, result.stderr
     said = " ".join(result.stderr.split())
     assert "The window moved 60 px right; replay with --relocate to act there." in said
-    assert "next: replay without --no-agent" in said
+    assert "next: mm replay plain --relocate (with this run's params)" in said
+    assert "replay without --no-agent" not in said  # the agent is not what fits
     assert submitted == []
 
 
