@@ -68,7 +68,14 @@ from mmcli.cli.options import (
     seat,
     state,
 )
-from mmcli.cli.output import console, escape, fail, keep_writing_when_closed, progress, say
+from mmcli.cli.output import (
+    escape,
+    fail,
+    keep_writing_when_closed,
+    progress,
+    results,
+    say,
+)
 from mmcli.cli.parser import MMCommand, MMGroup, wants_json
 from mmcli.errors import Aborted, ExitCode, MMError, UsageError
 from mmcli.model import plural
@@ -443,7 +450,7 @@ def doctor(json_out: JsonOption = False) -> None:
     if json_out:
         print(json.dumps([f.as_json() for f in findings]))
     styles = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim"}
-    out = console()
+    out = results(to_stderr=json_out)
     for f in findings:
         style = styles[f.status]
         out.print(f"[{style}]{f.status:>4}[/] {f.check:<10} {escape(f.detail)}")

@@ -25,7 +25,7 @@ from mmcli.cli.options import (
     policy_named,
     seat,
 )
-from mmcli.cli.output import console, escape, progress, say
+from mmcli.cli.output import escape, progress, results, say
 from mmcli.cli.parser import MMCommand, MMGroup
 from mmcli.errors import ExitCode, UsageError
 
@@ -238,12 +238,12 @@ def status(
                 }
             )
         )
-    _render(rows, tally)
+    _render(rows, tally, json_out)
     finished = tally["done"] + tally["healed"]
     raise typer.Exit(ExitCode.OK if finished == len(rows) else ExitCode.ERROR)
 
 
-def _render(rows: list[Any], tally: dict[str, int]) -> None:
+def _render(rows: list[Any], tally: dict[str, int], json_out: bool = False) -> None:
     from rich.table import Table
 
     colours = {"done": "green", "healed": "green", "pending": "blue"}
@@ -254,5 +254,5 @@ def _render(rows: list[Any], tally: dict[str, int]) -> None:
         table.add_row(
             str(r.row), escape(params), f"[{style}]{r.state}[/]", escape(r.worker), escape(r.detail)
         )
-    console().print(table)
+    results(to_stderr=json_out).print(table)
     say(", ".join(f"{n} {s}" for s, n in tally.items()) + f" (of {len(rows)} rows)")

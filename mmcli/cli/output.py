@@ -1,6 +1,6 @@
 """What the `mm` commands show: an error as one `mm: error:` line (`fail`, the one place
-errors become messages and exit codes), and human output on stderr through rich (`--json`
-data goes to stdout, written by the commands).
+errors become messages and exit codes), and progress and diagnostics on stderr through rich,
+a command's result on stdout (`results`; `--json` data too, written by the commands).
 
 rich is imported where output is rendered: `mm --help` and `mm act` start without it.
 """
@@ -105,11 +105,24 @@ def keep_writing_when_closed() -> None:
 
 
 def console() -> Console:
+    """Human output on stderr: progress, diagnostics, what a run did."""
     from rich.console import Console
 
     out = Console(stderr=True, highlight=False, soft_wrap=False)
-    if not out.is_terminal and "COLUMNS" not in os.environ:
-        out.width = 160  # logs and pipes: do not squeeze tables into 80 columns
+    if not out.is_terminal:
+        out.width = 10_000  # a log or a pipe gets one line per line, whatever COLUMNS says
+    return out
+
+
+def results(to_stderr: bool = False) -> Console:
+    """A command's result for people (`mm ls`'s table, `mm show`'s tree, `mm doctor`'s
+    report) on stdout, where `| grep` and `> file` find it; on stderr with `to_stderr`
+    (the command printed its `--json` on stdout). Off a terminal, never wrapped."""
+    from rich.console import Console
+
+    out = Console(stderr=to_stderr, highlight=False, soft_wrap=False)
+    if not out.is_terminal:
+        out.width = 10_000  # a log or a pipe gets one line per line, whatever COLUMNS says
     return out
 
 

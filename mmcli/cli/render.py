@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from mmcli.cli.output import console, escape, inert, say
+from mmcli.cli.output import console, escape, inert, results, say
 from mmcli.errors import Outcome
 from mmcli.model import plural, shown_command
 
@@ -56,7 +56,7 @@ def replayed(report: Any, json_out: bool, dry_run: bool = False) -> typer.Exit:
     if json_out:
         print(json.dumps(report.as_json()))
     if isinstance(report, BatchReport):
-        _batch(report)
+        _batch(report, json_out)
     elif _model_api(report):
         _model_run(report)
     else:
@@ -64,7 +64,7 @@ def replayed(report: Any, json_out: bool, dry_run: bool = False) -> typer.Exit:
     return typer.Exit(report.exit_code)
 
 
-def _batch(report: Any) -> None:
+def _batch(report: Any, json_out: bool = False) -> None:
     from rich.table import Table
 
     table = Table("row", "params", "outcome", "detail")
@@ -72,7 +72,7 @@ def _batch(report: Any) -> None:
         style = "green" if r.ok else "red"
         params = ", ".join(f"{k}={v}" for k, v in r.params.items())
         table.add_row(str(r.row), escape(params), f"[{style}]{r.outcome}[/]", escape(r.detail))
-    console().print(table)
+    results(to_stderr=json_out).print(table)
     failed = sum(1 for r in report.rows if not r.ok)
     say(
         f"{len(report.rows) - failed} of {len(report.rows)} rows done"
@@ -168,7 +168,7 @@ def shown(view: Any, json_out: bool) -> None:
 def _screen_view(view: Any) -> None:
     from mmcli.store.thumbnails import describe
 
-    rec, out = view.recording, console()
+    rec, out = view.recording, results()
     agent = shlex.join(shown_command(rec.command))
     agent = agent if len(agent) <= 100 else agent[:97] + "..."
     agent += f" (in {rec.cwd})" if rec.command and rec.cwd else ""
@@ -191,7 +191,7 @@ def _screen_view(view: Any) -> None:
     for t in view.lines:
         if t.step.id in view.problems:
             what = describe(rec.name, t.step, view.problems[t.step.id])
-            out.print(
+            console().print(
                 inert(
                     f"warning: step {t.depth + 1} (id {t.step.id}): {what}; replay checks it "
                     "with the coarse grid only, and --policy strict does not act on it"
@@ -212,19 +212,19 @@ def _screen_view(view: Any) -> None:
 
 
 def _model_view(view: Any) -> None:
-    rec = view.recording
-    console().print(
+    rec, out = view.recording, results()
+    out.print(
         f"[bold]{escape(view.name)}[/]: model-API recording, "
         f"{plural(len(view.lines), 'model call')}, "
         f"{plural(rec.tree.branches(), 'branch', 'branches')}; "
         f"agent: {escape(shlex.join(shown_command(rec.command)))}"
     )
     for depth, _, text in view.lines:
-        console().print(inert(f"{'  ' * depth}{depth + 1:>3}. {text}"), markup=False)
+        out.print(inert(f"{'  ' * depth}{depth + 1:>3}. {text}"), markup=False)
 
 
 def _sdk_view(view: Any) -> None:
-    out = console()
+    out = results()
     runs = view.outline["trajectories"]
     out.print(
         f"[bold]{escape(view.name)}[/]: Python SDK document, "
@@ -285,7 +285,7 @@ def listing(summaries: list[Any], json_out: bool, where: str) -> None:
             str(s.diverged) + (f" (+{s.outcome_differs} outcome)" if s.outcome_differs else ""),
             size(s.size),
         )
-    console().print(table)
+    results().print(table)
 
 
 def prune_plan(plan: Any, dry_run: bool) -> None:

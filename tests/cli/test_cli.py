@@ -58,15 +58,15 @@ def test_ls_table_warns_about_corrupt_recordings(isolated_store: Path) -> None:
     (isolated_store / "bad.toml").write_text("garbage = [")
     result = runner.invoke(app, ["ls"], env=ENV)
     assert result.exit_code == 0
-    assert "good" in result.stderr and "warning" in result.stderr and "bad" in result.stderr
-    assert result.stdout == ""
+    assert "good" in result.stdout and "warning" in result.stderr and "bad" in result.stdout
+    assert "warning" not in result.stdout  # the table is the result; warnings are not
 
 
 def test_show_draws_the_tree() -> None:
     Store().save(sample_recording("tree"))
     result = runner.invoke(app, ["show", "tree"], env=ENV)
     assert result.exit_code == 0
-    lines = result.stderr.splitlines()
+    lines = result.stdout.splitlines()
     assert "5 steps, 1 branch;" in lines[0]
     assert any("branch:" in line and "press enter" in line for line in lines)
     assert any("type 'Hello {{name}}'" in line for line in lines)
@@ -239,9 +239,9 @@ def test_show_lists_an_sdk_documents_trajectories(isolated_store: Path) -> None:
     (isolated_store / "sdk.toml").write_bytes(SDK_GOLDEN.read_bytes())
     result = runner.invoke(app, ["show", "sdk"], env=ENV)
     assert result.exit_code == 0, result.output
-    assert "2 trajectories" in result.stderr
-    assert "type_text({{name}}, interval=0.1)" in result.stderr
-    assert "trajectory 2 tags forms, branch of 1 after step 1:" in result.stderr
+    assert "2 trajectories" in result.stdout
+    assert "type_text({{name}}, interval=0.1)" in result.stdout
+    assert "trajectory 2 tags forms, branch of 1 after step 1:" in result.stdout
     listed = json.loads(runner.invoke(app, ["show", "sdk", "--json"], env=ENV).stdout)
     assert [len(t["steps"]) for t in listed["trajectories"]] == [2, 2]
     html = runner.invoke(app, ["show", "sdk", "--html", str(isolated_store / "x.html")], env=ENV)
@@ -280,7 +280,7 @@ def test_show_says_how_much_of_the_task_area_each_step_leaves_unchecked() -> Non
     recording.steps[2] = replace(recording.steps[2], fingerprint=masked)
     Store().save(recording)
     result = runner.invoke(app, ["show", "weak"], env=ENV)
-    line = next(x for x in result.stderr.splitlines() if "hotkey" in x)
+    line = next(x for x in result.stdout.splitlines() if "hotkey" in x)
     assert "unchecked: 40% of the task area" in line
     data = json.loads(runner.invoke(app, ["show", "weak", "--json"], env=ENV).stdout)
     shares = {s["id"]: s["masked_share"] for s in data["steps"]}
@@ -309,7 +309,7 @@ def test_show_puts_a_branch_under_the_step_it_replaces() -> None:
     Store().save(_branch_before_the_first_step())
     result = runner.invoke(app, ["show", "early"], env=ENV)
     assert result.exit_code == 0, result.output
-    lines = result.stderr.splitlines()[1:]
+    lines = result.stdout.splitlines()[1:]
     # (A recording built here has no thumbnails: warnings about them follow the tree.)
     lines = lines[: next((i for i, line in enumerate(lines) if line.startswith("warning:")), None)]
     # The branch at step 1 follows step 1, its own steps after it, then the trunk goes on.
@@ -419,6 +419,36 @@ def test_show_numbers_steps_from_1_and_labels_ids() -> None:
         (2, "new line"),
         (2, "old line"),
     ]
-    shown = runner.invoke(app, ["show", "tree"], env=ENV).stderr
+    shown = runner.invoke(app, ["show", "tree"], env=ENV).stdout
     assert "at step 2: new line" in shown and "at step 2: old line" in shown
     assert "branch id 4" in shown
+
+
+def test_results_go_to_stdout_unwrapped_and_progress_to_stderr(isolated_store: Path) -> None:
+    """`mm ls | grep NAME` and `mm show NAME > out` find the result; a pipe gets one line
+    per line, however narrow COLUMNS would make a terminal."""
+    long_name = "invoice-" + "x" * 90
+    Store().save(sample_recording(long_name))
+    listed = subprocess.run(
+        [sys.executable, "-m", "mmcli", "ls"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV, "COLUMNS": "80"},
+        timeout=60,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert long_name in listed.stdout  # whole, on one line
+    assert long_name not in listed.stderr
+    shown = subprocess.run(
+        [sys.executable, "-m", "mmcli", "show", long_name],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0].startswith(f"{long_name}: 5 steps")
+    assert "5 steps" not in shown.stderr
+    # Its diagnostics (no thumbnails in this sample) on stderr, one line each.
+    warnings = shown.stderr.splitlines()
+    assert warnings and all(w.startswith("warning: step ") for w in warnings), warnings

@@ -269,7 +269,7 @@ def test_import_refuses_an_oversized_member(
 def test_show_gives_the_branch_id_rm_takes(isolated_store: Path) -> None:
     _cli(Store())
     shown = mm("show", "loan")
-    line = next(x for x in shown.stderr.splitlines() if "└─ branch:" in x)  # type: ignore[attr-defined]
+    line = next(x for x in shown.stdout.splitlines() if "└─ branch:" in x)  # type: ignore[attr-defined]
     assert line.endswith("press enter  (branch id 4)")
 
 

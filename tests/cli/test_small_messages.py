@@ -121,7 +121,7 @@ def test_one_step_one_branch_in_the_singular(isolated_store: Path) -> None:
     Store().save(rec)
     result = runner.invoke(app, ["show", "one"], env=ENV)
     assert result.exit_code == 0, result.output
-    assert "one: 1 step, 0 branches; agent:" in result.stderr
+    assert "one: 1 step, 0 branches; agent:" in result.stdout
 
 
 def test_a_divergence_says_what_to_try_next(capsys: pytest.CaptureFixture[str]) -> None:

@@ -120,7 +120,7 @@ def _shown(name: str) -> tuple[str, dict[str, Any]]:
     text = mm("show", name)
     as_json = mm("show", name, "--json")
     assert text.returncode == 0 and as_json.returncode == 0, text.stderr + as_json.stderr
-    return text.stderr, json.loads(as_json.stdout)
+    return text.stdout, json.loads(as_json.stdout)
 
 
 def _listed(name: str) -> dict[str, Any]:

@@ -55,8 +55,8 @@ def test_no_display_says_how_to_start_one() -> None:
     env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
     result = _doctor(env)
     assert result.returncode == 1
-    assert "fail display    DISPLAY is not set" in result.stderr
-    assert "Xvfb :99" in result.stderr
+    assert "fail display    DISPLAY is not set" in result.stdout
+    assert "Xvfb :99" in result.stdout
 
 
 def test_unreachable_display_fails_clearly() -> None:
@@ -107,7 +107,7 @@ def test_the_window_structure_is_read_where_a_window_manager_runs(
         r"\(python-xlib 0\.(3[3-9]|[4-9]\d)(\.\d+)?\)",
         windows["detail"],
     ), windows["detail"]
-    assert re.search(r"ok windows +\d+ top-level windows read", result.stderr), result.stderr
+    assert re.search(r"ok windows +\d+ top-level windows read", result.stdout), result.stdout
 
 
 def test_store_that_cannot_be_written(tmp_path: Path) -> None:

@@ -180,8 +180,8 @@ sleep 0.5
     result = mm("record", "shell", "--observe", "0", "--", "sh", str(script))
     assert result.returncode == 0, result.stderr
     shown = mm("show", "shell")
-    assert "type 'Ada Lovelace'" in shown.stderr
-    assert len([line for line in shown.stderr.splitlines() if ". " in line]) == 6
+    assert "type 'Ada Lovelace'" in shown.stdout
+    assert len([line for line in shown.stdout.splitlines() if ". " in line]) == 6
 
 
 def test_secret_value_is_written_nowhere(

@@ -73,7 +73,7 @@ def test_record_replay_and_heal_on_a_store_in_a_bucket(
     shown = json.loads(mm("show", "loan", "--json").stdout)
     assert shown["divergences"][0]["live"].startswith(s3_url)
     assert shown["divergences"][0]["worker"] == "worker-a"  # which worker ran what
-    assert " on worker-a (healed) at step " in mm("show", "loan").stderr
+    assert " on worker-a (healed) at step " in mm("show", "loan").stdout
     page = tmp_path / "loan.html"
     assert mm("show", "loan", "--html", str(page)).returncode == 0
     assert page.read_text().count("data:image/png;base64,") >= 5

@@ -187,7 +187,7 @@ def test_show_walks_a_long_recording(steps: int, tmp_path: Path) -> None:
     Store().save(long_recording("long", steps))
     result = runner.invoke(app, ["show", "long"], env=ENV)
     assert result.exit_code == 0, result.output[-2000:]
-    assert f"{steps:>3}. press tab" in result.stderr
+    assert f"{steps:>3}. press tab" in result.stdout
     page = tmp_path / "long.html"
     result = runner.invoke(app, ["show", "long", "--html", str(page)], env=ENV)
     assert result.exit_code == 0, result.output[-2000:]

@@ -43,8 +43,8 @@ def test_ls_and_show(isolated_store: Path) -> None:
     ]
     shown = runner.invoke(app, ["show", "t"], env=ENV)
     assert shown.exit_code == 0
-    assert "model-API recording, 2 model calls" in shown.stderr
-    assert 'computer({"action":"left_click","coordinate":[350,162]})' in shown.stderr
+    assert "model-API recording, 2 model calls" in shown.stdout
+    assert 'computer({"action":"left_click","coordinate":[350,162]})' in shown.stdout
     data = json.loads(runner.invoke(app, ["show", "t", "--json"], env=ENV).stdout)
     assert [e["depth"] for e in data["exchanges"]] == [0, 1]
     html = runner.invoke(app, ["show", "t", "--html", "x.html"], env=ENV)
