@@ -101,7 +101,7 @@ def run_agent(
 def _check_runnable(program: str, path: str, cwd: str | None) -> None:
     where = f" (in {cwd})" if cwd is not None else ""
     if os.sep in program:
-        found = os.path.join(cwd or os.getcwd(), program)
+        found = os.path.join(cwd, program) if cwd is not None else program
         if not os.path.exists(found):
             raise MMError(f"agent command not found: {program!r}{where}")
         if os.path.isdir(found) or not os.access(found, os.X_OK):
