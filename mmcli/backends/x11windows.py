@@ -97,9 +97,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
     geometries = [request.GetGeometry(display=x, defer=True, drawable=t) for t in tops]
     shown = []
     for top, attrs, g in zip(tops, attributes, geometries, strict=True):
-        attrs.reply()
-        g.reply()
-        if attrs.map_state != X.IsViewable:
+        if _gone(attrs, g) or attrs.map_state != X.IsViewable:
             continue
         frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
         # A managed client's frame is the window manager's, even where it placed the frame
@@ -151,7 +149,8 @@ def clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
         }
         climbing = {}
         for wid, tree in asked.items():
-            tree.reply()
+            if _gone(tree):
+                continue  # closed since the window manager listed it
             parent = tree.parent
             if parent is None or isinstance(parent, int) or parent.id == root_id:
                 found[tops[wid].id] = display.create_resource_object("window", wid)
@@ -194,8 +193,9 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
     ]
     found: dict[int, Described] = {}
     for c, attrs, wm_class, g, at, types, transient_for, pid in asked:
-        for reply in (attrs, g, at):
-            reply.reply()
+        if _gone(attrs, g, at, wm_class[0], types[0], transient_for[0], pid[0]):
+            found[c.id] = (None, "", False, 0)  # closed under the query: not known
+            continue
         ref = None
         if attrs.map_state == X.IsViewable:
             ref = WindowRef(_class_name(c, wm_class), Rect(at.x, at.y, g.width, g.height))
@@ -211,6 +211,21 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
         process = int(value[1][0]) if value is not None and value[0] == 32 and len(value[1]) else 0
         found[c.id] = (ref, kind, transient, process)
     return found
+
+
+def _gone(*asked: Any) -> bool:
+    """Whether the window these requests asked about was destroyed under them (their
+    replies are X errors): a window closes between the window manager's list and the
+    questions about it, and is then simply not there, never a failure of the whole stack."""
+    from Xlib import error
+
+    gone = False
+    for request in asked:
+        try:
+            request.reply()
+        except (error.BadWindow, error.BadDrawable, error.BadMatch):
+            gone = True
+    return gone
 
 
 PROPERTY_LONGS = 256
