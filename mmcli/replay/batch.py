@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
+import shlex
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,17 @@ def _columns(names: Sequence[str]) -> str:
     return f"column {quoted} is" if len(names) == 1 else f"columns {quoted} are"
 
 
+def row_params(
+    row: Mapping[str, str], params: Mapping[str, str], recording: Recording | None
+) -> dict[str, str]:
+    """A row's params as shown and reported: the CSV's columns in its order, then those
+    given on the command line; a column that is no param of the recording (warned about
+    by `check_columns`, not used) left out; never a secret's value (`params` has none)."""
+    wanted = set(recording.params) if recording is not None else set(params)
+    order = [k for k in row if k in params] + [k for k in params if k not in row]
+    return {k: params[k] for k in order if k in wanted}
+
+
 def outcome_exit(results: Sequence[RowResult]) -> ExitCode:
     """0 when every row succeeded, else the exit code of the first failed row."""
     return next((r.exit_code for r in results if not r.ok), ExitCode.OK)
@@ -148,8 +160,9 @@ def run_batch(
         for number, row in enumerate(rows, start=1):
             # A column named like a secret (given with --secret or recorded as one) is one.
             row_values = values.merged(row, secret)
-            shown = dict(row_values.params)
-            say(f"row {number}/{len(rows)}: {shown}")
+            shown = row_params(row, row_values.params, recording)
+            listed = " ".join(f"{k}={shlex.quote(v)}" for k, v in shown.items())
+            say(f"row {number}/{len(rows)}" + (f": {listed}" if listed else ""))
             result = run_row(
                 store, backend, name, number, row_values, shown, options, before_each, progress,
                 recording=recording,

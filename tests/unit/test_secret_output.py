@@ -9,10 +9,10 @@ import sys
 
 from mmcli.backends import FakeBackend
 from mmcli.params import Values
-from mmcli.replay.batch import run_batch
+from mmcli.replay.batch import row_params, run_batch
 from mmcli.replay.report import ReplayOptions
 from mmcli.store.recordings import Store
-from tests.helpers import form_screen
+from tests.helpers import CREATED, form_screen
 from tests.unit.test_heal import SECRET, secret_form
 
 
@@ -29,10 +29,24 @@ def test_a_params_file_column_named_like_a_secret_is_shown_nowhere() -> None:
         ReplayOptions(timeout=0.2),
         progress=said.append,
     )
-    assert [r.params for r in results] == [{"note": "first"}, {"note": "second"}]
+    # "note" is no param of the recording: left out of what is shown and reported.
+    assert [r.params for r in results] == [{}, {}]
     out = "\n".join(said) + json.dumps([r.as_json() for r in results])
     assert SECRET not in out and "9999" not in out
-    assert "first" in out
+    assert "row 1/2" in out and "first" not in out
+
+
+def test_a_row_is_shown_as_key_value_in_the_csv_s_order() -> None:
+    from mmcli.model import Recording
+
+    rec = Recording("r", [], CREATED, params=["city", "customer", "zip"])
+    row = {"zip": "75001", "customer": "José Müller", "note": "x"}
+    params = {"city": "Paris", "customer": "José Müller", "zip": "75001"}  # sorted
+    assert list(row_params(row, params, rec).items()) == [
+        ("zip", "75001"),
+        ("customer", "José Müller"),
+        ("city", "Paris"),  # given on the command line: after the CSV's columns
+    ]
 
 
 def test_a_params_file_column_given_as_secret_stays_secret() -> None:
