@@ -106,12 +106,7 @@ def keep_writing_when_closed() -> None:
 
 def console() -> Console:
     """Human output on stderr: progress, diagnostics, what a run did."""
-    from rich.console import Console
-
-    out = Console(stderr=True, highlight=False, soft_wrap=False)
-    if not out.is_terminal:
-        out.width = 10_000  # a log or a pipe gets one line per line, whatever COLUMNS says
-    return out
+    return results(to_stderr=True)
 
 
 def results(to_stderr: bool = False) -> Console:

@@ -93,7 +93,10 @@ class Diagnosis:
         )
         name = self.recording.name
         next = None
-        if sentence.startswith("Another window"):
+        windows = match.verdict is not None and any(
+            d.matcher == "windows" for d in match.verdict.differences
+        )
+        if windows:  # what the headline names first: a window over the task, or the app's
             next = f"close that window, then mm replay {name} again"
         elif found_at is not None and found_at != (0, 0):
             next = f"mm replay {name} --relocate (with this run's params) to act where it is now"
