@@ -35,7 +35,7 @@ from mmcli.readback.field import NotRead, normalise
 from mmcli.screen.analysis import covered_share
 from mmcli.screen.echoes import Detail
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.windows import MAX_TITLE, sanitized
+from mmcli.screen.windows import MAX_TITLE, sanitized, titles_shown
 from mmcli.store.recordings import Store
 from mmcli.store.validate import MAX_DIGESTS
 
@@ -396,11 +396,14 @@ def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedR
         reference = load_outcome(store, recording.name, end).screen
         if reference is None:
             continue  # a coarse grid alone does not vouch for an outcome
+        # A title bar that names this run's value where the known outcome named its own
+        # is that outcome's bar, as replay judges it (`windows.titles_shown`).
+        named = titles_shown(end.outcome.titles, run.values.all, _final_title_at(run))
         verdict = judge_outcome(
             end.outcome.fingerprint,
             reference,
             run.final_frame,
-            ignore=[*recording.ignore, *last.outcome.fingerprint.masks],
+            ignore=[*recording.ignore, *last.outcome.fingerprint.masks, *named],
             area=recording.area,
             workarea=run.workarea,
             task_windows=windows,
@@ -408,6 +411,18 @@ def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedR
         if verdict.ok:
             return end
     return None
+
+
+def _final_title_at(run: FinishedRun) -> Callable[[int, int], str | None]:
+    """The title of the bar on the run's final screen at a point (`run.final_titles`)."""
+
+    def title_at(x: int, y: int) -> str | None:
+        for rect, title in run.final_titles:
+            if rect.x <= x < rect.right and rect.y <= y < rect.bottom:
+                return title
+        return None
+
+    return title_at
 
 
 def _extend(recording: Recording, volatile: list[Rect], area: Rect | None) -> None:

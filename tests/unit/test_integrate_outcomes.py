@@ -8,11 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
+from PIL import ImageDraw
+
 from mmcli.capture.integrate import FinishedRun, Into, fallback_lines, integrate
 from mmcli.capture.recorder import _png
 from mmcli.model import Action, ActionKind, Recording
 from mmcli.params import Values
-from mmcli.screen.fingerprint import Frame
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.store.recordings import Store
 from tests.unit.test_integrate import FIELD, OK, SAVE, capture, click, screen
 
@@ -140,3 +142,40 @@ def test_the_window_title_is_the_first_pointed_action_s() -> None:
     assert (finished.cwd, finished.command) == ("/tmp", ["agent"])
     recorder.captures = [run.captures[1]]
     assert FinishedRun.of(recorder, Values(), []).window_title is None  # type: ignore[arg-type]
+
+
+TITLE_BAR = Rect(200, 228, 300, 24)
+"""A bar inside the task's area that names the run's customer (a title that echoes it)."""
+
+
+def _titled(name: str, heal: bool = False, shown: str | None = None) -> FinishedRun:
+    """The task for customer `name`; its last screen names `shown` (default: `name`) in
+    `TITLE_BAR`, as the window system's title there says."""
+    run = _run("Done", heal=heal)
+    title = f"Invoice - {shown if shown is not None else name}"
+    image = screen("", "Done")
+    ImageDraw.Draw(image).text((TITLE_BAR.x + 4, TITLE_BAR.y + 4), title, fill="black")
+    final = Frame.from_image(image)
+    return replace(
+        run,
+        final=final.small,
+        final_frame=final,
+        final_thumbnail=_png(final.thumbnail),
+        values=Values({"name": name}),
+        final_titles=((TITLE_BAR, title),),
+    )
+
+
+def test_a_heal_whose_title_names_its_own_value_ends_on_the_known_outcome(
+    isolated_store: Path,
+) -> None:
+    integrate(Store(), "task", _titled("Ada"), Into.NEW)
+    rec = Store().load("task")
+    end = rec.steps[-1].outcome
+    assert end is not None and [t.text for t in end.titles] == ["Invoice - {{name}}"]
+    at = rec.steps[1].id
+    done = integrate(Store(), "task", _titled("Grace", heal=True), Into.BRANCH, at=at)
+    assert done.pending is None  # the bar's pixels differ, and name this run's value
+    # A bar that names anything else is a difference: the heal is pending.
+    other = _titled("Grace", heal=True, shown="Zed")
+    assert integrate(Store(), "task", other, Into.BRANCH, at=at).pending is not None
