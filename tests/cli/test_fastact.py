@@ -126,6 +126,7 @@ def test_help_and_ls_start_without_numpy_or_pil(argv: list[str], tmp_path: Path)
     }
 
 
+@pytest.mark.e2e  # an Xvfb of its own
 def test_mm_act_outside_a_recorder_starts_without_pyautogui_numpy_pil_or_typer() -> None:
     """Outside a recorder `mm act` gives its input itself, through XTEST with python-xlib's
     protocol layer: importing pyautogui alone costs about 4.5x a bare Python start."""
@@ -159,6 +160,7 @@ def test_mm_act_outside_a_recorder_starts_without_pyautogui_numpy_pil_or_typer()
     }
 
 
+@pytest.mark.e2e  # an Xvfb of its own
 @pytest.mark.parametrize("after", [0.0, 0.3], ids=["while-the-keymap-settles", "typing"])
 def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycodes(
     after: float,
@@ -208,6 +210,7 @@ def test_mm_act_interrupted_outside_a_recorder_exits_130_and_unbinds_its_keycode
     assert after == before
 
 
+@pytest.mark.e2e  # an Xvfb of its own
 @pytest.mark.parametrize("xauthority", ["missing", "empty"])
 def test_mm_act_outside_a_recorder_with_no_usable_xauthority(
     xauthority: str, tmp_path: Path

@@ -34,7 +34,7 @@ def s3_url(s3_env: S3Server, request: pytest.FixtureRequest) -> str:
     )
 
 
-@pytest.fixture(params=["folder", "s3"])
+@pytest.fixture(params=["folder", pytest.param("s3", marks=pytest.mark.e2e)])
 def objects(request: pytest.FixtureRequest, tmp_path: Path) -> Objects:
     """The same test against a local folder and against a real S3 server."""
     if request.param == "folder":

@@ -19,7 +19,7 @@ from tests.helpers import literal_fingerprint, sample_recording
 WRITERS = 8
 
 
-@pytest.fixture(params=["folder", "s3"])
+@pytest.fixture(params=["folder", pytest.param("s3", marks=pytest.mark.e2e)])
 def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "folder":
         return str(tmp_path / "store")
