@@ -326,6 +326,29 @@ class Recording:
             parent = self.step(parent).parent
         return d
 
+    def branch_of(self, step: Step) -> Step | None:
+        """The first step of the innermost branch `step` is on: the nearest step from it
+        back to the root that is not the first alternative after its parent (what `mm
+        show` marks "branch id N"); None on the trunk."""
+        first: dict[int | None, int] = {}
+        by_id: dict[int, Step] = {}
+        for s in self.steps:
+            first.setdefault(s.parent, s.id)
+            by_id[s.id] = s
+        node: Step | None = step
+        while node is not None:
+            if first.get(node.parent) != node.id:
+                return node
+            node = by_id.get(node.parent) if node.parent is not None else None
+        return None
+
+    def step_label(self, step: Step) -> str:
+        """A step as `mm show` numbers it: "step 7" on the trunk, "step 4 of branch 9" on
+        a branch (its number on its own path from the root, and the branch's id)."""
+        branch = self.branch_of(step)
+        number = self.depth(step) + 1
+        return f"step {number}" if branch is None else f"step {number} of branch {branch.id}"
+
     def branch_count(self) -> int:
         """Number of branches: the root-to-leaf paths other than the trunk (a recording
         that never diverged has none)."""

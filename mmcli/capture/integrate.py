@@ -376,7 +376,8 @@ def _branch(
             f"{existing.name} {built.steps[0].id}`"
         )
         return Integrated(True, len(built.steps), pending=branch, branch=branch)
-    say(f"saved a branch of {what}; it ended on a known outcome (that of step id {known.id})")
+    that = existing.step_label(known)
+    say(f"saved a branch of {what}; it ended on a known outcome (that of {that})")
     return Integrated(True, len(built.steps), branch=branch)
 
 

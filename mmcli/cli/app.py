@@ -320,9 +320,9 @@ def rm(
     branch: Annotated[
         int | None,
         typer.Option(
-            metavar="STEP",
-            help="Delete only the branch that starts at this step id (`mm show NAME` gives "
-            "it: 'branch id N'), not the recording.",
+            metavar="ID",
+            help="Delete only this branch, not the recording (its id: `mm show NAME` says "
+            "'branch id N').",
         ),
     ] = None,
     yes: YesOption = False,
@@ -410,7 +410,7 @@ def approve(
         int | None,
         typer.Argument(
             metavar="[BRANCH]",
-            help="The step id the pending branch starts at (`mm show NAME` gives it); "
+            help="The pending branch's id (`mm show NAME` says 'branch id N'); "
             "all pending branches when left out.",
         ),
     ] = None,
@@ -429,9 +429,8 @@ def approve(
     if json_out:
         print(json.dumps({"name": done.name, "approved": done.branches}))
     ids = ", ".join(map(str, done.branches))
-    say(
-        f"approved: the branch of {escape(name)!r} at step id {escape(ids)} is replayed from memory"
-    )
+    which = "branch" if len(done.branches) == 1 else "branches"
+    say(f"approved: {which} {escape(ids)} of {escape(name)!r}, replayed from memory from now on")
 
 
 @app.command(cls=MMCommand)

@@ -296,7 +296,7 @@ def prune_plan(plan: Any, dry_run: bool) -> None:
 
     table = Table("recording", "what", "steps", "size", "why", title="prune plan")
     for d in plan.deletions:
-        what = "whole recording" if d.branch is None else f"branch at step id {d.branch}"
+        what = "whole recording" if d.branch is None else f"branch {d.branch}"
         shown_size = size(d.size) if d.branch is None else "-"
         table.add_row(escape(d.name), what, str(d.steps), shown_size, escape(d.reason))
     console().print(table)

@@ -22,8 +22,8 @@ class Approved:
 
 
 def approve(store: Store, name: str, branch: int | None = None) -> Approved:
-    """Trust the pending branch starting at step id `branch` of recording `name` (all of
-    its pending branches when `branch` is None)."""
+    """Trust the pending branch `branch` (its id: `mm show`'s "branch id N") of recording
+    `name` (all of its pending branches when `branch` is None)."""
     validate_name(name)
     with store.lock(name):
         recording = store.load(name)
@@ -32,7 +32,7 @@ def approve(store: Store, name: str, branch: int | None = None) -> Approved:
             raise MMError(f"{name!r} has no branch pending approval")
         if branch is not None and branch not in pending:
             raise UsageError(
-                f"step id {branch} of {name!r} starts no pending branch; pending: "
+                f"branch {branch} of {name!r} is not pending; pending: "
                 + ", ".join(map(str, pending))
             )
         chosen = pending if branch is None else [branch]

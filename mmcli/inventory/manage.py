@@ -151,10 +151,7 @@ class Removal:
                 f"recording {self.name!r} ({_kind_word(self.kind)}, "
                 f"{plural(self.steps, 'step')}, {_size(self.size)})"
             )
-        return (
-            f"the branch of {self.name!r} starting at step id {self.branch} "
-            f"({plural(self.steps, 'step')})"
-        )
+        return f"branch {self.branch} of {self.name!r} ({plural(self.steps, 'step')})"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -187,13 +184,11 @@ def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
     recording = store.load(name)
     starts = [s.id for s in branch_starts(recording)]
     if branch not in starts:
-        where = (
-            f"its branches start at step ids {', '.join(map(str, starts))}"
-            if starts
-            else "it has no branches"
+        where = f"its branches: {', '.join(map(str, starts))}" if starts else "it has no branches"
+        what = "a step of the trunk" if any(s.id == branch for s in recording.steps) else "no step"
+        raise UsageError(
+            f"{branch} is no branch of {name!r} ({what}): {where} (see `mm show {name}`)"
         )
-        what = "is on the trunk" if any(s.id == branch for s in recording.steps) else "is no step"
-        raise UsageError(f"step id {branch} of {name!r} {what}: {where} (see `mm show {name}`)")
     return Removal(name, "cli", len(subtree(recording, branch)), branch=branch)
 
 
@@ -208,9 +203,7 @@ def remove(store: Store, removal: Removal) -> None:
         with store.lock(removal.name):
             recording = store.load(removal.name)
             if not any(s.id == removal.branch for s in recording.steps):
-                raise RecordingNotFound(
-                    f"the branch at step id {removal.branch} of {removal.name!r} is gone"
-                )
+                raise RecordingNotFound(f"branch {removal.branch} of {removal.name!r} is gone")
             gone = subtree(recording, removal.branch)
             recording.steps = [s for s in recording.steps if s.id not in gone]
             store.save(recording)

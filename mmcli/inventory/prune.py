@@ -150,8 +150,12 @@ def _branch_deletions(store: Store, name: str, criteria: Criteria, now: datetime
         # decide (`mm approve`), never a reason to delete an approved one.
         approved = [s for s in starts if not s.pending]
         newest = sorted(approved, key=lambda s: _branch_time(s, taken), reverse=True)
+        kept = ", ".join(str(s.id) for s in newest[: criteria.keep]) or "none"
+        pending = [str(s.id) for s in starts if s.pending]
+        why = f"not among the {criteria.keep} newest approved branches (kept: {kept}"
+        why += f"; pending, not counted: {', '.join(pending)})" if pending else ")"
         for step in newest[criteria.keep :]:
-            doomed[step.id] = f"not among the {criteria.keep} newest branches"
+            doomed[step.id] = why
     if criteria.dead_for is not None:
         for step in starts:
             created = step.created or recording.created

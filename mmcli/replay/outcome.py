@@ -64,7 +64,7 @@ def await_outcome(
 def pending_reason(name: str, step: Step) -> str:
     """Why replay does not follow a matching branch that awaits approval."""
     return (
-        f"The screen matches the branch at step id {step.id}, which the agent learned in a "
+        f"The screen matches branch {step.id}, which the agent learned in a "
         "run that ended on an outcome the recording had not seen: it is pending. Check that "
         f"run's result, then `mm approve {name} {step.id}` (or replay with --trust-new)"
     )

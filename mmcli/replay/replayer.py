@@ -194,7 +194,9 @@ class Replayer:
             changed = 0
             self.landing.typed(step, depth, self.look.offset)
             total = depth + 1 + self.tree.chain_length(step)
-            self.progress(f"step {depth + 1}/{total}: {self._shown(step.action)}")
+            branch = self.tree.branch_of(step)
+            on = f" (branch {branch})" if branch is not None else ""
+            self.progress(f"step {depth + 1}/{total}{on}: {self._shown(step.action)}")
             focus = focus_point(moved(step.action, self.look.offset), focus)
             walked.path.append(step.id)
             node = step.id
@@ -288,7 +290,8 @@ class Replayer:
             self.look.check_abort,
         )
         if seen.matched is not None:
-            same = "" if seen.matched.id == leaf.id else f" (that of step id {seen.matched.id})"
+            other = self.recording.step_label(seen.matched)
+            same = "" if seen.matched.id == leaf.id else f" (that of {other})"
             self.progress(f"outcome: the screen shows the recorded outcome{same}")
             return _Ending(Outcome.FROM_MEMORY, outcome_seen=True)
         reason = (

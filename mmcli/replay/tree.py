@@ -33,9 +33,12 @@ class Tree:
         for s in recording.steps:
             self._kids.setdefault(s.parent, []).append(s)
             self._by_id[s.id] = s
+        # Each parent's first child as recorded (`mm show`'s order), before the sort.
+        self._first = {parent: kids[0].id for parent, kids in self._kids.items()}
         for kids in self._kids.values():
             kids.sort(key=lambda s: s.pending)  # trusted branches are looked at first
         self._chain_lengths: dict[int, int] = {}
+        self._branches: dict[int, int | None] = {}
 
     def step(self, step_id: int) -> Step:
         return self._by_id[step_id]
@@ -59,6 +62,25 @@ class Tree:
             for i, below in enumerate([step, *chain]):
                 self._chain_lengths.setdefault(below.id, len(chain) - i)
         return self._chain_lengths[step.id]
+
+    def branch_of(self, step: Step) -> int | None:
+        """The id of the branch `step` is on, as `mm show` marks it (`Recording.branch_of`),
+        remembered; None on the trunk."""
+        path: list[Step] = []
+        node: Step | None = step
+        found: int | None = None
+        while node is not None:
+            if node.id in self._branches:
+                found = self._branches[node.id]
+                break
+            if self._first.get(node.parent) != node.id:
+                found = self._branches[node.id] = node.id
+                break
+            path.append(node)
+            node = self._by_id.get(node.parent) if node.parent is not None else None
+        for passed in path:
+            self._branches[passed.id] = found
+        return found
 
     def trunk_length(self) -> int:
         roots = self.children(None)

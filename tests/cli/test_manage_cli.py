@@ -85,7 +85,7 @@ def test_rm_branch_removes_the_subtree_only(isolated_store: Path) -> None:
     result = runner.invoke(app, ["rm", "loan", "--branch", "4", "--yes", "--json"], env=ENV)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["deleted"][0]["what"] == "branch"
-    assert "branch of 'loan' starting at step id 4 (1 step)" in result.stderr
+    assert "branch 4 of 'loan' (1 step)" in result.stderr
     rec = store.load("loan")
     assert [s.id for s in rec.steps] == [0, 1, 2, 3]
 
@@ -95,7 +95,7 @@ def test_rm_branch_refuses_a_trunk_step(isolated_store: Path) -> None:
     result = mm("rm", "loan", "--branch", "2", "--yes")
     assert result.exit_code == 2  # type: ignore[attr-defined]
     assert (
-        "step id 2 of 'loan' is on the trunk: its branches start at step ids 4" in result.stderr  # type: ignore[attr-defined]
+        "2 is no branch of 'loan' (a step of the trunk): its branches: 4" in result.stderr  # type: ignore[attr-defined]
     )
     assert len(Store().load("loan").steps) == 5
 

@@ -291,7 +291,7 @@ PLANS: dict[str, Plan] = {
     "show loan --html loan.html": Plan(0, check=_html),
     "prune --unused-for 30d --dead-branches 14d --dry-run": Plan(0, check=_said("prune")),
     # No terminal to ask on (and no branch 7 here): refused, nothing deleted.
-    "rm loan --branch 7": Plan(2, check=_said("is on the trunk")),
+    "rm loan --branch 7": Plan(2, check=_said("(a step of the trunk)")),
     "rm old-task": Plan(2, _old_task, _said("not a terminal: add --yes")),
     "mv loan loan-v1": Plan(0, check=_moved_back),
     "export loan loan.tar.gz": Plan(0, check=lambda w, r: (w.work / "loan.tar.gz").stat()),

@@ -62,7 +62,7 @@ def test_a_heal_that_ends_on_the_recorded_outcome_is_trusted(isolated_store: Pat
     assert done.pending is None and done.branch == len(rec.steps)  # type: ignore[attr-defined]
     healed = Store().load("task")
     assert not any(s.pending for s in healed.steps)
-    assert said[-1].endswith(f"a known outcome (that of step id {rec.steps[-1].id})")
+    assert said[-1].endswith(f"a known outcome (that of step {len(rec.steps)})")
 
 
 def test_a_heal_that_ends_on_a_new_outcome_is_pending(isolated_store: Path) -> None:

@@ -84,6 +84,10 @@ def test_keep_n_keeps_the_trunk_and_the_newest_branches(isolated_store: Path) ->
     assert [s.id for s in branch_starts(store.load("tree"))] == [4, 5, 6]
     plan = make_plan(store, Criteria(keep=1), now=NOW)
     assert sorted(d.branch for d in plan.branches if d.branch is not None) == [4, 5]
+    # Each line says what stays and why.
+    assert {d.reason for d in plan.branches} == {
+        "not among the 1 newest approved branches (kept: 6)"
+    }
     execute(store, plan)
     rec = store.load("tree")
     assert sorted(s.id for s in rec.steps) == [0, 1, 2, 3, 6]
@@ -100,6 +104,9 @@ def test_keep_n_counts_approved_branches_and_leaves_pending_ones(isolated_store:
     store.save(rec, overwrite=True)
     plan = make_plan(store, Criteria(keep=1), now=NOW)
     assert sorted(d.branch for d in plan.branches if d.branch is not None) == [4]
+    assert plan.branches[0].reason == (
+        "not among the 1 newest approved branches (kept: 5; pending, not counted: 6)"
+    )
     execute(store, plan)
     assert sorted(s.id for s in store.load("tree").steps) == [0, 1, 2, 3, 5, 6]
 

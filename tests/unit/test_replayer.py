@@ -162,9 +162,13 @@ def test_branch_matching_the_screen_is_followed() -> None:
     )
     store.save(rec)
     backend = FakeBackend(form_screen(popup=True))
-    report = run(backend)
+    said: list[str] = []
+    opts = ReplayOptions(timeout=0.3)
+    report = replay(store, backend, "form", Values({"name": "John"}), opts, said.append)
     assert [a.kind for a in backend.performed] == ["press"]
     assert report.outcome is Outcome.FROM_MEMORY
+    # The counter names the branch it walks: its total is that branch's.
+    assert "step 1/1 (branch 3): press enter" in said
 
 
 def test_unknown_recording_without_agent() -> None:
