@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -18,6 +19,13 @@ from mmcli.errors import UsageError
 from mmcli.model import PLACEHOLDER, escape_braces
 
 KEY = re.compile(r"[A-Za-z0-9_]+")
+
+
+def listed(params: Mapping[str, str], order: Sequence[str] = ()) -> str:
+    """Params as people read them: `key=value`, quoted as a shell would need, in `order`
+    (a CSV's columns) where given, then in their own order."""
+    keys = [k for k in order if k in params] + [k for k in params if k not in order]
+    return " ".join(f"{k}={shlex.quote(params[k])}" for k in keys)
 
 
 @dataclass(frozen=True)

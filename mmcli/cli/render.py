@@ -14,6 +14,7 @@ import typer
 from mmcli.cli.output import console, escape, inert, results, say
 from mmcli.errors import Outcome
 from mmcli.model import plural, shown_command
+from mmcli.params import listed
 
 
 def _model_api(result: Any) -> bool:
@@ -70,7 +71,7 @@ def _batch(report: Any, json_out: bool = False) -> None:
     table = Table("row", "params", "outcome", "detail")
     for r in report.rows:
         style = "green" if r.ok else "red"
-        params = ", ".join(f"{k}={v}" for k, v in r.params.items())
+        params = listed(r.params)
         table.add_row(str(r.row), escape(params), f"[{style}]{r.outcome}[/]", escape(r.detail))
     results(to_stderr=json_out).print(table)
     failed = sum(1 for r in report.rows if not r.ok)

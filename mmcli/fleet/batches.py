@@ -191,7 +191,7 @@ def submit(
             try:
                 await client.start_workflow(
                     RowWorkflow.run,
-                    RowTask(batch, recording, number, row),
+                    RowTask(batch, recording, number, row, list(row)),
                     id=row_id(batch, number),
                     task_queue=task_queue(recording),
                     id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,

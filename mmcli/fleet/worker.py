@@ -30,7 +30,7 @@ from mmcli.desktop.allowed import RecordedAgents
 from mmcli.errors import Aborted, ExitCode, MMError
 from mmcli.fleet.claims import Claim, describe, held
 from mmcli.fleet.workflow import RowTask
-from mmcli.params import Values
+from mmcli.params import Values, listed
 from mmcli.replay.batch import RowResult, run_row
 from mmcli.replay.replayer import ReplayOptions
 from mmcli.store.recordings import Store
@@ -166,7 +166,11 @@ class FleetWorker:
 
         task = job.task
         objects = self.store.objects
-        shown = {k: v for k, v in task.params.items() if k not in self.settings.values.secrets}
+        order = [k for k in task.columns if k in task.params] + sorted(
+            k for k in task.params if k not in task.columns
+        )
+        secrets = self.settings.values.secrets
+        shown = {k: task.params[k] for k in order if k not in secrets}
         where = f"row {task.row} of batch {task.batch}"
         there = held(objects, task.batch, task.row)
         if there is not None:  # a retry after a worker was lost having claimed the row
@@ -174,7 +178,7 @@ class FleetWorker:
             self.say(f"{where}: claimed, outcome unknown ({detail})")
             job.done.set_result(self._result(task, shown, "claimed", ExitCode.ERROR, detail))
             return
-        self.say(f"{where} (attempt {job.attempt}): {shown}")
+        self.say(f"{where} (attempt {job.attempt}): {listed(shown)}")
         claim = Claim(objects, task.batch, task.row, self.settings.worker_id, job.attempt)
         recording = self.store.load(task.recording)
         values = self.settings.values.merged(task.params, recording.secrets)

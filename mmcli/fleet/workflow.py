@@ -34,6 +34,8 @@ class RowTask:
     row: int
     """1-based, as in the CSV file (the header is row 0)."""
     params: dict[str, str] = field(default_factory=dict)
+    columns: list[str] = field(default_factory=list)
+    """The CSV's columns in its order (`params` travels as JSON with its keys sorted)."""
 
 
 def task_queue(recording: str) -> str:

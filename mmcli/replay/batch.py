@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
-import shlex
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import Any
 from mmcli.backends.base import Backend
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError, closest
 from mmcli.model import SCREEN_KIND, Recording
-from mmcli.params import KEY, Values
+from mmcli.params import KEY, Values, listed
 from mmcli.replay.preconditions import check_values
 from mmcli.replay.replayer import replay, replay_recording
 from mmcli.replay.report import ReplayOptions, ReplayReport
@@ -161,8 +160,8 @@ def run_batch(
             # A column named like a secret (given with --secret or recorded as one) is one.
             row_values = values.merged(row, secret)
             shown = row_params(row, row_values.params, recording)
-            listed = " ".join(f"{k}={shlex.quote(v)}" for k, v in shown.items())
-            say(f"row {number}/{len(rows)}" + (f": {listed}" if listed else ""))
+            line = listed(shown)
+            say(f"row {number}/{len(rows)}" + (f": {line}" if line else ""))
             result = run_row(
                 store, backend, name, number, row_values, shown, options, before_each, progress,
                 recording=recording,

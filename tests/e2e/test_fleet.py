@@ -187,6 +187,11 @@ def test_two_workers_run_every_row_of_a_batch_once(fleet: Fleet) -> None:
     }  # fmt: skip
     by_worker = {r["row"]: r["worker"] for r in rows}
     assert set(by_worker.values()) == {"w1", "w2"}  # both workers took rows
+    # Params as key=value in the CSV's order (name, then amount), in the workers' logs
+    # and in the status, though Temporal carries them with their keys sorted.
+    logs = fleet.log("w1") + fleet.log("w2")
+    assert "(attempt 1): name='Ada Lovelace' amount=1000" in logs, logs
+    assert all(list(r["params"]) == ["name", "amount"] for r in rows), rows
 
     filed = fleet.filed()
     everything = filed["w1"] + filed["w2"]
