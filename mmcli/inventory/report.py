@@ -45,18 +45,28 @@ h1 { font-size: 20px; margin: 0 0 4px; } .meta { color: #555; margin-bottom: 18p
 .divergence { margin: 18px 0; padding: 10px; background: #fff4f4; border: 1px solid #f3b4b4;
               border-radius: 6px; } .pair { display: flex; gap: 16px; overflow-x: auto;
               align-items: flex-start; }
-.crop { margin: 0; flex: none; } .crop img { display: block; border: 1px solid #ccc;
-        image-rendering: pixelated; } .where { color: #555; margin: 4px 0 8px; }
-.why { min-width: 240px; max-width: 420px; } .sentence { font-weight: 600; margin-top: 0; }
+.crop { margin: 0; flex: 1 1 0; min-width: 0; } .crop img { display: block; max-width: 100%;
+        height: auto; border: 1px solid #ccc; image-rendering: pixelated; cursor: zoom-in; }
+.crop img.full { max-width: none; cursor: zoom-out; } .where { color: #555; margin: 4px 0 8px; }
+.why { flex: 0 1 320px; min-width: 200px; } .sentence { font-weight: 600; margin-top: 0; }
 .checks, .outlines { color: #555; }
 """
 
-# Counts the thumbnails the browser decoded: proof the page rendered, for tests and humans.
+# Counts the thumbnails the browser decoded (proof the page rendered, for tests and humans)
+# and says whether anything is wider than the window; a click shows a crop at full size.
 SCRIPT = """
 window.addEventListener('load', function () {
   var imgs = Array.prototype.slice.call(document.querySelectorAll('img.thumb'));
   var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
   document.body.setAttribute('data-thumbs-rendered', String(ok));
+  var wide = document.documentElement.scrollWidth > window.innerWidth;
+  document.querySelectorAll('.pair').forEach(function (p) {
+    wide = wide || p.scrollWidth > p.clientWidth;
+  });
+  document.body.setAttribute('data-wider-than-window', wide ? 'yes' : 'no');
+  document.querySelectorAll('.crop img').forEach(function (i) {
+    i.addEventListener('click', function () { i.classList.toggle('full'); });
+  });
 });
 """
 

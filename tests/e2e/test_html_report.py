@@ -55,6 +55,14 @@ def test_html_report_renders_one_thumbnail_per_step(loan_app: LoanApp, tmp_path:
     # The page's own script counts the thumbnails the browser decoded: 9 steps plus the
     # live and recorded screens of the divergence.
     assert 'data-thumbs-rendered="11"' in dom.stdout
+    # The side-by-side crops of the divergence fit the window: no horizontal scrollbar,
+    # on the page or in the pair (each crop scales down; a click shows it whole). This
+    # form's crops are about 480 px each: a 900 px window is to them what 1400 px is to
+    # a desktop app's 800 px ones.
+    for width in (1400, 900):
+        narrow = _headless(browser, f"--window-size={width},1000", "--dump-dom", page.as_uri())
+        assert narrow.returncode == 0, narrow.stderr[-2000:]
+        assert 'data-wider-than-window="no"' in narrow.stdout, width
 
     shot = tmp_path / "loan.png"
     done = _headless(browser, "--window-size=1100,1600", f"--screenshot={shot}", page.as_uri())
