@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -35,7 +36,10 @@ class VncServer:
         return f"vnc://127.0.0.1:{self.port}"
 
     def start(self) -> VncServer:
-        self.port = _free_port()
+        # x11vnc finds its port itself from a free one up (`-autoport`) and says which
+        # (`PORT=`): a port picked here and bound there later may be another's by then,
+        # and clients would reach that server's desktop.
+        first = _free_port()
         auth = ["-nopw"]
         if self.password is not None:
             stored = self._dir / "passwd"
@@ -43,7 +47,7 @@ class VncServer:
             auth = ["-rfbauth", str(stored)]
         log = open(self._dir / "x11vnc.log", "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            ["x11vnc", "-display", self.display, "-rfbport", str(self.port), "-localhost",
+            ["x11vnc", "-display", self.display, "-autoport", str(first), "-localhost",
              "-forever", "-shared", "-quiet", *auth],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -51,10 +55,12 @@ class VncServer:
         )  # fmt: skip
         self._log = log
         deadline = time.monotonic() + 20
-        while not _listening(self.port):
+        while not self.port or not _listening(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"x11vnc did not start: {self.log()}")
+            said = re.search(r"^PORT=(\d+)$", self.log(), re.M)
+            self.port = int(said.group(1)) if said else 0
             time.sleep(0.05)
         return self
 

@@ -127,6 +127,8 @@ class RFBProxy:
         self._closing = False
         self._sockets: set[socket.socket] = set()
         self._sockets_lock = threading.Lock()
+        self._serving: set[threading.Thread] = set()
+        """The connections' threads still reading what their agent sent."""
         self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._server.bind(("127.0.0.1", 0))
         self._server.listen(LISTEN_BACKLOG)
@@ -143,6 +145,19 @@ class RFBProxy:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def drain(self, timeout: float) -> bool:
+        """No new connection; wait until every connection has been read to its end (what
+        an agent sent before it exited is told and passed on, not cut off). False when
+        one is still open after `timeout` seconds (a process the agent left behind)."""
+        with contextlib.suppress(OSError):
+            self._server.close()
+        deadline = time.monotonic() + timeout
+        with self._sockets_lock:
+            serving = list(self._serving)
+        for thread in serving:
+            thread.join(max(deadline - time.monotonic(), 0))
+        return not any(thread.is_alive() for thread in serving)
 
     def close(self) -> None:
         self._closing = True
@@ -162,9 +177,12 @@ class RFBProxy:
                 agent, _ = self._server.accept()
             except OSError:
                 return
-            threading.Thread(
+            thread = threading.Thread(
                 target=self._serve, args=(agent,), name="mm-vnc-conn", daemon=True
-            ).start()
+            )
+            with self._sockets_lock:
+                self._serving.add(thread)
+            thread.start()
 
     def _track(self, sock: socket.socket) -> None:
         with self._sockets_lock:
@@ -201,6 +219,8 @@ class RFBProxy:
                     _shut(sock)
                     with self._sockets_lock:
                         self._sockets.discard(sock)
+            with self._sockets_lock:
+                self._serving.discard(threading.current_thread())
 
     def _greet(self, agent: socket.socket) -> bool:
         """The server's side of the handshake toward the agent: version, VNC auth with

@@ -33,6 +33,9 @@ from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store
 
 NO_VALUES = Values()
+VNC_DRAIN = 10.0
+"""Seconds the agent's VNC connections are given, once it has exited, to be read to their
+end."""
 
 Progress = Callable[[str], None]
 
@@ -105,7 +108,15 @@ def run_recorded(
                 watch.stop()
         recorder.finish()
         if vnc is not None:
-            vnc.proxy.close()  # no input after this: the actions are final
+            # What the agent sent before it exited is read to its end (it may still be
+            # waiting behind the screen kept for its first key), then no input after this:
+            # the actions are final.
+            if not vnc.proxy.drain(VNC_DRAIN):
+                recorder.unsupported.append(
+                    f"a VNC connection of the agent's still open {VNC_DRAIN:g}s after it "
+                    "exited (a process it left behind?): its input is not known whole"
+                )
+            vnc.proxy.close()
             recorder.add_captures(vnc.finish())
             recorder.dropped.extend(vnc.dropped)
         if watch is not None and record_input and run.ok:

@@ -84,7 +84,7 @@ def examples() -> list[Example]:
     for doc in DOCS:
         text = (ROOT / doc).read_text()
         for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
-            for line in body.splitlines():
+            for line in body.replace("\\\n", " ").splitlines():  # continued lines joined
                 if lang == "sh":
                     example = _sh_example(doc, line)
                 elif lang in ("cron", "ini"):
@@ -108,6 +108,9 @@ SKIPPED = {
     "tests/e2e/test_vnc.py runs these against x11vnc on 127.0.0.1",
     "record loan --display vnc://10.0.0.5:5900 -- python agent.py": "a VNC server on another "
     "machine; tests/e2e/test_vnc_record.py records an agent over x11vnc on 127.0.0.1",
+    "record hello --display vnc://10.0.0.5:5900 -- sh -c 'vncdo -s \"${MM_VNC_ADDRESS%:*}::"
+    '${MM_VNC_ADDRESS##*:}" -p "$MM_VNC_PASSWORD" move 200 150 click 1 type hello\'': "a VNC "
+    "server on another machine; tests/e2e/test_vnc_record.py runs this line against x11vnc",
     "replay loan --display vnc://10.0.0.5:5900": "a VNC server on another machine; "
     "tests/e2e/test_vnc_record.py replays over x11vnc on 127.0.0.1",
     "worker loan --temporal temporal:7233 --before-each ./restart-app.sh": (

@@ -6,6 +6,7 @@ same kind of endpoint, and replay from memory, all over VNC."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -261,3 +262,26 @@ def test_an_agent_giving_local_x_input_on_a_vnc_display_is_not_recorded(
     assert "nothing was saved" in result.stderr
     assert not (isolated_store / "ada.toml").exists()
     assert loan_app.records() == []
+
+
+def test_the_readme_s_vncdo_line_records_as_written(
+    vnc_locked: VncServer,
+    loan_app: LoanApp,
+    isolated_store: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """README's VNC client line (vncdotool's `vncdo` wants `HOST::PORT`), with its server
+    address made this test's: the click and the typed text are the recording."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")  # vncdo
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    line = next(
+        line
+        for line in readme.splitlines()
+        if line.startswith("mm record hello ") and "vncdo" in line
+    )
+    words = shlex.split(line.replace("vnc://10.0.0.5:5900", vnc_locked.address))
+    loan_app.start()
+    result = mm(*words[1:])
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(mm("show", "hello", "--json").stdout)
+    assert [s["action"] for s in shown["steps"]] == ["click at (200, 150)", "type 'hello'"]

@@ -136,3 +136,27 @@ def test_the_endpoint_listens_on_loopback_only(server: TinyServer) -> None:
         assert proxy.address == f"127.0.0.1:{proxy.port}"
         assert proxy._server.getsockname()[0] == "127.0.0.1"
         assert len(proxy.token) == 8
+
+
+def test_what_an_agent_sent_before_it_left_is_read_to_its_end(server: TinyServer) -> None:
+    """An agent types five keys and exits at once while the first is held (the recorder
+    keeps the screen before it): `drain` reads the rest, tells it and passes it on,
+    rather than cutting the connection off after the first key (vncdo's `type hello`
+    was recorded, and reached the server, as "h")."""
+    heard: list[Input] = []
+
+    def slow(event: Input) -> None:
+        if not heard:
+            time.sleep(0.4)  # the screen kept before the first key
+        heard.append(event)
+
+    with RFBProxy(VncAddress("127.0.0.1", server.port), None, slow) as proxy:
+        client = RFBClient("127.0.0.1", proxy.port, proxy.token)
+        start = len(server.wait_for(20 + 4 + 4 * 5 + 10))
+        for char in "hello":
+            client.key_event(ord(char), True)
+            client.key_event(ord(char), False)
+        client.close()  # the agent has exited
+        assert proxy.drain(5)
+    assert [e.keysym for e in heard if isinstance(e, KeyInput) and e.down] == list(b"hello")
+    assert len(server.wait_for(start + 10 * 8)) == start + 10 * 8  # all passed on
