@@ -957,6 +957,48 @@ class Calc(App):
         return ("DELETE " if self._variant.other_page else "") + record
 
 
+# ----- Java: a Swing form -------------------------------------------------------------
+
+
+@dataclass
+class SwingForm(App):
+    """The Qt form's task in Java Swing (assets/SwingForm.java, compiled into the work
+    folder once): Name, City, Save; its own modal dialog or second window at start."""
+
+    key: str = "java"
+    title: str = "^Person \\(Java\\)$"
+    native: frozenset[str] = frozenset({"prefill"})
+    own_windows: frozenset[str] = frozenset({"dialog", "normal"})
+    programs: tuple[str, ...] = ("java", "javac")
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        classes = self.work / "classes"
+        if not (classes / "SwingForm.class").exists():
+            source = HERE / "assets" / "SwingForm.java"
+            subprocess.run(["javac", "-d", str(classes), str(source)], check=True, timeout=120)
+        argv = ["java", "-cp", str(classes), "SwingForm", "--out", str(self.work / "out.txt")]
+        if variant.prefill:
+            argv += ["--prefill", variant.prefill]
+        if variant.own_window:
+            argv += ["--own-window", variant.own_window]
+        return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+
+    def own_title(self, kind: str) -> str:
+        return f"^{kind} \\(Java\\)$"
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(230, 64)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.at(230, 64)),
+            _write(value),
+            _click(*self.at(230, 109)),
+            _write("Paris"),
+            _click(*self.at(320, 196)),
+        ]
+
+
 APPS: dict[str, type[App]] = {
     "gtk": Zenity,
     "qt": QtForm,
@@ -966,4 +1008,5 @@ APPS: dict[str, type[App]] = {
     "tk": TkLoan,
     "wine": WineNotepad,
     "calc": Calc,
+    "java": SwingForm,
 }

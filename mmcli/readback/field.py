@@ -153,7 +153,8 @@ def _judge_ocr(want: str, got: str, read: FieldText) -> tuple[ReadOutcome, str]:
     if abs(len(a) - len(b)) <= 2 * noise and max(len(a), len(b)) <= LONGEST_COMPARED:
         distance = ocr_distance(want, got)
         if distance == 0:
-            return ReadOutcome.UNREADABLE, f"OCR cannot tell accents or case: {_quote(got)}"
+            why = "accents, case or a border"
+            return ReadOutcome.UNREADABLE, f"OCR cannot tell {why} from text: {_quote(got)}"
         if distance <= noise:
             return ReadOutcome.UNREADABLE, f"OCR unsure ({distance} off): {_quote(got)}"
     return ReadOutcome.DIFFERS, _shape(want, got)
@@ -199,21 +200,40 @@ def _loose(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
+BORDER_GLYPHS = frozenset("|\\/[]!()")
+"""What OCR makes of a field's border or a separator line beside a word: one of these,
+or nothing (a Swing field's left border read "\\" when recorded, "|" at replay, and a
+"|" more at its right)."""
+
+
+def _at_edge(text: str, index: int) -> bool:
+    """Whether `text[index]` is a border glyph standing at a word's edge."""
+    if text[index] not in BORDER_GLYPHS:
+        return False
+    return index in (0, len(text) - 1) or text[index - 1] == " " or text[index + 1] == " "
+
+
 def ocr_distance(expected: str, read: str) -> int:
     """Edits from `expected` to what OCR read, where a letter read without its accent or
     in the other case costs nothing, and an accented letter read as two ("ñ" as "fi",
-    "ü" as "ii", as measured) costs one, like any other misread letter."""
+    "ü" as "ii", as measured) costs one, like any other misread letter. A border glyph
+    (`BORDER_GLYPHS`) read as another, or read or missed at a word's edge, costs nothing:
+    a border is no text."""
     want, got = expected.casefold(), read.casefold()
     loose_got = [_loose(c) for c in got]
-    previous = list(range(len(got) + 1))
+    previous = [0]
+    for j in range(1, len(got) + 1):
+        previous.append(previous[j - 1] + (not _at_edge(got, j - 1)))
     for i, cw in enumerate(want, 1):
         plain, accented = _loose(cw), not cw.isascii()
-        current = [i]
+        dropped = not _at_edge(want, i - 1)
+        current = [previous[0] + dropped]
         for j in range(1, len(got) + 1):
+            both_borders = cw in BORDER_GLYPHS and got[j - 1] in BORDER_GLYPHS
             best = min(
-                previous[j] + 1,
-                current[j - 1] + 1,
-                previous[j - 1] + (plain != loose_got[j - 1]),
+                previous[j] + dropped,
+                current[j - 1] + (not _at_edge(got, j - 1)),
+                previous[j - 1] + (plain != loose_got[j - 1] and not both_borders),
             )
             if accented and j >= 2:
                 best = min(best, previous[j - 2] + 1)

@@ -220,3 +220,16 @@ def test_ocr_and_substring_distances() -> None:
     assert substring_distance("hardson", "Richardson-Smythe") == 0
     assert substring_distance("hardsan", "Richardson-Smythe") == 1
     assert substring_distance("xyz", "Richardson") == 3
+
+
+def test_a_border_read_as_a_glyph_is_no_text() -> None:
+    """A Swing field's box reached its label and left border: recorded "City \\Paris",
+    read at replay "City |Paris|" (4 of 24 replays diverged on it). Border glyphs at a
+    word's edge are free, read as each other or not read at all; inside a word, or
+    letters, they count."""
+    assert ocr_distance("City \\Paris", "City |Paris|") == 0
+    assert outcome("City \\Paris", ocr("City |Paris|")) is UNREADABLE  # not verified either
+    assert ocr_distance("Paris", "[Paris]") == 0
+    assert ocr_distance("Ab|c", "Abc") == 1  # inside a word: a character
+    assert ocr_distance("Bill", "Bil") == 1  # a letter is never a border
+    assert outcome("Ada", ocr("|Ada Ada|")) is DIFFERS  # a doubled value still differs
