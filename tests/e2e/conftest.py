@@ -34,6 +34,18 @@ def xdisplay() -> Iterator[str]:
         yield display.display
 
 
+@pytest.fixture(autouse=True)
+def display_of_the_test(request: pytest.FixtureRequest) -> None:
+    """A test that uses `xdisplay` (and no desktop of its own) runs with DISPLAY naming
+    it, whatever a desktop of another module did to the environment meanwhile: on a
+    pytest worker, modules come in any order, and a desktop started before `xdisplay`
+    restored, on its way out, the DISPLAY it had found."""
+    names = request.fixturenames
+    if "xdisplay" in names and "desktop" not in names:
+        display = request.getfixturevalue("xdisplay")
+        request.getfixturevalue("monkeypatch").setenv("DISPLAY", display)
+
+
 @pytest.fixture(scope="module")
 def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
     """A desktop with a window manager (openbox) and no panel, on an Xvfb of its own
