@@ -85,6 +85,20 @@ def _luma_around(frame: Frame, region: Rect, margin: int) -> tuple[np.ndarray, i
     return (bgr[..., 0] + 2 * bgr[..., 1] + bgr[..., 2]) // 4, x0, y0
 
 
+def ink_mask(frame: Frame, region: Rect) -> np.ndarray | None:
+    """Per pixel of `region` on the full-resolution frame: whether it is ink against the
+    ground around it (the median over the region widened by 6 px: a field's ground, even
+    where a glyph's bar fills a row); None: the region is off the screen."""
+    around = _luma_around(frame, region, 6)
+    if around is None:
+        return None
+    luma, ax, ay = around
+    x0, y0 = max(region.x - ax, 0), max(region.y - ay, 0)
+    ground = int(np.median(luma))
+    inside = luma[y0 : y0 + region.h, x0 : x0 + region.w].astype(np.int16)
+    return np.asarray(np.abs(inside - ground) > CARET_INK)
+
+
 def ink_columns(frame: Frame, region: Rect) -> np.ndarray | None:
     """Per column of `region` on the full-resolution frame: whether it holds ink against
     its row's background (None: the region is off the screen)."""

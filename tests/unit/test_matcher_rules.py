@@ -317,3 +317,96 @@ def test_a_character_that_vanished_from_a_field_is_not_a_caret_off_phase() -> No
     the live screen has no ink, as a caret in its off phase would."""
     verdict = check(form_screen(text="John"), form_screen(text="Joh"), SUBMIT)
     assert not verdict.ok, verdict.excused
+
+
+def test_a_caret_against_the_last_glyph_typed_is_a_caret() -> None:
+    """ "Núñez|" on a VNC desktop: the z's bars reach into the caret's columns, so those
+    columns hold ink in both blink phases. Learned as "changing on its own", the whole
+    field was masked (58 % of the task area unchecked). What changes is ink in one frame
+    and ground in the other, every row of the bar changed or glyph in both: a caret. A
+    change with a row of ground in both frames between its strokes is not."""
+    from mmcli.capture.recorder import is_caret
+
+    base = form_screen()
+    glyph_z = base.copy()
+    d = ImageDraw.Draw(glyph_z)
+    d.rectangle([230, 180, 241, 181], fill="black")  # the z's top bar, into column 241
+    d.rectangle([230, 190, 241, 191], fill="black")  # and its bottom bar
+    d.line([(241, 182), (230, 189)], fill="black")
+    caret = glyph_z.copy()
+    ImageDraw.Draw(caret).rectangle([241, 178, 242, 193], fill="black")
+    region = Rect(238, 176, 8, 20)
+    assert is_caret(Frame.from_image(caret), Frame.from_image(glyph_z), region)
+    assert is_caret(Frame.from_image(glyph_z), Frame.from_image(caret), region)
+    # Two strokes over the z's columns with ground in both frames between them (rows
+    # 185-186): a glyph's, not a caret.
+    strokes = glyph_z.copy()
+    ImageDraw.Draw(strokes).rectangle([241, 178, 242, 184], fill="black")
+    ImageDraw.Draw(strokes).rectangle([241, 187, 242, 193], fill="black")
+    assert not is_caret(Frame.from_image(strokes), Frame.from_image(glyph_z), region)
+
+
+TK_CARET_AFTER_Z = (  # Tk's caret after "Núñez" on a VNC desktop (luma, 20 rows x 10 px):
+    # its off phase, then its on phase; the z's anti-aliased end is under the caret
+    [
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [0, 0, 0, 0, 0, 79, 255, 255, 255, 255],
+        [247, 247, 247, 210, 13, 148, 255, 255, 255, 255],
+        [255, 255, 241, 40, 96, 255, 255, 255, 255, 255],
+        [255, 253, 75, 55, 248, 255, 255, 255, 255, 255],
+        [255, 120, 25, 229, 255, 255, 255, 255, 255, 255],
+        [168, 7, 199, 255, 255, 255, 255, 255, 255, 255],
+        [10, 150, 247, 247, 247, 250, 255, 255, 255, 255],
+        [0, 0, 0, 0, 0, 79, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [230, 230, 230, 230, 230, 230, 230, 230, 230, 230],
+    ],
+    [
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [0, 0, 0, 0, 0, 0, 0, 255, 255, 255],
+        [247, 247, 247, 210, 13, 0, 0, 255, 255, 255],
+        [255, 255, 241, 40, 96, 0, 0, 255, 255, 255],
+        [255, 253, 75, 55, 248, 0, 0, 255, 255, 255],
+        [255, 120, 25, 229, 255, 0, 0, 255, 255, 255],
+        [168, 7, 199, 255, 255, 0, 0, 255, 255, 255],
+        [10, 150, 247, 247, 247, 0, 0, 255, 255, 255],
+        [0, 0, 0, 0, 0, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 0, 0, 255, 255, 255],
+        [255, 255, 255, 255, 255, 255, 255, 255, 255, 255],
+        [230, 230, 230, 230, 230, 230, 230, 230, 230, 230],
+    ],
+)
+
+
+def test_tk_s_caret_after_a_z_as_measured_is_a_caret() -> None:
+    """The frames measured (their luma): the z's end, anti-aliased grey, lies under the
+    caret's first column, so 3 of the caret's 34 pixels hold ink in its off phase too."""
+    from mmcli.capture.recorder import is_caret
+
+    base = form_screen()
+    frames = []
+    for phase in TK_CARET_AFTER_Z:
+        image = base.copy()
+        for y, row in enumerate(phase):
+            for x, luma in enumerate(row):
+                image.putpixel((300 + x, 170 + y), (luma, luma, luma))
+        frames.append(Frame.from_image(image))
+    region = Rect(304, 170, 4, 20)
+    assert is_caret(frames[1], frames[0], region) and is_caret(frames[0], frames[1], region)
