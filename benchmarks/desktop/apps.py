@@ -188,6 +188,13 @@ def _write(text: str) -> dict[str, object]:
     return {"op": "write", "text": text}
 
 
+def _person(
+    name: tuple[int, int], value: str, city: tuple[int, int], save: tuple[int, int]
+) -> Plan:
+    """The person form's task: `value` into Name, "Paris" into City, Save."""
+    return [_click(*name), _write(value), _click(*city), _write("Paris"), _click(*save)]
+
+
 # ----- GTK 3: zenity --forms -----------------------------------------------------------
 
 
@@ -232,13 +239,7 @@ class Zenity(App):
         return self.at(153, 53)
 
     def plan(self, value: str) -> Plan:
-        return [
-            _click(*self.at(153, 53)),
-            _write(value),
-            _click(*self.at(153, 93)),
-            _write("Paris"),
-            _click(*self.at(309, 136)),
-        ]
+        return _person(self.at(153, 53), value, self.at(153, 93), self.at(309, 136))
 
     def result(self, exit_code: int) -> str | None:
         if self.proc is not None:
@@ -256,8 +257,26 @@ class Zenity(App):
 
 
 @dataclass
-class QtForm(App):
+class PersonForm(App):
+    """A form laid out as assets/qt_form.py lays it out (Name, City, Save at fixed places
+    in a 400x230 window), whatever the toolkit; its own windows titled "KIND (TOOLKIT)"."""
+
+    toolkit: str = ""
+
+    def own_title(self, kind: str) -> str:
+        return f"^{kind} \\({self.toolkit}\\)$"
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(230, 64)
+
+    def plan(self, value: str) -> Plan:
+        return _person(self.at(230, 64), value, self.at(230, 109), self.at(320, 196))
+
+
+@dataclass
+class QtForm(PersonForm):
     key: str = "qt"
+    toolkit: str = "Qt"
     title: str = "^Person \\(Qt\\)$"
     native: frozenset[str] = frozenset(
         {"prefill", "error", "other_page", "autofill", "dialog_after_ms"}
@@ -284,21 +303,6 @@ class QtForm(App):
         if variant.own_window:
             argv += ["--own-window", variant.own_window]
         return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
-
-    def own_title(self, kind: str) -> str:
-        return f"^{kind} \\(Qt\\)$"
-
-    def first_field(self) -> tuple[int, int]:
-        return self.at(230, 64)
-
-    def plan(self, value: str) -> Plan:
-        return [
-            _click(*self.at(230, 64)),
-            _write(value),
-            _click(*self.at(230, 109)),
-            _write("Paris"),
-            _click(*self.at(320, 196)),
-        ]
 
 
 # ----- Chromium on a local page --------------------------------------------------------
@@ -961,11 +965,12 @@ class Calc(App):
 
 
 @dataclass
-class SwingForm(App):
+class SwingForm(PersonForm):
     """The Qt form's task in Java Swing (assets/SwingForm.java, compiled into the work
     folder once): Name, City, Save; its own modal dialog or second window at start."""
 
     key: str = "java"
+    toolkit: str = "Java"
     title: str = "^Person \\(Java\\)$"
     native: frozenset[str] = frozenset({"prefill"})
     own_windows: frozenset[str] = frozenset({"dialog", "normal"})
@@ -982,21 +987,6 @@ class SwingForm(App):
         if variant.own_window:
             argv += ["--own-window", variant.own_window]
         return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
-
-    def own_title(self, kind: str) -> str:
-        return f"^{kind} \\(Java\\)$"
-
-    def first_field(self) -> tuple[int, int]:
-        return self.at(230, 64)
-
-    def plan(self, value: str) -> Plan:
-        return [
-            _click(*self.at(230, 64)),
-            _write(value),
-            _click(*self.at(230, 109)),
-            _write("Paris"),
-            _click(*self.at(320, 196)),
-        ]
 
 
 APPS: dict[str, type[App]] = {
