@@ -21,11 +21,10 @@ from mmcli.model import PLACEHOLDER, escape_braces
 KEY = re.compile(r"[A-Za-z0-9_]+")
 
 
-def listed(params: Mapping[str, str], order: Sequence[str] = ()) -> str:
-    """Params as people read them: `key=value`, quoted as a shell would need, in `order`
-    (a CSV's columns) where given, then in their own order."""
-    keys = [k for k in order if k in params] + [k for k in params if k not in order]
-    return " ".join(f"{k}={shlex.quote(params[k])}" for k in keys)
+def listed(params: Mapping[str, str]) -> str:
+    """Params as people read them, in their order: `key=value`, quoted as a shell would
+    need."""
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in params.items())
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from mmcli.errors import Aborted, ExitCode, MMError
 from mmcli.fleet.claims import Claim, describe, held
 from mmcli.fleet.workflow import RowTask
 from mmcli.params import Values, listed
-from mmcli.replay.batch import RowResult, run_row
+from mmcli.replay.batch import RowResult, row_params, run_row
 from mmcli.replay.replayer import ReplayOptions
 from mmcli.store.recordings import Store
 
@@ -166,11 +166,9 @@ class FleetWorker:
 
         task = job.task
         objects = self.store.objects
-        order = [k for k in task.columns if k in task.params] + sorted(
-            k for k in task.params if k not in task.columns
-        )
         secrets = self.settings.values.secrets
-        shown = {k: task.params[k] for k in order if k not in secrets}
+        visible = {k: task.params[k] for k in sorted(task.params) if k not in secrets}
+        shown = row_params(task.columns, visible, None)
         where = f"row {task.row} of batch {task.batch}"
         there = held(objects, task.batch, task.row)
         if there is not None:  # a retry after a worker was lost having claimed the row

@@ -11,7 +11,7 @@ import contextlib
 import csv
 import os
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,13 +118,14 @@ def _columns(names: Sequence[str]) -> str:
 
 
 def row_params(
-    row: Mapping[str, str], params: Mapping[str, str], recording: Recording | None
+    columns: Collection[str], params: Mapping[str, str], recording: Recording | None
 ) -> dict[str, str]:
-    """A row's params as shown and reported: the CSV's columns in its order, then those
-    given on the command line; a column that is no param of the recording (warned about
-    by `check_columns`, not used) left out; never a secret's value (`params` has none)."""
+    """A row's params as shown and reported: in the order of the CSV's `columns` (a row,
+    or their names), then the others in their own order (given on the command line); a
+    column that is no param of the recording (warned about by `check_columns`, not used)
+    left out; never a secret's value (`params` has none)."""
     wanted = set(recording.params) if recording is not None else set(params)
-    order = [k for k in row if k in params] + [k for k in params if k not in row]
+    order = [k for k in columns if k in params] + [k for k in params if k not in columns]
     return {k: params[k] for k in order if k in wanted}
 
 
