@@ -37,9 +37,9 @@ def xdisplay() -> Iterator[str]:
 @pytest.fixture(autouse=True)
 def display_of_the_test(request: pytest.FixtureRequest) -> None:
     """A test that uses `xdisplay` (and no desktop of its own) runs with DISPLAY naming
-    it, whatever a desktop of another module did to the environment meanwhile: on a
-    pytest worker, modules come in any order, and a desktop started before `xdisplay`
-    restored, on its way out, the DISPLAY it had found."""
+    it, whatever an earlier test in this process left there (`open_backend(":N")` run
+    in-process writes DISPLAY; on a pytest worker, modules come in any order), on a
+    display with no window manager's leftovers."""
     names = request.fixturenames
     if "xdisplay" in names and "desktop" not in names:
         display = request.getfixturevalue("xdisplay")
