@@ -1,12 +1,15 @@
 """Reading back what replay typed, where it landed, before the next action.
 
 A typing step recorded with its field read back (`Step.landed`: the field's whole text
-after the typing, each param as its placeholder, and where the field stood) is checked
-once the app has drawn it: at the next step's matching screen, before anything else is
-done, or after the last action, before the outcome. The field is read the way it was
-recorded (`Backend.read_field`: the accessibility tree, or OCR of its box moved with the
-task) and compared with the recorded text filled with this run's values
-(`readback.field.compare_typed`):
+after the typing, each param as its placeholder, and where the field stood) is read once
+the app has drawn it, on the screen as replay finds it before the next step (still, the
+pointer not yet moved: a hover or tooltip replay's own pointer brings never covers the
+field, and no read, a tenth of a second of OCR, stands between that step's check and its
+action, while the app draws the hover the move brought); or after the last action,
+before the outcome. What the read found counts once the next step's screen matched. The
+field is read the way it was recorded (`Backend.read_field`: the accessibility tree, or
+OCR of its box moved with the task) and compared with the recorded text filled with this
+run's values (`readback.field.compare_typed`):
 
 - the field shows exactly that text: verified;
 - it clearly shows other text (the value doubled, text left from before, cut, another
@@ -46,6 +49,18 @@ class Typed:
     offset: Offset
 
 
+@dataclass(frozen=True)
+class Read:
+    """A typed field read back, waiting for the next step's look to count."""
+
+    number: int
+    """The typing step's number in this run."""
+    expected: str
+    box: Rect | None
+    prefer: str
+    check: TypedCheck
+
+
 class Landing:
     def __init__(self, backend: Backend, values: Values, progress: Callable[[str], None]) -> None:
         self.backend = backend
@@ -70,9 +85,15 @@ class Landing:
         return not self.unverified
 
     def check(self, frame: Frame | None) -> str | None:
-        """Read back the step typed last (on `frame`, the screen the app has drawn it
-        on; None: the screen now): why the run must stop there (the field shows other
-        text), or None."""
+        """Read back the step typed last on `frame` (the screen the app has drawn it on;
+        None: the screen now) and judge it at once: why the run must stop there (the
+        field shows other text), or None."""
+        return self.judge(self.read(lambda: frame))
+
+    def read(self, screen: Callable[[], Frame | None]) -> Read | None:
+        """Read back the step typed last, if it was recorded with its field read, on the
+        frame `screen` gives (asked only then: the screen as found, before the next
+        step's look moves the pointer); `judge` tells what the read means."""
         typed, self.waiting = self.waiting, None
         if typed is None:
             return None
@@ -84,18 +105,29 @@ class Landing:
             return None
         expected = render_text(landed.text, self.values.all)
         box = landed.box.moved(*typed.offset) if landed.box is not None else None
-        check = self._read(expected, box, frame, "ocr" if landed.source == "ocr" else "")
-        secret = self._secret(expected)
+        prefer = "ocr" if landed.source == "ocr" else ""
+        return Read(number, expected, box, prefer, self._read(expected, box, screen(), prefer))
+
+    def judge(self, read: Read | None, frame: Frame | None = None) -> str | None:
+        """What `read` means, once the next step's screen matched on `frame`: why the run
+        must stop there (the field shows other text), or None. OCR that read other text
+        reads `frame` again before it counts (an app that drew the last keys late)."""
+        if read is None:
+            return None
+        check = read.check
+        if check.outcome is ReadOutcome.DIFFERS and check.source == "ocr" and frame is not None:
+            check = self._read(read.expected, read.box, frame, read.prefer)
+        secret = self._secret(read.expected)
         reason = check.reason if not secret else _without_text(check.outcome)
         if check.outcome is ReadOutcome.VERIFIED:
             self.verified += 1
             return None
         if check.outcome is ReadOutcome.UNREADABLE:
-            self._unverified(number, f"the field typed into could not be read back: {reason}")
+            self._unverified(read.number, f"the field typed into could not be read back: {reason}")
             return None
         return (
-            f"The field typed into at step {number} does not show what was typed: {reason} "
-            f"(read by {'OCR' if check.source == 'ocr' else 'the accessibility tree'})"
+            f"The field typed into at step {read.number} does not show what was typed: "
+            f"{reason} (read by {'OCR' if check.source == 'ocr' else 'the accessibility tree'})"
         )
 
     def _read(

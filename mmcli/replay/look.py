@@ -1,18 +1,22 @@
-"""Looking at the screen until a step's screen is there: the pointer put where the step
-had it, a still screen grabbed and judged, again each time it changes, until a child
-matches or the timeout; Ctrl-C and the fail-safe corner looked at between two looks."""
+"""Looking at the screen until a step's screen is there: first the screen as found (still,
+the pointer where it is), for the clicks among the step's children, which are then acted
+on by moving and pressing at once, so replay never checks a hover its own pointer brought;
+then the pointer put where the step had it, a still screen grabbed and judged, again each
+time it changes, until a child matches or the timeout; Ctrl-C and the fail-safe corner
+looked at between two looks."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
-from mmcli.backends.base import Backend, in_failsafe_corner
+from mmcli.backends.base import Backend, Settled, in_failsafe_corner
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import Aborted
 from mmcli.model import Action, ActionKind, Step
 from mmcli.replay.focus import FocusHandBack
 from mmcli.replay.judge import Judge, Match, fewer
+from mmcli.screen.fingerprint import Frame
 from mmcli.screen.relocate import Offset, moved_point
 from mmcli.screen.windows import described, focus_taken, keyboard_taken
 
@@ -63,6 +67,8 @@ class Looker:
         self.focus = FocusHandBack(backend, judge, progress)
         self.found_pointer: tuple[int, int] | None = None
         """Where the pointer was when the current step's look began."""
+        self._found: Settled | None = None
+        """The screen as found for the coming look (`as_found`), before any input since."""
 
     def keyboard_taken(self, step: Step) -> str | None:
         """Before a key step: why its keys must not be sent (another window has the
@@ -87,6 +93,62 @@ class Looker:
         if in_failsafe_corner(self.backend.pointer(), self.backend.size()):
             raise Aborted("fail-safe: pointer in a screen corner; stopped between two actions")
 
+    def as_found(self) -> Frame:
+        """The screen as this step finds it, once still (at most
+        `APPROACH_SETTLE_LIMIT`), before replay moves the pointer; the look that follows
+        begins with it."""
+        self._found = self.backend.settle(POLL, APPROACH_SETTLE_LIMIT, windows=True)
+        return self._found.frame
+
+    def _screen_as_found(self) -> Settled:
+        """`as_found`'s screen if nothing was given input or drawn since, else grabbed now."""
+        found, self._found = self._found, None
+        log = self.backend.changes()
+        if (
+            found is None
+            or self.backend.input_at > found.at
+            or log is None
+            or log.changed_at > found.at
+        ):
+            found = self.backend.settle(POLL, APPROACH_SETTLE_LIMIT, windows=True)
+        return found
+
+    def match_as_found(self, children: list[Step]) -> Match | None:
+        """The clicks among `children` whose recorded pointer is elsewhere than the
+        pointer now, checked on the screen as found: a match there is acted on by a click
+        that moves and presses at once (on X11 with every other client held still from
+        the check on), so the pointer never rests on the target before the press and no
+        hover it brings is judged. Swing drew its Save button's rollover 20-400 ms after
+        the pointer arrived, past the recorder's wait: the recorded screen showed the
+        button plain, and replay, which had moved there to look, saw the rollover come.
+        A target recorded with its hover drawn does not match here: the look moves the
+        pointer there and checks it with the hover. None: no match as found."""
+        pointer = self.backend.pointer()
+        clicks = [
+            c
+            for c in children
+            if c.action.kind is ActionKind.CLICK
+            and moved_point(c.fingerprint.pointer, self.offset) not in (None, pointer)
+        ]
+        if not clicks or self.dry_run:
+            self._found = None
+            return None
+        found = self._screen_as_found()
+        if not found.still:
+            return None
+        match = self.judge.first_match(clicks, found.frame, self.offset, found.stack)
+        if match.step is None or match.offset != self.offset:
+            return None
+        return match
+
+    def _tell_left_out(self, match: Match, depth: int) -> None:
+        if match.left_out:
+            windows = ", ".join(described(w) for w in match.left_out)
+            self.progress(
+                f"step {depth + 1}: {windows} over the task but no target or typed field: "
+                "left out of the check"
+            )
+
     def wait_for_match(self, children: list[Step], depth: int) -> Match:
         """Look until one child matches a still screen (`Backend.settle`).
 
@@ -97,6 +159,10 @@ class Looker:
         started = time.monotonic()
         deadline = started + self.timeout
         self.found_pointer = None if self.dry_run else self.backend.pointer()
+        found = self.match_as_found(children)
+        if found is not None:
+            self._tell_left_out(found, depth)
+            return found
         groups: dict[tuple[int, int] | None, list[Step]] = {}
         for child in children:
             groups.setdefault(child.fingerprint.pointer, []).append(child)
@@ -127,12 +193,7 @@ class Looker:
                     match = Match(None, match.verdict, match.frame, match.offset)
                     continue
                 if match.step is not None and (settled.still or self.dry_run):
-                    if match.left_out:
-                        windows = ", ".join(described(w) for w in match.left_out)
-                        self.progress(
-                            f"step {depth + 1}: {windows} over the task but no target or "
-                            "typed field: left out of the check"
-                        )
+                    self._tell_left_out(match, depth)
                     return match
                 if match.step is None and (best is None or fewer(match, best)):
                     best = match

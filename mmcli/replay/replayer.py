@@ -160,11 +160,12 @@ class Replayer:
             checkable = self._checkable(children, depth)
             if not checkable:
                 return self._diverged(walked, children, *self._unchecked(children), node, focus)
+            read = self.landing.read(self.look.as_found)
             match = self.look.wait_for_match(checkable, depth)
             step = match.step
             if step is None:
                 return self._diverged(walked, children, match, None, node, focus)
-            other_text = self.landing.check(match.frame)
+            other_text = self.landing.judge(read, match.frame)
             if other_text is not None:  # what was typed last did not land as typed
                 return self._diverged(walked, children, match, other_text, node, focus)
             if step.pending and not self.options.trust_new:

@@ -234,3 +234,63 @@ def test_typed_text_is_read_in_its_whole_field_its_earlier_text_included() -> No
     flat = Image.new("RGB", (800, 200), "#d9d9d9")
     ImageDraw.Draw(flat).rectangle([100, 80, 500, 104], fill="white")
     assert widen_to_field(Frame.from_image(flat).pixels, second) == Rect(100, 84, 401, 16)
+
+
+def test_the_field_is_read_on_the_screen_as_found_before_the_pointer_moves() -> None:
+    """The field typed into is read before the next step's look moves the pointer onto
+    its target: a hover the move brings is not read as the field's text, and no read
+    stands between that step's check and its click (Swing drew its Save button's hover
+    while OCR read the field, and replay refused the click it had just checked)."""
+    rec = recorded()
+    submit = rec.steps[2]
+    rec.steps[2] = replace(submit, fingerprint=replace(submit.fingerprint, pointer=SUBMIT))
+    Store().save(rec, overwrite=True)
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    pointers: list[tuple[int, int]] = []
+
+    def reading(box: Rect | None, frame: object = None, prefer: str = "") -> FieldText:
+        pointers.append(backend.pointer())
+        return FieldText("Jane", "accessibility", rect=box)
+
+    backend.read_field = reading  # type: ignore[method-assign]
+    report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+    assert report.outcome is Outcome.FROM_MEMORY and report.verified is True
+    assert pointers and SUBMIT not in pointers
+
+
+def test_a_read_that_differs_before_the_look_counts_only_once_the_screen_matched() -> None:
+    """A field read other than typed on the screen as found, and a next step whose screen
+    differs: the run stops on the screen, the reason the check gives, not on the read."""
+    rec = recorded()
+    rec.steps[2] = replace(rec.steps[2], fingerprint=fp_of(form_screen(error=True), SUBMIT))
+    report = run("JaneJane", rec)
+    assert report.outcome is Outcome.DIVERGED
+    assert report.divergence is not None and report.divergence.step == 2
+    assert "near the task" in report.divergence.reason, report.divergence.reason
+
+
+def test_ocr_that_reads_other_text_on_the_screen_as_found_reads_the_matched_screen_again() -> None:
+    """An app may draw the last keys late: OCR that reads other text before the look reads
+    the screen the next step matched before it counts; text that still differs there stops
+    replay."""
+    rec = recorded(Landed("ocr", "{{name}}", FIELD))
+    Store().save(rec, overwrite=True)
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    reads: list[object] = []
+
+    def late(box: Rect | None, frame: object = None, prefer: str = "") -> FieldText:
+        reads.append(frame)
+        text = "Jane" if len(reads) > 1 else "JaneJane"
+        return FieldText(text, "ocr", rect=box, confidence=95)
+
+    backend.read_field = late  # type: ignore[method-assign]
+    report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+    assert report.outcome is Outcome.FROM_MEMORY and report.verified is True
+    assert len(reads) == 2 and reads[0] is not reads[1]
+    doubled = FieldText("JaneJane", "ocr", rect=FIELD, confidence=95)
+    Store().save(rec, overwrite=True)
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    backend.read_field = lambda box, frame=None, prefer="": doubled  # type: ignore[method-assign]
+    report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+    assert report.outcome is Outcome.DIVERGED and report.divergence is not None
+    assert report.divergence.reason.startswith("The field typed into at step 2"), report
