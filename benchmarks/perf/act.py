@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, work: Path) -> Report:
         env = {**os.environ, **recorder.env()}
         for i in range(args.runs):
             x = 200 + (i % 2) * 100
-            samples["alone"].append(_send_move(recorder.socket_path, x))
+            samples["alone"].append(_send_move(recorder.channel.socket_path, x))
             act = [sys.executable, "-m", "mmcli", "act", "move", str(x + 1), "300"]
             samples["act"].append(run_timed(act, env).wall)
             cli = [sys.executable, "-c", "from mmcli.cli.app import main; main()"]

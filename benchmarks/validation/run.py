@@ -28,7 +28,7 @@ from benchmarks.validation.scenarios import SCENARIOS, At, Label, Scenario
 from examples.world import LoanApp, agent_command
 from mmcli.backends.x11 import X11Backend
 from mmcli.capture.record import record
-from mmcli.capture.recorder import settle
+from mmcli.capture.settling import settle
 from mmcli.desktop.display import VirtualDisplay
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.params import Values

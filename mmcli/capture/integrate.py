@@ -90,20 +90,21 @@ class FinishedRun:
         command: Sequence[str],
         cwd: str | None = None,
     ) -> FinishedRun:
+        final = recorder.final
         return cls(
             recorder.captures,
-            recorder.final,
+            final.frame.small if final else None,
             recorder.volatile,
             values,
             list(command),
-            recorder.final_thumbnail,
-            recorder.final_frame,
+            final.thumbnail if final else None,
+            final.frame if final else None,
             recorder.backend.workarea(),
             cwd,
             _first_window(recorder),
-            final_typed=recorder.final_typed,
-            final_changed=recorder.final_changed,
-            final_titles=recorder.final_titles,
+            final_typed=final.typed if final else None,
+            final_changed=final.changed if final else None,
+            final_titles=final.titles if final else (),
         )
 
 

@@ -20,6 +20,7 @@ from datetime import datetime
 
 import numpy as np
 
+from mmcli.backends.base import Backend
 from mmcli.capture.secrets import join_keystrokes, joined, typed_text
 from mmcli.model import MAX_LANDED_TEXT, POINTED, Action, ActionKind, EndScreen, Landed, Step
 from mmcli.params import leaked_in, parametrize
@@ -484,3 +485,46 @@ def _touched(
 def volatile_masks(regions: list[Rect]) -> list[Rect]:
     """Learned volatile regions, merged, with a small margin for anti-aliasing."""
     return merge_rects(regions, margin=4)
+
+
+def read_back(
+    backend: Backend, captures: list[Capture], frame: Frame, action: Action | None
+) -> None:
+    """Once the app has drawn typed text (`frame`: the screen before the next action
+    `action`, or the final one), read its field back onto the typing's capture, the last
+    of `captures` (see `landed_of`); text typed right after joins it and is read after
+    its last piece."""
+    last = captures[-1] if captures else None
+    if last is None or last.read is not None or not readable(last.action):
+        return
+    if action is not None and action.kind is ActionKind.TYPE:
+        return
+    last.field_box = field_box(last, frame)
+    last.read = backend.read_field(last.field_box, frame)
+
+
+def join_chunk(last: Capture | None, capture: Capture) -> bool:
+    """Join `capture` to `last` when it is text typed right after text (an agent typing in
+    chunks): the step keeps the screen before the first chunk, unless that text left its
+    field (ended with Tab or Return): the next field's text is a step of its own, checked
+    before it is typed. True if joined (`capture` is then dropped)."""
+    action = capture.action
+    if (
+        last is None
+        or not last.action.kind is action.kind is ActionKind.TYPE
+        or last.action.text.endswith(LEAVES_FIELD)
+    ):
+        return False
+    last.action = replace(
+        last.action, text=last.action.text + action.text, key_ms=_slower(last.action, action)
+    )
+    last.note = last.note or capture.note
+    if capture.thumbnail is not None:
+        capture.thumbnail.cancel()
+    return True
+
+
+def _slower(a: Action, b: Action) -> int | None:
+    """The pace of text typed in two chunks: the slower one's (None if neither is known)."""
+    known = [x.key_ms for x in (a, b) if x.key_ms is not None]
+    return max(known) if known else None

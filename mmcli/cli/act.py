@@ -23,7 +23,7 @@ act_app = typer.Typer(
 
 def _act(action: Any) -> None:
     from mmcli.backends import open_backend
-    from mmcli.capture.recorder import action_to_json
+    from mmcli.capture.channel import action_to_json
     from mmcli.hook._mm_record_hook import SOCKET_ENV, RecorderLink
 
     socket_path = os.environ.get(SOCKET_ENV)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from PIL import ImageDraw
 
 from mmcli.capture.integrate import FinishedRun, Into, fallback_lines, integrate
-from mmcli.capture.recorder import _png
+from mmcli.capture.recorder import FinalScreen, _png
 from mmcli.model import Action, ActionKind, Recording
 from mmcli.params import Values
 from mmcli.screen.fingerprint import Frame, Rect
@@ -128,13 +128,8 @@ def test_the_window_title_is_the_first_pointed_action_s() -> None:
     typed_first = [run.captures[1], *run.captures]
     recorder = SimpleNamespace(
         captures=typed_first,
-        final=run.final,
+        final=FinalScreen(run.final_frame, run.final_thumbnail, None, None, ()),
         volatile=[],
-        final_thumbnail=run.final_thumbnail,
-        final_frame=run.final_frame,
-        final_typed=None,
-        final_changed=None,
-        final_titles=(),
         backend=SimpleNamespace(workarea=lambda: None, window_title_at=title_at),
     )
     finished = FinishedRun.of(recorder, Values(), ["agent"], "/tmp")  # type: ignore[arg-type]

@@ -122,16 +122,16 @@ def test_a_blinking_caret_is_not_learned_as_volatile_but_a_clock_is() -> None:
     ImageDraw.Draw(ticked).text((1700, 20), "12:00:02", fill="white")
     backend = FakeBackend(phases[0])
     recorder = Recorder(backend)
-    recorder._note_volatile(Frame.from_image(phases[0]), Frame.from_image(phases[1]))
+    recorder.idle.note_volatile(Frame.from_image(phases[0]), Frame.from_image(phases[1]))
     assert recorder.volatile == []
-    recorder._note_volatile(Frame.from_image(base), Frame.from_image(ticked))
+    recorder.idle.note_volatile(Frame.from_image(base), Frame.from_image(ticked))
     assert len(recorder.volatile) == 1 and recorder.volatile[0].x >= 1680
 
 
 def test_part_of_a_digit_changing_is_not_a_caret() -> None:
     """A clock digit 3 -> 8 changes only its left strokes: thin, caret-sized, but ink on
     both sides of the change, where a blinking caret has none in its off phase."""
-    from mmcli.capture.recorder import is_caret
+    from mmcli.capture.settling import is_caret
 
     base = form_screen()
     three, eight = glyph(base, 220, 1), glyph(base, 222, 1)
@@ -144,7 +144,7 @@ def test_part_of_a_digit_changing_is_not_a_caret() -> None:
 def test_a_caret_beside_the_field_border_is_a_caret() -> None:
     """An empty field's caret stands a pixel or two from its border: what changes is the
     caret alone, though the border shares its downscaled column."""
-    from mmcli.capture.recorder import is_caret
+    from mmcli.capture.settling import is_caret
 
     base = form_screen()
     caret = glyph(base, 202, 1)
@@ -182,7 +182,7 @@ def test_a_tick_too_faint_when_downscaled_is_learned_as_volatile() -> None:
     ticked.putpixel((1745, 26), (shade, shade, shade))
     before, after = Frame.from_image(base), Frame.from_image(ticked)
     recorder = Recorder(FakeBackend(base))
-    recorder._note_volatile(before, after)
+    recorder.idle.note_volatile(before, after)
     assert len(recorder.volatile) == 1 and recorder.volatile[0].intersects(Rect(1745, 26, 1, 1))
 
 
@@ -325,7 +325,7 @@ def test_a_caret_against_the_last_glyph_typed_is_a_caret() -> None:
     field was masked (58 % of the task area unchecked). What changes is ink in one frame
     and ground in the other, every row of the bar changed or glyph in both: a caret. A
     change with a row of ground in both frames between its strokes is not."""
-    from mmcli.capture.recorder import is_caret
+    from mmcli.capture.settling import is_caret
 
     base = form_screen()
     glyph_z = base.copy()
@@ -398,7 +398,7 @@ TK_CARET_AFTER_Z = (  # Tk's caret after "Núñez" on a VNC desktop (luma, 20 ro
 def test_tk_s_caret_after_a_z_as_measured_is_a_caret() -> None:
     """The frames measured (their luma): the z's end, anti-aliased grey, lies under the
     caret's first column, so 3 of the caret's 34 pixels hold ink in its off phase too."""
-    from mmcli.capture.recorder import is_caret
+    from mmcli.capture.settling import is_caret
 
     base = form_screen()
     frames = []

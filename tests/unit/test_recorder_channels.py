@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mmcli.backends.fake import FakeBackend
+from mmcli.capture import answers
 from mmcli.capture import recorder as recorder_module
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.steps import build_steps
@@ -31,7 +32,7 @@ def rec() -> Iterator[Recorder]:
 def send(r: Recorder, *messages: dict[str, Any]) -> list[dict[str, Any]]:
     replies = []
     with socket.socket(socket.AF_UNIX) as s:
-        s.connect(r.socket_path)
+        s.connect(r.channel.socket_path)
         f = s.makefile("rwb")
         for m in messages:
             f.write(json.dumps(m).encode() + b"\n")
@@ -299,7 +300,7 @@ def test_a_key_answered_before_its_release_is_not_waited_on_again() -> None:
         r.capture(Action(ActionKind.PRESS, keys=["tab"]))
         took = time.monotonic() - started
     assert (r.captures[1].small == _small(typed)).all()
-    assert took < recorder_module.ANSWER_WAIT - 0.05  # the answer quiet, not the wait
+    assert took < answers.ANSWER_WAIT - 0.05  # the answer quiet, not the wait
 
 
 @pytest.mark.parametrize("late", [0.0, 0.1], ids=["answered-at-once", "answered-late"])
@@ -321,9 +322,9 @@ def test_keys_that_change_nothing_wait_as_long_as_the_app_has_needed(
             r.capture(Action(ActionKind.PRESS, keys=["tab"]))
     assert (r.captures[2].small == _small(screens[2])).all()
     if late:
-        assert waited[-1] > recorder_module.ANSWER_WAIT - 0.05
+        assert waited[-1] > answers.ANSWER_WAIT - 0.05
     else:
-        assert [w > recorder_module.ANSWER_FLOOR for w in waited] == [True, True, False]
+        assert [w > answers.ANSWER_FLOOR for w in waited] == [True, True, False]
 
 
 def test_an_answer_is_looked_for_after_the_last_action_not_an_earlier_press() -> None:
@@ -358,17 +359,17 @@ def test_a_caret_blinking_after_a_key_that_did_nothing_is_not_an_answer() -> Non
         for screen in screens[1:]:
             _key(r, backend, screen)
             r.capture(Action(ActionKind.PRESS, keys=["tab"]))
-        learned = dict(r.answer_times().slowest)
+        learned = dict(r.waits.answer_times().slowest)
         _key(r, backend, None)
         time.sleep(0.01)  # slower than any answer yet: it would raise the limit
         backend.repaint(blink)
         r.capture(Action(ActionKind.PRESS, keys=["tab"]))
-        assert r.answer_times().slowest == learned
+        assert r.waits.answer_times().slowest == learned
         _key(r, backend, None)
         time.sleep(0.01)
         backend.repaint(screens[0])  # a key that did something is learned
         r.capture(Action(ActionKind.PRESS, keys=["tab"]))
-        assert r.answer_times().slowest[ActionKind.PRESS, ""] >= 0.01
+        assert r.waits.answer_times().slowest[ActionKind.PRESS, ""] >= 0.01
 
 
 def test_telling_an_answer_from_a_blink_is_done_after_the_agent_has_its_reply(
@@ -389,7 +390,7 @@ def test_telling_an_answer_from_a_blink_is_done_after_the_agent_has_its_reply(
         compared.append(time.monotonic())
         return True
 
-    monkeypatch.setattr(recorder_module, "beyond_carets", slow_beyond)
+    monkeypatch.setattr(answers, "beyond_carets", slow_beyond)
     with Recorder(backend, learn=False) as r:
         r.capture(Action(ActionKind.PRESS, keys=["tab"]))
         _key(r, backend, screens[1])
@@ -401,7 +402,7 @@ def test_telling_an_answer_from_a_blink_is_done_after_the_agent_has_its_reply(
         _key(r, backend, screens[2])
         r.capture(Action(ActionKind.PRESS, keys=["tab"]))  # waits for the first to be told
         assert len(compared) >= 1
-        assert r.answer_times().seen[ActionKind.PRESS, ""] == 2
+        assert r.waits.answer_times().seen[ActionKind.PRESS, ""] == 2
 
 
 def test_a_click_answered_at_its_press_is_not_waited_on_after_its_release(
@@ -417,7 +418,7 @@ def test_a_click_answered_at_its_press_is_not_waited_on_after_its_release(
         for screen in (*screens[1:], None):
             _key(r, backend, screen)  # the button's press, the focus drawn, the release
             r.capture(Action(ActionKind.CLICK, x=5, y=5))
-    assert [w > recorder_module.ANSWER_FLOOR for w in waited[1:]] == [True, True, False]
+    assert [w > answers.ANSWER_FLOOR for w in waited[1:]] == [True, True, False]
 
 
 def _hover_on_move(backend: FakeBackend, monkeypatch: pytest.MonkeyPatch, *later: Any) -> None:
@@ -475,8 +476,8 @@ def test_an_app_that_drew_its_hover_effects_at_once_is_not_waited_on_for_long(
         for x in (30, 60, 90, 120):
             r.capture(Action(ActionKind.MOVE, x=5, y=5))
             r.capture(Action(ActionKind.CLICK, x=x, y=45))
-    assert waited[0] > recorder_module.HOVER_WAIT - 0.03  # no hover: the whole wait
-    assert waited[-1] <= recorder_module.HOVER_FLOOR < recorder_module.HOVER_WAIT
+    assert waited[0] > answers.HOVER_WAIT - 0.03  # no hover: the whole wait
+    assert waited[-1] <= answers.HOVER_FLOOR < answers.HOVER_WAIT
 
 
 def test_a_hover_drawn_later_than_the_first_ones_is_still_kept(
@@ -499,7 +500,7 @@ def test_a_hover_drawn_later_than_the_first_ones_is_still_kept(
     [(Action(ActionKind.PRESS, keys=["tab"]), Action(ActionKind.TYPE, text="x"), 0.3, 0.0),
      (Action(ActionKind.TYPE, text="ab"), Action(ActionKind.TYPE, text="cd"), 0.0, 0.0),
      (Action(ActionKind.MOVE, x=5, y=5), Action(ActionKind.CLICK, x=9, y=9), 0.0,
-      recorder_module.HOVER_WAIT)],
+      answers.HOVER_WAIT)],
     ids=["after-the-agent-thought", "text-after-text", "after-a-move"],
 )  # fmt: skip
 def test_no_answer_is_waited_for_where_none_is_due(
@@ -540,7 +541,7 @@ def test_full_resolution_detail_is_kept_after_typing_within_its_budget(
     send(rec, act(kind="type", text="Ada"))
     draw(340)
     send(rec, act(kind="click", x=160, y=415))
-    monkeypatch.setattr(rec, "_detail_left", 1)
+    monkeypatch.setattr(rec.details, "left", 1)
     draw(380)
     send(rec, act(kind="click", x=160, y=300))
     draw(420)

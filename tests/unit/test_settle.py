@@ -238,7 +238,7 @@ def outcome(
 ) -> tuple[float, bool]:
     """How long `outcome_settle` takes, and whether the screen was still, with the caret
     blinking (`blink`) for `before` seconds before it is asked, and on."""
-    from mmcli.capture.recorder import outcome_settle
+    from mmcli.capture.settling import outcome_settle
 
     stop = threading.Event()
     thread = threading.Thread(target=blink, args=(backend, stop, 0.1, label_at, area))
@@ -274,7 +274,7 @@ def test_the_outcome_waits_for_a_change_other_than_a_caret() -> None:
 
 
 def test_the_outcome_counts_the_quiet_since_the_last_change() -> None:
-    from mmcli.capture.recorder import outcome_settle
+    from mmcli.capture.settling import outcome_settle
 
     backend = quiet_backend()  # nothing changed for 10 s
     started = time.monotonic()
