@@ -16,6 +16,7 @@ third-party library's process-wide settings.
 - `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`
   (VNC password authentication); `rfbproxy`: an endpoint in front of the server for an
   agent's own VNC client, each input handed over before it is passed on.
+- `cdp`: a browser's page through its DevTools (`devtools`: the protocol's connection).
 - `fake`: a scripted screen for unit tests.
 
 May import: the vocabulary, `screen`, `store`, `readback` (and `desktop`, its own layer).
@@ -57,17 +58,23 @@ def __getattr__(name: str) -> Any:
 
 def open_backend(display: str | None = None) -> Backend:
     """The backend for `display` (`--display`), else $MM_DISPLAY, else the X display in
-    $DISPLAY: `vnc://HOST[:PORT]` is a remote desktop over VNC, anything else an X display
+    $DISPLAY: `vnc://HOST[:PORT]` is a remote desktop over VNC, `cdp://HOST[:PORT]` (or a
+    page's `ws://` URL) a browser's page through its DevTools, anything else an X display
     name (which this process then uses as its DISPLAY)."""
     display = display or os.environ.get("MM_DISPLAY") or None
     if display is not None:
-        from mmcli.desktop.display import vnc_address
+        from mmcli.desktop.display import cdp_address, vnc_address
 
         address = vnc_address(display)
         if address is not None:
             from mmcli.backends.vnc import VncBackend
 
             return VncBackend(address)
+        page = cdp_address(display)
+        if page is not None:
+            from mmcli.backends.cdp import CdpBackend
+
+            return CdpBackend(page)
         os.environ["DISPLAY"] = display
     if not os.environ.get("DISPLAY"):
         if os.environ.get("WAYLAND_DISPLAY"):

@@ -335,6 +335,10 @@ class Backend(ABC):
     takes_vnc_clients: bool = False
     """The display is reached over VNC: an agent acts on it through a VNC client of its
     own, given an endpoint in front of it (`open_proxy`)."""
+    takes_local_input: bool = True
+    """Input given on the local X display (pyautogui, xdotool) reaches this display. Not
+    so for a remote one (VNC, a browser's DevTools): an agent acts there through mm's
+    own connection (`mm act`) or an endpoint in front of it."""
 
     def open_proxy(
         self,

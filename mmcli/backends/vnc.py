@@ -279,6 +279,7 @@ class VncBackend(Backend):
             time.sleep(wait)
 
     takes_vnc_clients = True
+    takes_local_input = False
 
     def open_proxy(
         self,

@@ -26,6 +26,10 @@ LOCAL_X_ON_VNC = "input on the local X display (pyautogui or xdotool) on a VNC d
 """What an agent that gives X input while the display is `vnc://` did: that input goes to
 the local X display, never to the VNC desktop the task is on."""
 VNC_CHANNELS = "on a vnc:// display act through the VNC endpoint in MM_VNC_ADDRESS or mm act"
+LOCAL_X_ON_CDP = "input on the local X display (pyautogui or xdotool) on a browser's DevTools"
+"""What an agent that gives X input while the display is `cdp://` did: that input goes to
+the local X display, never to the page the task is on."""
+CDP_CHANNELS = "on a cdp:// display act through mm act"
 
 
 class Channel:
@@ -99,11 +103,15 @@ class Channel:
         try:
             message = json.loads(line)
             op = message.get("op")
-            if op in ("act", "button") and recorder.backend.takes_vnc_clients:
+            if op in ("act", "button") and not recorder.backend.takes_local_input:
                 # The pyautogui hook and the xdotool shim act on the local X display:
-                # the task on the VNC desktop would not get the input at all.
-                recorder.unsupported.append(LOCAL_X_ON_VNC)
-                return {"ok": False, "error": f"{LOCAL_X_ON_VNC}; {VNC_CHANNELS}"}
+                # the task on a remote display would not get the input at all.
+                vnc = recorder.backend.takes_vnc_clients
+                what, channels = (
+                    (LOCAL_X_ON_VNC, VNC_CHANNELS) if vnc else (LOCAL_X_ON_CDP, CDP_CHANNELS)
+                )
+                recorder.unsupported.append(what)
+                return {"ok": False, "error": f"{what}; {channels}"}
             if op in ("act", "perform"):
                 action = action_from_json(message["action"])
                 # The pointer moving while a button is held is part of the drag.

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mmcli.cli.options import is_vnc, state
+from mmcli.cli.options import is_remote, state
 from mmcli.cli.parser import MMCommand, MMGroup
 from mmcli.errors import MMError, UsageError
 
@@ -34,9 +34,10 @@ def _act(action: Any) -> None:
                 f"unknown key {unknown[0]!r}: use a key name such as enter, tab, esc, "
                 "backspace, up, f5, ctrl, a (to type text: mm act type TEXT)"
             )
-        # Over VNC the recorder acts through its own connection, as `mm act`'s fast path
-        # has it do on any display; here the keys were checked first.
-        op = "perform" if is_vnc(state["display"]) else "act"
+        # On a remote display (VNC, DevTools) the recorder acts through its own
+        # connection, as `mm act`'s fast path has it do on any display; here the keys
+        # were checked first.
+        op = "perform" if is_remote(state["display"]) else "act"
         if socket_path:
             try:
                 RecorderLink(socket_path).send({"op": op, "action": action_to_json(action)})

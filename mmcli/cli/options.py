@@ -38,28 +38,32 @@ DisplayOption = Annotated[
         metavar="DISPLAY",
         envvar="MM_DISPLAY",
         help="The display to drive: vnc://HOST[:PORT] for a remote desktop over VNC "
-        "(password in $MM_VNC_PASSWORD or a file named by $MM_VNC_PASSWORD_FILE), or an X "
-        "display such as :99 (default: $MM_DISPLAY, else $DISPLAY).",
+        "(password in $MM_VNC_PASSWORD or a file named by $MM_VNC_PASSWORD_FILE), "
+        "cdp://HOST[:PORT] for a browser's page through its DevTools (a browser started "
+        "with --remote-debugging-port), or an X display such as :99 (default: "
+        "$MM_DISPLAY, else $DISPLAY).",
         show_default=False,
     ),
 ]
 
 
 def display_named(value: str | None) -> str | None:
-    """The `--display` given, checked (a VNC address is parsed here: a bad one is a usage
-    error before anything runs)."""
+    """The `--display` given, checked (a VNC or DevTools address is parsed here: a bad one
+    is a usage error before anything runs)."""
     if not value:
         return None
-    from mmcli.desktop.display import vnc_address
+    from mmcli.desktop.display import cdp_address, vnc_address
 
     vnc_address(value)
+    cdp_address(value)
     return value
 
 
-def is_vnc(display: str | None) -> bool:
-    from mmcli.desktop.display import vnc_address
+def is_remote(display: str | None) -> bool:
+    """A display mm reaches by its own connection (VNC, a browser's DevTools)."""
+    from mmcli.desktop.display import is_remote
 
-    return display is not None and vnc_address(display) is not None
+    return is_remote(display)
 
 
 ParamOption = Annotated[

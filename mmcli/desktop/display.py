@@ -102,11 +102,77 @@ def vnc_address(display: str) -> VncAddress | None:
     return VncAddress(parts.hostname, VNC_PORT if port is None else port)
 
 
+CDP_SCHEME = "cdp://"
+CDP_SOCKETS = ("ws://", "wss://")
+CDP_PORT = 9222
+
+
+@dataclass(frozen=True)
+class CdpAddress:
+    """A browser's page reached through its DevTools: `--display cdp://HOST[:PORT]` (a
+    browser started with `--remote-debugging-port`; its first page is driven), or a
+    page's own `ws://` / `wss://` socket URL (a remote browser service)."""
+
+    host: str
+    port: int
+    socket: str | None = None
+    """The page's socket URL as given (None: found from the browser's target list)."""
+
+    @property
+    def netloc(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def __str__(self) -> str:
+        return self.socket or f"{CDP_SCHEME}{self.netloc}"
+
+
+def cdp_address(display: str) -> CdpAddress | None:
+    """The browser `display` names (`cdp://HOST[:PORT]`, port 9222 by default; or a
+    `ws://` / `wss://` socket URL), None for any other display; `UsageError` for a
+    malformed one, or one with a password in it (it would show in `ps`)."""
+    lowered = display.lower()
+    is_socket = lowered.startswith(CDP_SOCKETS)
+    if not lowered.startswith(CDP_SCHEME) and not is_socket:
+        return None
+    parts = urlsplit(display)
+    if parts.username is not None or parts.password is not None:
+        raise UsageError("no password in the display address: it would be visible in `ps`")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    path_ok = bool(parts.path) if is_socket else parts.path in ("", "/")
+    if not parts.hostname or port == -1 or not path_ok or (parts.query and not is_socket):
+        raise UsageError(
+            f"--display {display!r}: expected cdp://HOST[:PORT] (a browser started with "
+            "--remote-debugging-port), e.g. cdp://127.0.0.1:9222, or a page's ws:// URL"
+        )
+    default = 443 if lowered.startswith("wss://") else 80 if is_socket else CDP_PORT
+    return CdpAddress(
+        parts.hostname, default if port is None else port, display if is_socket else None
+    )
+
+
+def is_remote(display: str | None) -> bool:
+    """Whether `display` is reached over the network by mm's own connection (VNC, a
+    browser's DevTools): input given on the local X display never reaches it."""
+    return display is not None and (
+        vnc_address(display) is not None or cdp_address(display) is not None
+    )
+
+
 def display_key(display: str) -> str:
     """What identifies the X server `display` names, however it is spelled: `:3`, `:3.0`,
     `unix:3`, `localhost:3` and `<this host>:3` are all `local-3`; another host's display
     is `host-N`. The screen number is dropped: one server, one pointer and keyboard. A VNC
-    server is `vnc-HOST-PORT`, `local` for this machine's."""
+    server is `vnc-HOST-PORT`, `local` for this machine's; a browser's DevTools
+    `cdp-HOST-PORT`."""
+    cdp = cdp_address(display)
+    if cdp is not None:
+        host = cdp.host.lower()
+        host = "local" if host in LOCAL_HOSTS or host == socket.gethostname().lower() else host
+        return f"cdp-{re.sub(r'[^a-z0-9_.-]', '_', host)}-{cdp.port}"
     vnc = vnc_address(display)
     if vnc is not None:
         host = vnc.host.lower()

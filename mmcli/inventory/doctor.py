@@ -54,11 +54,13 @@ def diagnose(
 ) -> list[Finding]:
     """Run every check on `display` (`--display`; None: $DISPLAY); never raises for a
     failed check."""
-    from mmcli.desktop.display import vnc_address
+    from mmcli.desktop.display import cdp_address, vnc_address
 
     vnc = display is not None and vnc_address(display) is not None
     if vnc:
         return _diagnose_vnc(store, open_backend, display or "")
+    if display is not None and cdp_address(display) is not None:
+        return _diagnose_cdp(store, open_backend, display)
     findings = [check_store(store), check_sandbox(), check_display()]
     if findings[-1].status is Status.FAIL:
         for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
@@ -105,6 +107,45 @@ def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: st
         told = "over VNC a remote desktop tells nothing of its windows"
         findings.append(Finding(WINDOWS, Status.SKIP, f"{told}: {WINDOWS_OFF}"))
     findings.append(check_readback(accessibility=False))
+    return findings
+
+
+CDP_FIX = (
+    "start the browser with --remote-debugging-port=PORT (and pip install 'mmcli[cdp]'); "
+    "see docs/cdp.md"
+)
+
+
+def _diagnose_cdp(store: Store, open_backend: Callable[[], Backend], display: str) -> list[Finding]:
+    """A browser's page through its DevTools: reachable is the display check; input goes
+    as DevTools events (no fail-safe corner, no windows); typed text is read from the
+    page itself."""
+    findings = [check_store(store), check_sandbox()]
+    try:
+        backend = open_backend()
+    except MMError as e:
+        findings.append(Finding("display", Status.FAIL, str(e), CDP_FIX))
+        for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
+            findings.append(Finding(name, Status.SKIP, "needs a display"))
+        return findings
+    with backend:
+        w, h = backend.size()
+        findings.append(Finding("display", Status.OK, f"{display} reachable, a {w}x{h} page"))
+        findings.append(check_screenshot(backend))
+        findings.append(Finding("input", Status.OK, "DevTools input events"))
+        findings.append(
+            Finding(
+                "fail-safe",
+                Status.SKIP,
+                "a browser's page has no screen corner; Ctrl-C stops a replay",
+            )
+        )
+        findings.append(
+            Finding(WINDOWS, Status.SKIP, f"a browser tells nothing of windows: {WINDOWS_OFF}")
+        )
+    findings.append(
+        Finding(READBACK, Status.OK, "typed text is read from the page's focused field")
+    )
     return findings
 
 

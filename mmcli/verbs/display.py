@@ -15,18 +15,20 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Display:
-    """An X or VNC display (None: $MM_DISPLAY, else $DISPLAY), and how long a run waits
-    for another `mm` to free it before it fails. A run acts inside `opened()` (tests give
-    a subclass whose `opened()` yields a fake backend)."""
+    """An X or VNC display, or a browser's page (None: $MM_DISPLAY, else $DISPLAY), and
+    how long a run waits for another `mm` to free it before it fails. A run acts inside
+    `opened()` (tests give a subclass whose `opened()` yields a fake backend)."""
 
     name: str | None = None
     lock_wait: float = 60.0
 
     @property
-    def is_vnc(self) -> bool:
-        from mmcli.desktop.display import vnc_address
+    def is_remote(self) -> bool:
+        """Reached by mm's own connection (VNC, a browser's DevTools): the local X
+        display's input never reaches it."""
+        from mmcli.desktop.display import is_remote
 
-        return self.name is not None and vnc_address(self.name) is not None
+        return is_remote(self.name)
 
     @contextlib.contextmanager
     def opened(self, progress: Progress | None = None) -> Iterator[Backend]:

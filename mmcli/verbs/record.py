@@ -49,10 +49,11 @@ class RecordRequest:
                     "screen recordings, not --llm"
                 )
             return
-        if self.display.is_vnc and (self.demo or self.record_input):
+        if self.display.is_remote and (self.demo or self.record_input):
             raise UsageError(
                 "--demo and --record-input need an X display's input; over VNC an agent "
-                "acts through its VNC endpoint (MM_VNC_ADDRESS)"
+                "acts through its VNC endpoint (MM_VNC_ADDRESS), on a browser's DevTools "
+                "through mm act"
             )
         if self.demo and self.command:
             raise UsageError("--demo records a person: give no agent command with it")

@@ -57,8 +57,10 @@ class ReplayRequest:
         validate_name(self.name)
         if self.agent and self.no_agent:
             raise UsageError("--agent and --no-agent exclude each other")
-        if self.display.is_vnc and self.record_input:
-            raise UsageError("--record-input needs an X display's input, not a VNC display")
+        if self.display.is_remote and self.record_input:
+            raise UsageError(
+                "--record-input needs an X display's input, not a VNC display or a browser's"
+            )
         if self.before_each and self.params_file is None:
             raise UsageError("--before-each goes with --params-file")
 

@@ -1,0 +1,185 @@
+"""A browser's page as the display, through its DevTools (`--display cdp://HOST:PORT`), with
+the real `mm` and a headless Chromium from Debian on the example web form
+(`examples/web_form.py`): an agent acting through `mm act` is recorded with a param, the
+recording replays `--no-agent` with another value (the server receives it), refuses a
+DOM dialog over the form and the page's own `alert()` (nothing submitted), and a heal on
+the DOM dialog is learned and then replayed from memory with no agent run. No X display
+is used: DISPLAY is unset for every `mm` run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from examples.web_form import MODAL, POINTS, Browser, FormServer
+
+pytestmark = pytest.mark.e2e
+
+MM = [sys.executable, "-m", "mmcli"]
+STAY = (208, 180)
+"""The middle of the DOM dialog's "Stay signed in" button."""
+
+
+class Web:
+    """The example web form and a headless Chromium on it, restarted per scenario."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.out = workdir / "submitted.jsonl"
+        self.server: FormServer | None = None
+        self.browser: Browser | None = None
+
+    def start(self, modal: bool = False, alert: bool = False, at_load: bool = False) -> str:
+        self.stop()
+        self.server = FormServer(self.out, modal=modal, alert=alert, alert_at_load=at_load)
+        self.browser = Browser(self.server.url)
+        return self.browser.address
+
+    def records(self) -> list[dict[str, str]]:
+        if not self.out.exists():
+            return []
+        return [json.loads(line) for line in self.out.read_text().splitlines()]
+
+    def stop(self) -> None:
+        if self.browser is not None:
+            self.browser.close()
+        if self.server is not None:
+            self.server.close()
+        self.browser = self.server = None
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[Web]:
+    w = Web(tmp_path)
+    yield w
+    w.stop()
+
+
+def mm(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MM_DISPLAY")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        [*MM, "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+
+
+def fill(close_modal: bool = False) -> str:
+    """An agent acting through `mm act`: the name from its param, the city, Save."""
+    (nx, ny), (cx, cy), (sx, sy) = POINTS["name"], POINTS["city"], POINTS["save"]
+    first = f"mm act click {STAY[0]} {STAY[1]} && " if close_modal else ""
+    return (
+        f'{first}mm act click {nx} {ny} && mm act type "$MM_PARAM_NAME" && '
+        f"mm act click {cx} {cy} && mm act type Paris && mm act click {sx} {sy}"
+    )
+
+
+def record(store: Path, address: str, agent: str) -> subprocess.CompletedProcess[str]:
+    return mm(
+        store, "record", "web", "--display", address, "--param", "name=Ada", "--",
+        "sh", "-c", agent,
+    )  # fmt: skip
+
+
+def test_the_points_are_the_page_s_own(web: Web) -> None:
+    from mmcli.backends import open_backend
+
+    with open_backend(web.start(modal=True)) as backend:
+        for name, (x, y) in [*POINTS.items(), ("modal", STAY)]:
+            where = "#modal button" if name == "modal" else f"#{name}"
+            box = backend._evaluate(  # type: ignore[attr-defined]
+                f"(() => {{ const r = document.querySelector({where!r})"
+                ".getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()"
+            )
+            assert box[0] < x < box[2] and box[1] < y < box[3], (name, box)
+    assert "Stay signed in" in MODAL
+
+
+def test_recorded_through_devtools_replayed_with_another_value_and_refused_on_dialogs(
+    web: Web, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    result = record(store, web.start(), fill())
+    assert result.returncode == 0, result.stderr
+    assert "recorded 'web': 5 steps" in result.stderr
+    assert web.records() == [{"name": "Ada", "city": "Paris"}]
+
+    address = web.start()
+    result = mm(store, "replay", "web", "--display", address, "--param", "name=Grace",
+                "--no-agent", "--timeout", "3", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verified"] is True  # read back from the page
+    assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+
+    address = web.start(modal=True)  # a DOM dialog over the form
+    result = mm(store, "replay", "web", "--display", address, "--param", "name=Lin",
+                "--no-agent", "--timeout", "2")  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "diverged at step 1" in result.stderr and "covers the click target" in result.stderr
+
+    address = web.start(alert=True)  # the page's own alert() once the click focused Name
+    result = mm(store, "replay", "web", "--display", address, "--param", "name=Lin",
+                "--no-agent", "--timeout", "2")  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "diverged at step 2" in result.stderr
+
+    address = web.start(at_load=True)  # an alert() that holds the page before mm connects
+    result = mm(store, "replay", "web", "--display", address, "--param", "name=Lin",
+                "--no-agent", "--timeout", "2")  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "a dialog of its own (alert, confirm) opened before mm connected" in result.stderr
+    assert len(web.records()) == 2  # nothing more submitted
+
+
+def test_a_heal_on_a_dom_dialog_is_learned_and_replayed_from_memory(
+    web: Web, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    assert record(store, web.start(), fill()).returncode == 0
+
+    address = web.start(modal=True)
+    healer = f"sh -c {shlex.quote(fill(close_modal=True))}"
+    result = mm(store, "replay", "web", "--display", address, "--param", "name=Grace",
+                "--agent", healer, "--timeout", "2")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+
+    address = web.start(modal=True)
+    result = mm(store, "replay", "web", "--display", address, "--param", "name=Lin",
+                "--no-agent", "--trust-new", "--timeout", "3")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "done from memory" in result.stderr
+    assert web.records()[-1] == {"name": "Lin", "city": "Paris"}
+
+
+def test_input_on_the_local_x_display_fails_the_recording_loudly(web: Web, tmp_path: Path) -> None:
+    """The xdotool shim reports its click; on a browser's DevTools it would reach the
+    local X display, never the page: the recording fails and nothing is saved."""
+    store = tmp_path / "store"
+    x, y = POINTS["name"]
+    result = record(store, web.start(), f"xdotool mousemove {x} {y} click 1")
+    assert result.returncode != 0
+    assert "input on the local X display" in result.stderr and "mm act" in result.stderr
+    assert not (store / "web.toml").exists()
+
+
+def test_doctor_checks_a_browser_s_devtools(web: Web, tmp_path: Path) -> None:
+    address = web.start()
+    result = mm(tmp_path / "store", "doctor", "--display", address)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"{address} reachable, a 800x" in result.stdout
+    gone = f"cdp://127.0.0.1:{web.browser.port if web.browser else 0}"
+    web.stop()
+    result = mm(tmp_path / "store", "doctor", "--display", gone)
+    assert result.returncode != 0
+    assert "no DevTools endpoint answers there" in result.stdout + result.stderr
+    assert "--remote-debugging-port" in result.stdout + result.stderr
