@@ -16,7 +16,8 @@ third-party library's process-wide settings.
 - `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`
   (VNC password authentication); `rfbproxy`: an endpoint in front of the server for an
   agent's own VNC client, each input handed over before it is passed on.
-- `cdp`: a browser's page through its DevTools (`devtools`: the protocol's connection).
+- `cdp`: a browser's page through its DevTools (`devtools`: the protocol's connection;
+  `cdpproxy`: an endpoint in front of the browser for an agent's own DevTools client).
 - `fake`: a scripted screen for unit tests.
 
 May import: the vocabulary, `screen`, `store`, `readback` (and `desktop`, its own layer).

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from mmcli.backends.base import Backend
+from mmcli.capture.cdp import ADDRESS_ENV as CDP_ENV
+from mmcli.capture.cdp import CdpChannel
 from mmcli.capture.integrate import FinishedRun, Into, integrate
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import describe
@@ -89,7 +91,7 @@ def run_recorded(
         Recorder(
             backend, start_focus=start_focus, on_action=on_action, on_warning=on_warning
         ) as recorder,
-        _vnc_channel(recorder, backend, progress) as vnc,
+        _endpoint(recorder, backend, progress) as endpoint,
     ):
         watch = open_watch(backend, recorder, build=record_input, progress=progress)
         try:
@@ -97,7 +99,7 @@ def run_recorded(
                 if progress is not None:
                     progress(f"watching the screen for {observe:g}s to learn what changes alone")
                 recorder.observe(observe)
-            agent_env = {**recorder.env(), **(vnc.env() if vnc else {}), **env}
+            agent_env = {**recorder.env(), **(endpoint.env() if endpoint else {}), **env}
             left_out = sandbox.left_out() if sandbox is not None else ()
             wrap = sandbox.wrap if sandbox is not None else None
             run = run_agent(
@@ -107,18 +109,22 @@ def run_recorded(
             if watch is not None:
                 watch.stop()
         recorder.finish()
-        if vnc is not None:
+        if endpoint is not None:
             # What the agent sent before it exited is read to its end (it may still be
             # waiting behind the screen kept for its first key), then no input after this:
             # the actions are final.
-            if not vnc.proxy.drain(VNC_DRAIN):
+            if not endpoint.proxy.drain(VNC_DRAIN):
+                what = "VNC" if isinstance(endpoint, VncChannel) else "DevTools"
                 recorder.unsupported.append(
-                    f"a VNC connection of the agent's still open {VNC_DRAIN:g}s after it "
+                    f"a {what} connection of the agent's still open {VNC_DRAIN:g}s after it "
                     "exited (a process it left behind?): its input is not known whole"
                 )
-            vnc.proxy.close()
-            recorder.add_captures(vnc.finish())
-            recorder.dropped.extend(vnc.dropped)
+            endpoint.proxy.close()
+            recorder.add_captures(endpoint.finish())
+            recorder.dropped.extend(endpoint.dropped)
+            if isinstance(endpoint, CdpChannel) and progress is not None:
+                for refused in endpoint.proxy.refused:
+                    progress(f"warning: the agent's DevTools endpoint: {refused}")
         if watch is not None and record_input and run.ok:
             _add_observed(recorder, watch, values, progress)
         if run.ok and recorder.captures:
@@ -129,17 +135,22 @@ def run_recorded(
 
 
 @contextlib.contextmanager
-def _vnc_channel(
+def _endpoint(
     recorder: Recorder, backend: Backend, progress: Progress | None
-) -> Iterator[VncChannel | None]:
-    """On a display reached over VNC, the agent's own endpoint (`MM_VNC_ADDRESS`)."""
-    channel = VncChannel.open(recorder, backend)
+) -> Iterator[VncChannel | CdpChannel | None]:
+    """On a remote display, the agent's own endpoint in front of it: over VNC
+    (`MM_VNC_ADDRESS`), or a browser's DevTools (`MM_CDP_URL`)."""
+    vnc = VncChannel.open(recorder, backend)
+    channel = vnc if vnc is not None else CdpChannel.open(recorder, backend)
     if channel is None:
         yield None
         return
     with channel:
         if progress is not None:
-            progress(f"the agent's VNC endpoint: {channel.proxy.address} ({ADDRESS_ENV})")
+            if isinstance(channel, VncChannel):
+                progress(f"the agent's VNC endpoint: {channel.proxy.address} ({ADDRESS_ENV})")
+            else:
+                progress(f"the agent's DevTools endpoint: {channel.proxy.address} ({CDP_ENV})")
         yield channel
 
 

@@ -183,3 +183,65 @@ def test_doctor_checks_a_browser_s_devtools(web: Web, tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "no DevTools endpoint answers there" in result.stdout + result.stderr
     assert "--remote-debugging-port" in result.stdout + result.stderr
+
+
+WEB_AGENT = [sys.executable, str(Path(__file__).parents[2] / "examples" / "web_agent.py")]
+
+
+def test_a_playwright_agent_is_recorded_through_its_endpoint_and_heals_a_dialog(
+    web: Web, tmp_path: Path
+) -> None:
+    """Playwright's connect_over_cdp on MM_CDP_URL, unmodified: recorded with a param,
+    replayed --no-agent with another value (read back from the page), refused on the DOM
+    dialog, healed by the same agent (it closes the dialog), then replayed from memory on
+    the dialog with no agent run."""
+    store = tmp_path / "store"
+    result = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
+                "--", *WEB_AGENT)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "the agent's DevTools endpoint: http://127.0.0.1:" in result.stderr
+    assert "recorded 'web': 5 steps" in result.stderr
+    assert web.records() == [{"name": "Ada", "city": "Paris"}]
+
+    result = mm(store, "replay", "web", "--display", web.start(), "--param", "name=Grace",
+                "--no-agent", "--timeout", "3", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verified"] is True
+    assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+
+    result = mm(store, "replay", "web", "--display", web.start(modal=True), "--param",
+                "name=Lin", "--no-agent", "--timeout", "2")  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert len(web.records()) == 2
+
+    result = mm(store, "replay", "web", "--display", web.start(modal=True), "--param",
+                "name=Lin", "--timeout", "2")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert web.records()[-1] == {"name": "Lin", "city": "Paris"}
+
+    result = mm(store, "replay", "web", "--display", web.start(modal=True), "--param",
+                "name=Kay", "--no-agent", "--trust-new", "--timeout", "3")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "done from memory" in result.stderr
+    assert web.records()[-1] == {"name": "Kay", "city": "Paris"}
+
+
+def test_the_endpoint_refuses_another_user_s_connection(web: Web, tmp_path: Path) -> None:
+    """DevTools has no authentication: the agent's endpoint serves its own user only.
+    A process of another user (nobody) asking it for the browser's discovery gets 403;
+    the agent itself is recorded as usual, with a warning naming the refusal."""
+    if os.getuid() != 0:
+        pytest.skip("needs root to run a client as another user")
+    code = tmp_path / "code.txt"
+    probe = (
+        'runuser -u nobody -- python3 -c "import os, urllib.request, urllib.error\n'
+        "try:\n urllib.request.urlopen(os.environ['MM_CDP_URL'] + '/json/version'); print(200)\n"
+        'except urllib.error.HTTPError as e: print(e.code)" > ' + shlex.quote(str(code))
+    )
+    agent = f"{probe}; {shlex.join(WEB_AGENT)}"
+    result = mm(tmp_path / "store", "record", "web", "--display", web.start(), "--param",
+                "name=Ada", "--", "sh", "-c", agent)  # fmt: skip
+    assert code.read_text().strip() == "403"
+    assert result.returncode == 0, result.stderr
+    assert "a connection from uid 65534, not this user's: refused" in result.stderr
+    assert web.records() == [{"name": "Ada", "city": "Paris"}]

@@ -71,3 +71,82 @@ def test_a_page_dialog_is_drawn_over_the_middle_of_the_screen() -> None:
     ys, xs = np.nonzero(differs)
     assert xs.min() >= 180 and xs.max() <= 620 and ys.min() >= 170 and ys.max() <= 330
     assert differs.sum() > 1000
+
+
+def test_the_owner_of_a_local_connection_is_told_by_the_kernel() -> None:
+    import os
+    import socket
+
+    from mmcli.backends.cdpproxy import socket_owner
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        with socket.create_connection(server.getsockname()) as client:
+            peer = client.getsockname()
+            assert socket_owner(peer, server.getsockname()) == os.getuid()
+            assert socket_owner(peer, ("127.0.0.1", 1)) is None
+
+
+def test_devtools_input_commands_become_the_actions_replay_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What Playwright and selenium send (a click as move, press, release; typed text
+    as key events or insertText; Enter as a raw key) builds the actions mm replays."""
+    from mmcli.capture.cdp import CdpChannel
+    from mmcli.desktop.input_events import ActionBuilder
+    from mmcli.model import ActionKind
+
+    class Recorder:
+        def __init__(self) -> None:
+            from mmcli.backends import FakeBackend
+
+            self.unsupported: list[str] = []
+            self.backend = FakeBackend(Image.new("RGB", (800, 500), "#eeeeee"))
+
+        def shoot(self, action: object) -> object:
+            from types import SimpleNamespace
+
+            return SimpleNamespace(action=action)
+
+        def note_activity(self) -> None:
+            pass
+
+    from mmcli.capture import cdp
+
+    read: list[tuple[str, str]] = []  # (the typing read back, the action that followed)
+    monkeypatch.setattr(
+        cdp, "read_back", lambda b, caps, f, nxt: read.append((caps[0].action.text, nxt.kind))
+    )
+    channel = CdpChannel.__new__(CdpChannel)
+    channel.recorder = Recorder()  # type: ignore[assignment]
+    channel.builder = ActionBuilder()
+    channel._pending, channel._pointer, channel.dropped = [], (0, 0), []
+    import threading
+    import time
+
+    channel._lock, channel.clock = threading.Lock(), time.monotonic
+    mouse = "Input.dispatchMouseEvent"
+    for method, params in [
+        (mouse, {"type": "mouseMoved", "x": 239.5, "y": 58}),
+        (mouse, {"type": "mousePressed", "x": 239.5, "y": 58, "button": "left", "clickCount": 1}),
+        (mouse, {"type": "mouseReleased", "x": 239.5, "y": 58, "button": "left"}),
+        ("Input.dispatchKeyEvent", {"type": "keyDown", "key": "A", "text": "A"}),
+        ("Input.dispatchKeyEvent", {"type": "keyUp", "key": "A"}),
+        ("Input.insertText", {"text": "dé"}),
+        ("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": "Enter"}),
+        ("Input.dispatchKeyEvent", {"type": "char", "key": "Enter", "text": "\r"}),
+        ("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Enter"}),
+        (mouse, {"type": "mouseWheel", "x": 10, "y": 10, "deltaX": 0, "deltaY": 300}),
+        ("Runtime.evaluate", {"expression": "1"}),
+        ("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": []}),
+    ]:
+        channel.on_command(method, params)
+    actions = channel.builder.finish()
+    assert [(a.kind, a.point if a.kind is not ActionKind.TYPE else a.text) for a in actions][
+        :2
+    ] == [(ActionKind.CLICK, (240, 58)), (ActionKind.TYPE, "Adé")]
+    assert actions[2].kind is ActionKind.PRESS and actions[2].keys == ("enter",)
+    assert actions[3].kind is ActionKind.SCROLL and actions[3].amount == -3
+    assert channel.recorder.unsupported == ["touch events (Input.dispatchTouchEvent)"]
+    assert read == [("Adé", ActionKind.PRESS)]  # the field read before Enter goes on

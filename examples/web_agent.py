@@ -1,0 +1,47 @@
+"""A browser agent that drives the example web form (`web_form.py`) through DevTools
+itself, with Playwright's `connect_over_cdp`: the browser's address is `MM_CDP_URL` (under
+`mm record` or a heal, mm's endpoint in front of the browser), else `--cdp URL`.
+
+It looks at the page before it acts: a "Session expiring" dialog over the form is closed
+first (its "Stay signed in" button); then Name (`--name`, else `$MM_PARAM_NAME`), City
+and Save, with the mouse and the keyboard as a person would.
+
+    python examples/web_agent.py --cdp http://127.0.0.1:9222 --name Ada
+
+Exit codes: 0 done, 1 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cdp", default=os.environ.get("MM_CDP_URL"), help="DevTools address")
+    p.add_argument("--name", default=os.environ.get("MM_PARAM_NAME", "Ada"))
+    p.add_argument("--city", default="Paris")
+    a = p.parse_args(argv)
+    if not a.cdp:
+        print("web_agent: no DevTools address (MM_CDP_URL or --cdp)", file=sys.stderr)
+        return 1
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.connect_over_cdp(a.cdp)
+        page = browser.contexts[0].pages[0]
+        stay = page.locator("#modal button")
+        if stay.count():
+            stay.click()
+        for field, value in (("#name", a.name), ("#city", a.city)):
+            page.locator(field).click()
+            page.keyboard.type(value)
+        with page.expect_navigation():
+            page.locator("#save").click()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

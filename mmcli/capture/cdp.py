@@ -1,0 +1,227 @@
+"""The DevTools channel: an agent that drives the browser through DevTools itself
+(selenium with `debuggerAddress`, Playwright's `connect_over_cdp`, browser-use's
+`cdp_url`), recorded unmodified.
+
+On a `cdp://` display the agent is given an endpoint of its own (`MM_CDP_URL`,
+`http://127.0.0.1:PORT`): `backends.cdpproxy` in front of the browser. Each input command
+the agent sends (`Input.dispatchMouseEvent`, `Input.dispatchKeyEvent`,
+`Input.insertText`) reaches `CdpChannel.on_command` before the browser: it becomes
+`InputEvent`s that feed the same `ActionBuilder` that builds actions from a display's
+input, and where one starts a new action (a press, the first key of typed text, a chord)
+the recorder keeps the screen first, through mm's own DevTools connection, and only then
+is the command passed on. The actions are final when the agent has exited.
+
+Input mm cannot replay as recorded (touch events, drag-and-drop events, IME
+composition, a mouse button other than the three) fails the run; nothing is saved.
+Script the agent runs in the page (`Runtime.evaluate`) is passed on and not recorded: an
+agent that clicks through script (`element.click()`) acts without input, which replay
+would not repeat (docs/cdp.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from mmcli.capture.steps import read_back
+from mmcli.desktop.input_events import ActionBuilder, EventKind, InputEvent
+from mmcli.model import MAX_KEY_MS, Action, ActionKind
+
+if TYPE_CHECKING:
+    from mmcli.backends.base import Backend
+    from mmcli.backends.cdpproxy import CdpProxy
+    from mmcli.capture.recorder import Recorder
+    from mmcli.capture.steps import Capture
+
+ADDRESS_ENV = "MM_CDP_URL"
+BUTTONS = {"left": 1, "middle": 2, "right": 3}
+WHEEL_STEP = 100
+"""Pixels of a wheel event that make one scroll click."""
+KEY_NAMES = {
+    "Enter": "enter", "Tab": "tab", "Escape": "esc", "Backspace": "backspace",
+    "Delete": "delete", "Insert": "insert", "Home": "home", "End": "end",
+    "PageUp": "pageup", "PageDown": "pagedown", "ArrowLeft": "left", "ArrowUp": "up",
+    "ArrowRight": "right", "ArrowDown": "down", "Control": "ctrl", "Shift": "shift",
+    "Alt": "alt", "Meta": "win", " ": "space",
+    **{f"F{n}": f"f{n}" for n in range(1, 13)},
+}  # fmt: skip
+"""DevTools' key names as mm's."""
+UNRECORDABLE = {
+    "Input.dispatchTouchEvent": "touch events",
+    "Input.emulateTouchFromMouseEvent": "touch events",
+    "Input.synthesizeTapGesture": "touch events",
+    "Input.synthesizePinchGesture": "touch gestures",
+    "Input.synthesizeScrollGesture": "scroll gestures",
+    "Input.dispatchDragEvent": "drag-and-drop events",
+    "Input.imeSetComposition": "IME composition",
+}
+"""Input commands replay cannot give as they were recorded."""
+
+
+def key_events(params: dict[str, Any], x: int, y: int, at: float) -> list[InputEvent]:
+    """`Input.dispatchKeyEvent` as input events: a press (with the character it types)
+    or a release; its "char" half types nothing more."""
+    kind = params.get("type")
+    name = str(params.get("key", ""))
+    key = KEY_NAMES.get(name, name.lower() if len(name) == 1 else "")
+    text = str(params.get("text", ""))
+    char = text if len(text) == 1 and text.isprintable() else ""
+    if kind in ("keyDown", "rawKeyDown"):
+        return [InputEvent(EventKind.KEY, x, y, at, key=key, char=char)]
+    if kind == "keyUp":
+        return [InputEvent(EventKind.KEY_UP, x, y, at, key=key)]
+    return []
+
+
+@dataclass
+class _Pending:
+    capture: Capture
+    keys: list[float] = field(default_factory=list)
+
+
+class CdpChannel:
+    """Records an agent's DevTools input for `recorder`; `env()` is what the agent is
+    given. `open(recorder, backend)` is None on a display that is not a browser's."""
+
+    @classmethod
+    def open(cls, recorder: Recorder, backend: Backend) -> CdpChannel | None:
+        upstream = getattr(backend, "address", None)
+        from mmcli.desktop.display import CdpAddress
+
+        if not isinstance(upstream, CdpAddress) or upstream.socket is not None:
+            return None  # (a page's own socket URL: no discovery to stand in front of)
+        return cls(recorder, upstream)
+
+    def __init__(self, recorder: Recorder, upstream: Any) -> None:
+        from mmcli.backends.cdpproxy import CdpProxy
+
+        self.recorder = recorder
+        self.builder = ActionBuilder(apart=self._apart)
+        self.dropped: list[str] = []
+        self._pending: list[_Pending] = []
+        self._pointer = (0, 0)
+        self._lock = threading.Lock()
+        self.clock: Callable[[], float] = time.monotonic
+        self.proxy: CdpProxy = CdpProxy(upstream, self.on_command)
+
+    def env(self) -> dict[str, str]:
+        return {ADDRESS_ENV: self.proxy.address}
+
+    def __enter__(self) -> CdpChannel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proxy.close()
+
+    # ---- input --------------------------------------------------------------------------
+
+    def on_command(self, method: str, params: dict[str, Any]) -> None:
+        if not method.startswith("Input."):
+            return
+        with self._lock:
+            if method in UNRECORDABLE:
+                self.recorder.unsupported.append(f"{UNRECORDABLE[method]} ({method})")
+                return
+            try:
+                for event in self._events(method, params):
+                    self._feed(event)
+            except Exception as e:  # the command still goes on; the recording fails
+                self.recorder.unsupported.append(
+                    f"a DevTools input command ({method}) whose screen could not be kept: {e}"
+                )
+            self.recorder.note_activity()
+
+    def _events(self, method: str, params: dict[str, Any]) -> list[InputEvent]:
+        now = self.clock()
+        if method == "Input.insertText":
+            x, y = self._pointer
+            events = []
+            for char in str(params.get("text", "")):
+                events.append(InputEvent(EventKind.KEY, x, y, now, key=char.lower(), char=char))
+                events.append(InputEvent(EventKind.KEY_UP, x, y, now, key=char.lower()))
+            return events
+        if method == "Input.dispatchKeyEvent":
+            return key_events(params, *self._pointer, now)
+        if method != "Input.dispatchMouseEvent":
+            return []
+        x, y = round(float(params.get("x", 0))), round(float(params.get("y", 0)))
+        events = []
+        if (x, y) != self._pointer:
+            events.append(InputEvent(EventKind.MOTION, x, y, now))
+        self._pointer = (x, y)
+        kind = params.get("type")
+        button = params.get("button", "none")
+        if kind in ("mousePressed", "mouseReleased"):
+            number = BUTTONS.get(str(button))
+            if number is None:
+                if button != "none":
+                    self.recorder.unsupported.append(f"the {button} mouse button (DevTools)")
+                return events
+            pressed = EventKind.PRESS if kind == "mousePressed" else EventKind.RELEASE
+            events.append(InputEvent(pressed, x, y, now, button=number))
+        elif kind == "mouseWheel":
+            for delta, ahead, back in (("deltaY", 5, 4), ("deltaX", 7, 6)):
+                amount = float(params.get(delta, 0))
+                clicks = max(1, round(abs(amount) / WHEEL_STEP)) if amount else 0
+                for _ in range(clicks):
+                    number = ahead if amount > 0 else back
+                    events.append(InputEvent(EventKind.PRESS, x, y, now, button=number))
+                    events.append(InputEvent(EventKind.RELEASE, x, y, now, button=number))
+        return events
+
+    def _read_typed(self, coming: Action) -> None:
+        """Before the action that follows typed text is passed on, read the field the
+        text went to (the page's focused field, `CdpBackend.read_field`) onto the typing's
+        capture, as the recorder does for its own channels (`steps.read_back`)."""
+        built = self.builder.actions
+        if len(built) < 2 or not self._pending or built[-2].action.kind is not ActionKind.TYPE:
+            return
+        typing = self._pending[-1].capture
+        typing.action = built[-2].action
+        read_back(self.recorder.backend, [typing], self.recorder.backend.grab(), coming)
+
+    def _apart(self, _first: InputEvent, event: InputEvent) -> bool:
+        if not self._pending:
+            return False
+        return self.recorder.window_changed(self._pending[-1].capture, (event.x, event.y))
+
+    def _feed(self, event: InputEvent) -> None:
+        if self.builder.feed(event):
+            action = self.builder.actions[-1].action
+            self._read_typed(action)
+            self._pending.append(_Pending(self.recorder.shoot(action)))
+        last = self.builder.actions[-1].action if self.builder.actions else None
+        if (
+            event.kind is EventKind.KEY
+            and event.char
+            and last is not None
+            and last.kind is ActionKind.TYPE
+            and self._pending
+        ):
+            self._pending[-1].keys.append(event.at)
+
+    # ---- the end ------------------------------------------------------------------------
+
+    def finish(self) -> list[Capture]:
+        """The agent has exited: each action final, with the screen kept before it."""
+        with self._lock:
+            actions = self.builder.finish()
+            self.recorder.unsupported.extend(self.builder.unrecordable)
+            captures = []
+            for pending, action in zip(self._pending, actions, strict=True):
+                capture = pending.capture
+                capture.action = self._paced(action, pending)
+                captures.append(capture)
+            return captures
+
+    @staticmethod
+    def _paced(action: Action, pending: _Pending) -> Action:
+        if action.kind is ActionKind.TYPE and len(pending.keys) > 1:
+            gaps = [b - a for a, b in zip(pending.keys, pending.keys[1:], strict=False)]
+            ms = round(statistics.median(gaps) * 1000)
+            return replace(action, key_ms=min(max(ms, 0), MAX_KEY_MS))
+        return action
