@@ -9,7 +9,9 @@ DevTools on a port of its own, and prints the `cdp://127.0.0.1:PORT` address to 
 
 Perturbations: `--modal` shows a DOM dialog over the form ("Session expiring", with a
 button that closes it); `--alert` opens the page's own `alert()` when the Name field first
-gets the focus; `--alert-at-load` opens one as soon as the page is loaded.
+gets the focus; `--alert-at-load` opens one as soon as the page is loaded; `--banner` a
+notice at the top right, away from the form; `--error` a red "Service unavailable" line
+under Save; `--disabled` Save disabled; `--prefill TEXT` City already holding TEXT.
 """
 
 from __future__ import annotations
@@ -46,12 +48,20 @@ PAGE = """<!doctype html>
   <p><label for="city">City</label> <input id="city" name="city" autocomplete="off"></p>
   <p><button id="save" type="submit">Save</button></p>
 </form>
-{modal}
+{modal}{extra}
 <script>{script}</script>
 </body></html>"""
 MODAL = (
     '<div id="modal"><b>Session expiring</b><p>Your session ends in 2 minutes.</p>'
     "<button onclick=\"document.getElementById('modal').remove()\">Stay signed in</button></div>"
+)
+BANNER = (
+    '<div style="position:absolute;right:20px;top:10px;padding:6px 12px;background:#fff7c0;'
+    'border:1px solid #c9b600">New: dark mode is here</div>'
+)
+ERROR = (
+    '<p style="position:absolute;left:40px;top:170px;color:#c00000;margin:0">'
+    "Service unavailable: nothing will be saved</p>"
 )
 ALERT = (
     "document.getElementById('name').addEventListener('focus', () => "
@@ -71,10 +81,23 @@ class FormServer:
     """The page, served on a port of its own, each submission appended to `out`."""
 
     def __init__(
-        self, out: Path, modal: bool = False, alert: bool = False, alert_at_load: bool = False
+        self,
+        out: Path,
+        modal: bool = False,
+        alert: bool = False,
+        alert_at_load: bool = False,
+        banner: bool = False,
+        error: bool = False,
+        disabled: bool = False,
+        prefill: str = "",
     ) -> None:
         script = (ALERT if alert else "") + (ALERT_AT_LOAD if alert_at_load else "")
-        page = PAGE.format(modal=MODAL if modal else "", script=script)
+        if disabled:
+            script += "document.getElementById('save').disabled = true;"
+        if prefill:
+            script += f"document.getElementById('city').value = {json.dumps(prefill)};"
+        extra = (BANNER if banner else "") + (ERROR if error else "")
+        page = PAGE.format(modal=MODAL if modal else "", extra=extra, script=script)
         self.out = out
 
         class Handler(BaseHTTPRequestHandler):
@@ -176,9 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modal", action="store_true", help="a DOM dialog over the form")
     p.add_argument("--alert", action="store_true", help="alert() when Name first has the focus")
     p.add_argument("--alert-at-load", action="store_true", help="alert() once the page loads")
+    p.add_argument("--banner", action="store_true", help="a notice away from the form")
+    p.add_argument("--error", action="store_true", help="an error line under Save")
+    p.add_argument("--disabled", action="store_true", help="Save disabled")
+    p.add_argument("--prefill", default="", metavar="TEXT", help="City already holding TEXT")
     p.add_argument("--browser", action="store_true", help="start a headless Chromium on it")
     a = p.parse_args(argv)
-    server = FormServer(a.out, a.modal, a.alert, a.alert_at_load)
+    server = FormServer(
+        a.out, a.modal, a.alert, a.alert_at_load, a.banner, a.error, a.disabled, a.prefill
+    )
     browser = Browser(server.url) if a.browser else None
     print(browser.address if browser else server.url, flush=True)
     try:
