@@ -20,16 +20,15 @@ would not repeat (docs/cdp.md).
 
 from __future__ import annotations
 
-import statistics
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from mmcli.capture.built import Built
 from mmcli.capture.steps import read_back
-from mmcli.desktop.input_events import ActionBuilder, EventKind, InputEvent
-from mmcli.model import MAX_KEY_MS, Action, ActionKind
+from mmcli.desktop.input_events import EventKind, InputEvent
+from mmcli.model import Action, ActionKind
 
 if TYPE_CHECKING:
     from mmcli.backends.base import Backend
@@ -77,12 +76,6 @@ def key_events(params: dict[str, Any], x: int, y: int, at: float) -> list[InputE
     return []
 
 
-@dataclass
-class _Pending:
-    capture: Capture
-    keys: list[float] = field(default_factory=list)
-
-
 class CdpChannel:
     """Records an agent's DevTools input for `recorder`; `env()` is what the agent is
     given. `open(recorder, backend)` is None on a display that is not a browser's."""
@@ -100,9 +93,8 @@ class CdpChannel:
         from mmcli.backends.cdpproxy import CdpProxy
 
         self.recorder = recorder
-        self.builder = ActionBuilder(apart=self._apart)
+        self.built = Built(recorder, before=self._read_typed)
         self.dropped: list[str] = []
-        self._pending: list[_Pending] = []
         self._pointer = (0, 0)
         self._lock = threading.Lock()
         self.clock: Callable[[], float] = time.monotonic
@@ -128,7 +120,7 @@ class CdpChannel:
                 return
             try:
                 for event in self._events(method, params):
-                    self._feed(event)
+                    self.built.feed(event)
             except Exception as e:  # the command still goes on; the recording fails
                 self.recorder.unsupported.append(
                     f"a DevTools input command ({method}) whose screen could not be kept: {e}"
@@ -177,51 +169,17 @@ class CdpChannel:
         """Before the action that follows typed text is passed on, read the field the
         text went to (the page's focused field, `CdpBackend.read_field`) onto the typing's
         capture, as the recorder does for its own channels (`steps.read_back`)."""
-        built = self.builder.actions
-        if len(built) < 2 or not self._pending or built[-2].action.kind is not ActionKind.TYPE:
+        built = self.built.builder.actions
+        pending = self.built.pending
+        if len(built) < 2 or not pending or built[-2].action.kind is not ActionKind.TYPE:
             return
-        typing = self._pending[-1].capture
+        typing = pending[-1].capture
         typing.action = built[-2].action
         read_back(self.recorder.backend, [typing], self.recorder.backend.grab(), coming)
-
-    def _apart(self, _first: InputEvent, event: InputEvent) -> bool:
-        if not self._pending:
-            return False
-        return self.recorder.window_changed(self._pending[-1].capture, (event.x, event.y))
-
-    def _feed(self, event: InputEvent) -> None:
-        if self.builder.feed(event):
-            action = self.builder.actions[-1].action
-            self._read_typed(action)
-            self._pending.append(_Pending(self.recorder.shoot(action)))
-        last = self.builder.actions[-1].action if self.builder.actions else None
-        if (
-            event.kind is EventKind.KEY
-            and event.char
-            and last is not None
-            and last.kind is ActionKind.TYPE
-            and self._pending
-        ):
-            self._pending[-1].keys.append(event.at)
 
     # ---- the end ------------------------------------------------------------------------
 
     def finish(self) -> list[Capture]:
         """The agent has exited: each action final, with the screen kept before it."""
         with self._lock:
-            actions = self.builder.finish()
-            self.recorder.unsupported.extend(self.builder.unrecordable)
-            captures = []
-            for pending, action in zip(self._pending, actions, strict=True):
-                capture = pending.capture
-                capture.action = self._paced(action, pending)
-                captures.append(capture)
-            return captures
-
-    @staticmethod
-    def _paced(action: Action, pending: _Pending) -> Action:
-        if action.kind is ActionKind.TYPE and len(pending.keys) > 1:
-            gaps = [b - a for a, b in zip(pending.keys, pending.keys[1:], strict=False)]
-            ms = round(statistics.median(gaps) * 1000)
-            return replace(action, key_ms=min(max(ms, 0), MAX_KEY_MS))
-        return action
+            return self.built.finish()

@@ -18,18 +18,17 @@ fail the run (nothing is saved), as input the X channels cannot record does.
 
 from __future__ import annotations
 
-import statistics
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from mmcli.backends.rfbproxy import CutText, Input, KeyInput, PointerInput, ProxyOpener
 from mmcli.backends.vnc import KEYSYMS, PASSWORD_ENV, PASSWORD_FILE_ENV
+from mmcli.capture.built import Built, Pending
 from mmcli.desktop.clipboard import is_paste
-from mmcli.desktop.input_events import ActionBuilder, EventKind, InputEvent
-from mmcli.model import MAX_KEY_MS, Action, ActionKind
+from mmcli.desktop.input_events import EventKind, InputEvent
+from mmcli.model import Action, ActionKind
 
 if TYPE_CHECKING:
     from mmcli.backends.base import Backend
@@ -67,17 +66,6 @@ def key_of(keysym: int) -> tuple[str, str]:
     return (char.lower(), char) if char else ("", "")
 
 
-@dataclass
-class _Pending:
-    """An action being built and the screen kept before it."""
-
-    capture: Capture
-    keys: list[float] = field(default_factory=list)
-    """When each typed character came (monotonic), for the pace."""
-    clipboard: str | None = None
-    """What the agent had put on the clipboard when this action started."""
-
-
 class VncChannel:
     """Records an agent's VNC input for `recorder`; `env()` is what the agent is given.
     `open(recorder, backend)` is None on a display that is not reached over VNC."""
@@ -90,9 +78,8 @@ class VncChannel:
 
     def __init__(self, recorder: Recorder, open_proxy: ProxyOpener) -> None:
         self.recorder = recorder
-        self.builder = ActionBuilder(apart=self._apart)
+        self.built = Built(recorder)
         self.dropped: list[str] = []
-        self._pending: list[_Pending] = []
         self._mask = 0
         self._pointer = (0, 0)
         self._clipboard: str | None = None
@@ -127,7 +114,7 @@ class VncChannel:
                 self._clipboard = received.text
                 return
             for event in self._events(received):
-                self._feed(event)
+                self.built.feed(event, self._clipboard)
             self.recorder.note_activity()  # the input happens now: the screen follows it
 
     def _events(self, received: PointerInput | KeyInput) -> list[InputEvent]:
@@ -151,48 +138,16 @@ class VncChannel:
         self._mask, self._pointer = received.buttons, (x, y)
         return events
 
-    def _apart(self, _first: InputEvent, event: InputEvent) -> bool:
-        """A window opened or closed under the pointer since the screen kept before the
-        last press (`ActionBuilder.apart`): the press is not passed on yet, so the screen
-        once it has answered the last input is the one it goes to."""
-        if not self._pending:
-            return False
-        return self.recorder.window_changed(self._pending[-1].capture, (event.x, event.y))
-
-    def _feed(self, event: InputEvent) -> None:
-        if self.builder.feed(event):
-            action = self.builder.actions[-1].action
-            self._pending.append(_Pending(self.recorder.shoot(action), [], self._clipboard))
-        last = self.builder.actions[-1].action if self.builder.actions else None
-        if (
-            event.kind is EventKind.KEY
-            and event.char
-            and last is not None
-            and last.kind is ActionKind.TYPE
-            and self._pending
-        ):
-            self._pending[-1].keys.append(event.at)
-
     # ---- the end ------------------------------------------------------------------------
 
     def finish(self) -> list[Capture]:
         """The agent has exited: each action final, with the screen kept before it."""
         with self._lock:
-            actions = self.builder.finish()
-            self.recorder.unsupported.extend(self.builder.unrecordable)
-            captures = []
-            for pending, action in zip(self._pending, actions, strict=True):
-                capture = pending.capture
-                capture.action, capture.note = self._final(action, pending)
-                captures.append(capture)
-            return captures
+            return self.built.finish(self._final)
 
     @staticmethod
-    def _final(action: Action, pending: _Pending) -> tuple[Action, str]:
+    def _final(action: Action, pending: Pending) -> tuple[Action, str]:
+        """Text the agent put on the clipboard and pasted is typed text."""
         if action.kind is ActionKind.HOTKEY and is_paste(action.keys) and pending.clipboard:
             return Action(ActionKind.TYPE, text=pending.clipboard), "pasted from the clipboard"
-        if action.kind is ActionKind.TYPE and len(pending.keys) > 1:
-            gaps = [b - a for a, b in zip(pending.keys, pending.keys[1:], strict=False)]
-            ms = round(statistics.median(gaps) * 1000)
-            return replace(action, key_ms=min(max(ms, 0), MAX_KEY_MS)), ""
         return action, ""

@@ -80,16 +80,26 @@ def diagnose(
     return findings
 
 
+def _opened(
+    store: Store, open_backend: Callable[[], Backend], fix: str
+) -> tuple[list[Finding], Backend | None]:
+    """The store's and the sandbox's findings, and a remote display opened; when it cannot
+    be, the display's failure (with `fix`) and every display check skipped."""
+    findings = [check_store(store), check_sandbox()]
+    try:
+        return findings, open_backend()
+    except MMError as e:
+        findings.append(Finding("display", Status.FAIL, str(e), fix))
+        for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
+            findings.append(Finding(name, Status.SKIP, "needs a display"))
+        return findings, None
+
+
 def _diagnose_vnc(store: Store, open_backend: Callable[[], Backend], display: str) -> list[Finding]:
     """A VNC display: reachable (and the password taken) is the display check; RFB does
     not report the pointer back, so input is checked as far as the server taking it."""
-    findings = [check_store(store), check_sandbox()]
-    try:
-        backend = open_backend()
-    except MMError as e:
-        findings.append(Finding("display", Status.FAIL, str(e), VNC_FIX))
-        for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
-            findings.append(Finding(name, Status.SKIP, "needs a display"))
+    findings, backend = _opened(store, open_backend, VNC_FIX)
+    if backend is None:
         return findings
     with backend:
         w, h = backend.size()
@@ -120,13 +130,8 @@ def _diagnose_cdp(store: Store, open_backend: Callable[[], Backend], display: st
     """A browser's page through its DevTools: reachable is the display check; input goes
     as DevTools events (no fail-safe corner, no windows); typed text is read from the
     page itself."""
-    findings = [check_store(store), check_sandbox()]
-    try:
-        backend = open_backend()
-    except MMError as e:
-        findings.append(Finding("display", Status.FAIL, str(e), CDP_FIX))
-        for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
-            findings.append(Finding(name, Status.SKIP, "needs a display"))
+    findings, backend = _opened(store, open_backend, CDP_FIX)
+    if backend is None:
         return findings
     with backend:
         w, h = backend.size()

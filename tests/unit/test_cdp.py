@@ -93,8 +93,8 @@ def test_devtools_input_commands_become_the_actions_replay_gives(
 ) -> None:
     """What Playwright and selenium send (a click as move, press, release; typed text
     as key events or insertText; Enter as a raw key) builds the actions mm replays."""
+    from mmcli.capture.built import Built
     from mmcli.capture.cdp import CdpChannel
-    from mmcli.desktop.input_events import ActionBuilder
     from mmcli.model import ActionKind
 
     class Recorder:
@@ -120,8 +120,8 @@ def test_devtools_input_commands_become_the_actions_replay_gives(
     )
     channel = CdpChannel.__new__(CdpChannel)
     channel.recorder = Recorder()  # type: ignore[assignment]
-    channel.builder = ActionBuilder()
-    channel._pending, channel._pointer, channel.dropped = [], (0, 0), []
+    channel.built = Built(channel.recorder, before=channel._read_typed)  # type: ignore[arg-type]
+    channel._pointer, channel.dropped = (0, 0), []
     import threading
     import time
 
@@ -142,7 +142,7 @@ def test_devtools_input_commands_become_the_actions_replay_gives(
         ("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": []}),
     ]:
         channel.on_command(method, params)
-    actions = channel.builder.finish()
+    actions = channel.built.builder.finish()
     assert [(a.kind, a.point if a.kind is not ActionKind.TYPE else a.text) for a in actions][
         :2
     ] == [(ActionKind.CLICK, (240, 58)), (ActionKind.TYPE, "Adé")]
