@@ -1,12 +1,14 @@
 """A browser agent that drives the example web form (`web_form.py`) through DevTools
-itself, with Playwright's `connect_over_cdp`: the browser's address is `MM_CDP_URL` (under
-`mm record` or a heal, mm's endpoint in front of the browser), else `--cdp URL`.
+itself, with Playwright's `connect_over_cdp` or (`--driver selenium`) selenium through
+chromedriver's `debuggerAddress`: the browser's address is `MM_CDP_URL` (under `mm record`
+or a heal, mm's endpoint in front of the browser), else `--cdp URL`.
 
 It looks at the page before it acts: a "Session expiring" dialog over the form is closed
 first (its "Stay signed in" button); then Name (`--name`, else `$MM_PARAM_NAME`), City
 and Save, with the mouse and the keyboard as a person would.
 
     python examples/web_agent.py --cdp http://127.0.0.1:9222 --name Ada
+    python examples/web_agent.py --driver selenium    # chromedriver on PATH
 
 Exit codes: 0 done, 1 error.
 """
@@ -23,24 +25,57 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cdp", default=os.environ.get("MM_CDP_URL"), help="DevTools address")
     p.add_argument("--name", default=os.environ.get("MM_PARAM_NAME", "Ada"))
     p.add_argument("--city", default="Paris")
+    p.add_argument("--driver", choices=("playwright", "selenium"), default="playwright")
     a = p.parse_args(argv)
     if not a.cdp:
         print("web_agent: no DevTools address (MM_CDP_URL or --cdp)", file=sys.stderr)
         return 1
+    if a.driver == "selenium":
+        _selenium(a.cdp, a.name, a.city)
+    else:
+        _playwright(a.cdp, a.name, a.city)
+    return 0
+
+
+def _playwright(address: str, name: str, city: str) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.connect_over_cdp(a.cdp)
+        browser = playwright.chromium.connect_over_cdp(address)
         page = browser.contexts[0].pages[0]
         stay = page.locator("#modal button")
         if stay.count():
             stay.click()
-        for field, value in (("#name", a.name), ("#city", a.city)):
+        for field, value in (("#name", name), ("#city", city)):
             page.locator(field).click()
             page.keyboard.type(value)
         with page.expect_navigation():
             page.locator("#save").click()
-    return 0
+
+
+def _selenium(address: str, name: str, city: str) -> None:
+    import shutil
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.debugger_address = address.removeprefix("http://")  # host:port, no scheme
+    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    try:
+        for stay in driver.find_elements(By.CSS_SELECTOR, "#modal button"):
+            stay.click()
+        for field, value in (("name", name), ("city", city)):
+            element = driver.find_element(By.ID, field)
+            element.click()
+            element.send_keys(value)
+        driver.find_element(By.ID, "save").click()
+        WebDriverWait(driver, 10).until(expected_conditions.title_is("Saved"))
+    finally:
+        driver.quit()  # attached to a browser it did not start: it stays open
 
 
 if __name__ == "__main__":

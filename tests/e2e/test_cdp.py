@@ -245,3 +245,20 @@ def test_the_endpoint_refuses_another_user_s_connection(web: Web, tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert "a connection from uid 65534, not this user's: refused" in result.stderr
     assert web.records() == [{"name": "Ada", "city": "Paris"}]
+
+
+def test_a_selenium_agent_is_recorded_through_its_endpoint(web: Web, tmp_path: Path) -> None:
+    """selenium attached with `debuggerAddress` (MM_CDP_URL without its scheme), through
+    Debian's chromedriver: recorded with a param, replayed --no-agent with another value."""
+    store = tmp_path / "store"
+    result = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
+                "--", *WEB_AGENT, "--driver", "selenium")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "recorded 'web': 5 steps" in result.stderr
+    assert web.records() == [{"name": "Ada", "city": "Paris"}]
+
+    result = mm(store, "replay", "web", "--display", web.start(), "--param", "name=Grace",
+                "--no-agent", "--timeout", "3", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verified"] is True
+    assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
