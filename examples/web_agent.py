@@ -5,7 +5,8 @@ or a heal, mm's endpoint in front of the browser), else `--cdp URL`.
 
 It looks at the page before it acts: a "Session expiring" dialog over the form is closed
 first (its "Stay signed in" button); then Name (`--name`, else `$MM_PARAM_NAME`), City
-and Save, with the mouse and the keyboard as a person would.
+(`--city`, else `$MM_PARAM_CITY`, else Paris) and Save, with the mouse and the keyboard
+as a person would.
 
     python examples/web_agent.py --cdp http://127.0.0.1:9222 --name Ada
     python examples/web_agent.py --driver selenium    # chromedriver on PATH
@@ -24,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cdp", default=os.environ.get("MM_CDP_URL"), help="DevTools address")
     p.add_argument("--name", default=os.environ.get("MM_PARAM_NAME", "Ada"))
-    p.add_argument("--city", default="Paris")
+    p.add_argument("--city", default=os.environ.get("MM_PARAM_CITY", "Paris"))
     p.add_argument("--driver", choices=("playwright", "selenium"), default="playwright")
     a = p.parse_args(argv)
     if not a.cdp:

@@ -262,3 +262,55 @@ def test_a_selenium_agent_is_recorded_through_its_endpoint(web: Web, tmp_path: P
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["verified"] is True
     assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+
+
+SECRET = "zq7vw4-kx9p"
+
+
+def test_a_secret_typed_through_devtools_leaks_nowhere(
+    web: Web, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Playwright agent types a secret into City, a plain text field that shows it:
+    the thumbnails kept have no text left in that field (checked in pixels), and no piece
+    of it is in the store or any output; the recording replays it from memory."""
+    import numpy as np
+    from PIL import Image
+
+    from mmcli.screen.fingerprint import SCALE
+    from mmcli.screen.paint import PAINT
+    from mmcli.store.recordings import Store
+
+    monkeypatch.setenv("MM_SECRET_CITY", SECRET)
+    store = tmp_path / "store"
+    recorded = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
+                  "--secret", "city", "--", *WEB_AGENT)  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    assert web.records() == [{"name": "Ada", "city": SECRET}]
+
+    rec = Store(store).load("web")
+    assert [s.action.text for s in rec.steps if s.action.text] == ["{{name}}", "{{city}}"]
+
+    def ink(step: int, field: str) -> int:
+        """Pixels of the field's text in the step's thumbnail: neither the field's white
+        nor the paint over a secret."""
+        x, y = POINTS[field]
+        x0, y0, x1, y1 = (x - 120) // SCALE, (y - 9) // SCALE, (x + 120) // SCALE, (y + 9) // SCALE
+        image = Image.open(Store(store).thumbs_dir("web") / str(rec.steps[step].thumbnail))
+        pixels = np.asarray(image.convert("RGB"))[y0:y1, x0:x1].astype(int)
+        white = np.abs(pixels - 255).max(axis=-1) > 40
+        paint = np.abs(pixels - np.array(PAINT)).max(axis=-1) > 40
+        return int((white & paint).sum())
+
+    assert ink(4, "city") == 0, "the secret is visible in the thumbnail of the click on Save"
+    assert ink(4, "name") > 0  # "Ada" is drawn there: the check sees a field's text
+    replayed = mm(store, "replay", "web", "--display", web.start(), "--param", "name=Kay",
+                  "--secret", "city", "--no-agent", "--json")  # fmt: skip
+    assert replayed.returncode == 0, replayed.stderr
+    assert web.records()[-1] == {"name": "Kay", "city": SECRET}
+    assert "type '{{city}}'" in replayed.stderr
+
+    outputs = [recorded.stdout, recorded.stderr, replayed.stdout, replayed.stderr]
+    pieces = {SECRET[i : i + 4] for i in range(len(SECRET) - 3)}
+    assert [p for p in pieces if any(p in o for o in outputs)] == []
+    files = b"".join(p.read_bytes() for p in store.rglob("*") if p.is_file())
+    assert [p for p in pieces if p.encode() in files] == []
