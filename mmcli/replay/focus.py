@@ -21,17 +21,23 @@ what replay reports.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from mmcli.backends.base import Backend, Settled
 from mmcli.model import ActionKind, Step
 from mmcli.replay.judge import Judge, Match
 from mmcli.screen.relocate import Offset
-from mmcli.screen.windows import WindowRef, same_over, uncovered
+from mmcli.screen.windows import StackedWindow, WindowRef, same_over, uncovered
 
 QUIET = 0.015
 LIMIT = 0.25
 """The screen after the focus moved is checked once still this long (at most LIMIT)."""
+REDRAW_WAIT = 1.5
+"""How long after the focus moved the window's redraw as active may take before the hand
+back fails: the window manager's title bar and the toolkit's colours are drawn a while
+after (GTK on a loaded machine: past 0.25 s in 1 of 4 replays). Looked at again each
+time the screen changes; the focus itself is moved once."""
 
 
 class FocusHandBack:
@@ -59,20 +65,36 @@ class FocusHandBack:
         had_focus = next((w for w in stack if w.focused and w.xid), None)
         self.activated = True
         if self.backend.activate(stack[i].xid):
-            after = self.backend.settle(QUIET, LIMIT, windows=True)
-            scope = self.judge.scope(offset)
-            if after.stack is not None and same_over(stack, after.stack, scope, ref):
-                match = self.judge.first_match(group, after.frame, offset, after.stack)
-                if match.step is not None and match.offset == offset and after.still:
-                    self.progress(
-                        f"step {depth + 1}: the window at the click had lost the focus to "
-                        "another window that covers none of it; gave it the focus, as the "
-                        "click would (the windows over the task unchanged)"
-                    )
-                    return match
+            match = self._redrawn(group, stack, ref, offset)
+            if match is not None:
+                self.progress(
+                    f"step {depth + 1}: the window at the click had lost the focus to "
+                    "another window that covers none of it; gave it the focus, as the "
+                    "click would (the windows over the task unchanged)"
+                )
+                return match
         if had_focus is not None:  # the screen as it was found, for the report and the agent
             self.backend.activate(had_focus.xid)
         return None
+
+    def _redrawn(
+        self, group: list[Step], stack: list[StackedWindow], ref: WindowRef, offset: Offset
+    ) -> Match | None:
+        """Once the window was given the focus: the match on a still screen where the
+        windows over the task are still those found, looked at again as the screen changes
+        for up to `REDRAW_WAIT`; None when the windows changed or no look matched."""
+        deadline = time.monotonic() + REDRAW_WAIT
+        scope = self.judge.scope(offset)
+        while True:
+            after = self.backend.settle(QUIET, LIMIT, windows=True)
+            if after.stack is None or not same_over(stack, after.stack, scope, ref):
+                return None
+            match = self.judge.first_match(group, after.frame, offset, after.stack)
+            if match.step is not None and match.offset == offset and after.still:
+                return match
+            if time.monotonic() >= deadline:
+                return None
+            self.backend.wait_change(after.at, min(LIMIT, max(deadline - time.monotonic(), 0)))
 
     @staticmethod
     def _window(group: list[Step], offset: Offset) -> WindowRef | None:
