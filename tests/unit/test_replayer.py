@@ -284,6 +284,33 @@ def test_a_window_that_lost_the_focus_to_a_far_one_is_given_it_back_before_a_cli
     assert [a.kind for a in backend.performed] == ["click", "type", "click"]
 
 
+class RedrawnLate(FocusElsewhere):
+    """The window manager gives the form the focus at once; the app redraws it as active
+    0.4 s later (GTK on a loaded machine)."""
+
+    redraw_at: float | None = None
+
+    def activate(self, xid: int) -> bool:
+        done = super().activate(xid)
+        if self.stacked is not None and any(w.focused and w.ref == FORM for w in self.stacked):
+            self.active, self.screen = self.screen, self.found[0]
+            self.redraw_at = time.monotonic() + 0.4
+        return done
+
+    def grab(self):  # type: ignore[no-untyped-def]
+        if self.redraw_at is not None and time.monotonic() >= self.redraw_at:
+            self.screen, self.redraw_at = self.active, None
+        return super().grab()
+
+
+def test_a_window_given_the_focus_is_waited_on_while_the_app_redraws_it_as_active() -> None:
+    backend = RedrawnLate(FAR)
+    report = run_windowed(backend)
+    assert backend.activations == [FORM]
+    assert report.outcome is Outcome.FROM_MEMORY
+    assert [a.kind for a in backend.performed] == ["click", "type", "click"]
+
+
 def test_a_window_covered_by_another_apps_dialog_is_never_raised_over_it() -> None:
     """The dialog covers the form but not the Name field: raising the form would hide it,
     and the check after would pass on a screen replay changed itself."""
