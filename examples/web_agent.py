@@ -27,6 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default=os.environ.get("MM_PARAM_NAME", "Ada"))
     p.add_argument("--city", default=os.environ.get("MM_PARAM_CITY", "Paris"))
     p.add_argument("--driver", choices=("playwright", "selenium"), default="playwright")
+    p.add_argument(
+        "--script-submit",
+        action="store_true",
+        help="submit the form with script, not a click (input replay cannot repeat)",
+    )
     a = p.parse_args(argv)
     if not a.cdp:
         print("web_agent: no DevTools address (MM_CDP_URL or --cdp)", file=sys.stderr)
@@ -34,11 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.driver == "selenium":
         _selenium(a.cdp, a.name, a.city)
     else:
-        _playwright(a.cdp, a.name, a.city)
+        _playwright(a.cdp, a.name, a.city, a.script_submit)
     return 0
 
 
-def _playwright(address: str, name: str, city: str) -> None:
+def _playwright(address: str, name: str, city: str, script_submit: bool = False) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -51,7 +56,11 @@ def _playwright(address: str, name: str, city: str) -> None:
             page.locator(field).click()
             page.keyboard.type(value)
         with page.expect_navigation():
-            page.locator("#save").click()
+            if script_submit:
+                page.wait_for_timeout(2500)  # well after the last key
+                page.evaluate("document.forms[0].submit()")
+            else:
+                page.locator("#save").click()
 
 
 def _selenium(address: str, name: str, city: str) -> None:

@@ -119,8 +119,11 @@ class CdpBackend(Backend):
         """The message of the page's own dialog, while one is open."""
         self._last: Frame | None = None
         self._lock = threading.Lock()
+        self.navigations: list[float] = []
+        """When the page's main frame went to another document (monotonic)."""
         self._devtools.on("Page.javascriptDialogOpening", self._dialog_opened)
         self._devtools.on("Page.javascriptDialogClosed", self._dialog_closed)
+        self._devtools.on("Page.frameNavigated", self._navigated)
         try:
             self._devtools.call("Page.enable", timeout=ENABLE_WAIT)
             metrics = self._devtools.call("Page.getLayoutMetrics", timeout=ENABLE_WAIT)
@@ -186,6 +189,11 @@ class CdpBackend(Backend):
         draw.text((x + 16, y + 44), message[:60], fill="#202020")
         draw.text((x + 16, y + h - 32), "Enter: OK    Escape: Cancel", fill="#202020")
         return Frame.from_image(image)
+
+    def _navigated(self, params: dict[str, Any]) -> None:
+        frame = params.get("frame")
+        if isinstance(frame, dict) and not frame.get("parentId"):
+            self.navigations.append(time.monotonic())
 
     def _dialog_opened(self, params: dict[str, Any]) -> None:
         self._dialog = str(params.get("message", ""))

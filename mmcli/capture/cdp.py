@@ -49,6 +49,9 @@ KEY_NAMES = {
     **{f"F{n}": f"f{n}" for n in range(1, 13)},
 }  # fmt: skip
 """DevTools' key names as mm's."""
+NAVIGATION_CAUSE = 2.0
+"""A navigation this long after the agent's last input may be that input's doing (a click
+on a link, Enter in a form); one later than that, after the first input, had none."""
 UNRECORDABLE = {
     "Input.dispatchTouchEvent": "touch events",
     "Input.emulateTouchFromMouseEvent": "touch events",
@@ -95,6 +98,8 @@ class CdpChannel:
         self.recorder = recorder
         self.built = Built(recorder, before=self._read_typed)
         self.dropped: list[str] = []
+        self._inputs: list[float] = []
+        """When each input command came (monotonic)."""
         self._pointer = (0, 0)
         self._lock = threading.Lock()
         self.clock: Callable[[], float] = time.monotonic
@@ -115,6 +120,7 @@ class CdpChannel:
         if not method.startswith("Input."):
             return
         with self._lock:
+            self._inputs.append(self.clock())
             if method in UNRECORDABLE:
                 self.recorder.unsupported.append(f"{UNRECORDABLE[method]} ({method})")
                 return
@@ -180,6 +186,29 @@ class CdpChannel:
     # ---- the end ------------------------------------------------------------------------
 
     def finish(self) -> list[Capture]:
-        """The agent has exited: each action final, with the screen kept before it."""
+        """The agent has exited: each action final, with the screen kept before it. A
+        navigation of the page during the task that no input of the agent's came shortly
+        before (a form submitted or a link followed by script, `page.goto` midway) is
+        what replay would not repeat: the recording fails."""
         with self._lock:
+            navigations = getattr(self.recorder.backend, "navigations", [])
+            for at in unexplained(navigations, self._inputs):
+                self.recorder.unsupported.append(
+                    "the page went to another document with no input from the agent before "
+                    f"it ({at - self._inputs[0]:.1f}s into the task: a script that clicks or "
+                    "submits, or a navigation by URL): replay would not do it"
+                )
+                break
             return self.built.finish()
+
+
+def unexplained(navigations: list[float], inputs: list[float]) -> list[float]:
+    """The navigations after the first input that no input came within
+    `NAVIGATION_CAUSE` before."""
+    if not inputs:
+        return []
+    return [
+        at
+        for at in navigations
+        if at > inputs[0] and not any(at - NAVIGATION_CAUSE <= i <= at for i in inputs)
+    ]

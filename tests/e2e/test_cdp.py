@@ -314,3 +314,15 @@ def test_a_secret_typed_through_devtools_leaks_nowhere(
     assert [p for p in pieces if any(p in o for o in outputs)] == []
     files = b"".join(p.read_bytes() for p in store.rglob("*") if p.is_file())
     assert [p for p in pieces if p.encode() in files] == []
+
+
+def test_a_form_submitted_by_script_fails_the_recording(web: Web, tmp_path: Path) -> None:
+    """The agent types, then submits the form with script (no input): replay would not
+    submit it, so the recording fails saying so, and nothing is saved."""
+    store = tmp_path / "store"
+    result = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
+                "--", *WEB_AGENT, "--script-submit")  # fmt: skip
+    assert result.returncode != 0, result.stderr
+    assert "the page went to another document with no input from the agent" in result.stderr
+    assert web.records() == [{"name": "Ada", "city": "Paris"}]  # the agent did submit
+    assert not (store / "web.toml").exists()

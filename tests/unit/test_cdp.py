@@ -121,7 +121,7 @@ def test_devtools_input_commands_become_the_actions_replay_gives(
     channel = CdpChannel.__new__(CdpChannel)
     channel.recorder = Recorder()  # type: ignore[assignment]
     channel.built = Built(channel.recorder, before=channel._read_typed)  # type: ignore[arg-type]
-    channel._pointer, channel.dropped = (0, 0), []
+    channel._pointer, channel.dropped, channel._inputs = (0, 0), [], []
     import threading
     import time
 
@@ -150,3 +150,13 @@ def test_devtools_input_commands_become_the_actions_replay_gives(
     assert actions[3].kind is ActionKind.SCROLL and actions[3].amount == -3
     assert channel.recorder.unsupported == ["touch events (Input.dispatchTouchEvent)"]
     assert read == [("Adé", ActionKind.PRESS)]  # the field read before Enter goes on
+
+
+def test_a_navigation_no_input_came_shortly_before_is_unexplained() -> None:
+    from mmcli.capture.cdp import NAVIGATION_CAUSE, unexplained
+
+    inputs = [10.0, 11.0, 12.0]
+    assert unexplained([5.0], inputs) == []  # before the task: the agent opened the page
+    assert unexplained([12.5, 12.0 + NAVIGATION_CAUSE], inputs) == []  # a click's doing
+    assert unexplained([15.0], inputs) == [15.0]  # no input before it: script
+    assert unexplained([15.0], []) == []
