@@ -28,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--city", default=os.environ.get("MM_PARAM_CITY", "Paris"))
     p.add_argument("--driver", choices=("playwright", "selenium"), default="playwright")
     p.add_argument(
+        "--new-tab",
+        action="store_true",
+        help="fill the form in a new tab of its own (a page mm does not drive)",
+    )
+    p.add_argument(
         "--script-submit",
         action="store_true",
         help="submit the form with script, not a click (input replay cannot repeat)",
@@ -39,16 +44,21 @@ def main(argv: list[str] | None = None) -> int:
     if a.driver == "selenium":
         _selenium(a.cdp, a.name, a.city)
     else:
-        _playwright(a.cdp, a.name, a.city, a.script_submit)
+        _playwright(a.cdp, a.name, a.city, a.script_submit, a.new_tab)
     return 0
 
 
-def _playwright(address: str, name: str, city: str, script_submit: bool = False) -> None:
+def _playwright(
+    address: str, name: str, city: str, script_submit: bool = False, new_tab: bool = False
+) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.connect_over_cdp(address)
         page = browser.contexts[0].pages[0]
+        if new_tab:
+            url, page = page.url, browser.contexts[0].new_page()
+            page.goto(url)
         stay = page.locator("#modal button")
         if stay.count():
             stay.click()

@@ -114,7 +114,10 @@ class CdpBackend(Backend):
 
     def __init__(self, address: CdpAddress) -> None:
         self.address = address
-        self._devtools = DevTools(page_socket(address))
+        socket = page_socket(address)
+        self.page_id = socket.rsplit("/", 1)[-1]
+        """The DevTools id of the page driven (its socket URL's last part)."""
+        self._devtools = DevTools(socket)
         self._dialog: str | None = None
         """The message of the page's own dialog, while one is open."""
         self._last: Frame | None = None

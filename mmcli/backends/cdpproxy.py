@@ -28,8 +28,10 @@ from typing import Any
 
 from mmcli.desktop.display import CdpAddress
 
-Command = Callable[[str, dict[str, Any]], None]
-"""Told each command the agent sends (method, params), before the browser gets it."""
+Command = Callable[[str, dict[str, Any], str | None], None]
+"""Told each command the agent sends (method, params, the id of the target it goes to
+where known), before the browser gets it."""
+PAGE_PATH = "/devtools/page/"
 MAX_MESSAGE = 64 * 2**20
 DISCOVERY_BYTES = 4 * 2**20
 
@@ -61,6 +63,9 @@ class CdpProxy:
         self.on_command = on_command
         self.refused: list[str] = []
         """Why connections were refused (another user's)."""
+        self.sessions: dict[str, str] = {}
+        """The target each of the agent's sessions is attached to (`Target.attachedToTarget`,
+        as the browser told it)."""
         self._open: set[Any] = set()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
@@ -128,9 +133,10 @@ class CdpProxy:
             self._open.add(agent)
         back = threading.Thread(target=self._back, args=(browser, agent), daemon=True)
         back.start()
+        page = path[len(PAGE_PATH) :] if path.startswith(PAGE_PATH) else None
         try:
             for message in agent:
-                self._told(message)
+                self._told(message, page)
                 browser.send(message)
         except Exception:
             pass
@@ -142,25 +148,37 @@ class CdpProxy:
                 self._open.discard(agent)
                 self._idle.notify_all()
 
-    def _told(self, message: str | bytes) -> None:
+    def _told(self, message: str | bytes, page: str | None) -> None:
+        """Tell `on_command` of a command, with its target: the session's (a browser
+        socket's flattened sessions), else the page the socket is (`page`)."""
         try:
             command = json.loads(message)
         except ValueError:
             return
         if isinstance(command, dict) and isinstance(command.get("method"), str):
             params = command.get("params")
-            self.on_command(command["method"], params if isinstance(params, dict) else {})
+            session = command.get("sessionId")
+            target = self.sessions.get(str(session)) if session else page
+            self.on_command(command["method"], params if isinstance(params, dict) else {}, target)
 
-    @staticmethod
-    def _back(browser: Any, agent: Any) -> None:
+    def _back(self, browser: Any, agent: Any) -> None:
         try:
             for message in browser:
+                if "Target.attachedToTarget" in (
+                    message if isinstance(message, str) else message.decode("utf-8", "replace")
+                ):
+                    self._attached(message)
                 agent.send(message)
         except Exception:
             pass
         finally:
             with contextlib.suppress(Exception):
                 agent.close()
+
+    def _attached(self, message: str | bytes) -> None:
+        with contextlib.suppress(ValueError, AttributeError, TypeError):
+            params = json.loads(message)["params"]
+            self.sessions[str(params["sessionId"])] = str(params["targetInfo"]["targetId"])
 
     # ---- the end ------------------------------------------------------------------------
 

@@ -116,11 +116,17 @@ class CdpChannel:
 
     # ---- input --------------------------------------------------------------------------
 
-    def on_command(self, method: str, params: dict[str, Any]) -> None:
+    def on_command(self, method: str, params: dict[str, Any], target: str | None = None) -> None:
         if not method.startswith("Input."):
             return
         with self._lock:
             self._inputs.append(self.clock())
+            page = getattr(self.recorder.backend, "page_id", None)
+            if target is not None and page is not None and target != page:
+                self.recorder.unsupported.append(
+                    "input to another tab or window of the browser: mm drives one page"
+                )
+                return
             if method in UNRECORDABLE:
                 self.recorder.unsupported.append(f"{UNRECORDABLE[method]} ({method})")
                 return

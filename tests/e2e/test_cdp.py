@@ -326,3 +326,14 @@ def test_a_form_submitted_by_script_fails_the_recording(web: Web, tmp_path: Path
     assert "the page went to another document with no input from the agent" in result.stderr
     assert web.records() == [{"name": "Ada", "city": "Paris"}]  # the agent did submit
     assert not (store / "web.toml").exists()
+
+
+def test_input_to_another_tab_fails_the_recording(web: Web, tmp_path: Path) -> None:
+    """The agent fills the form in a tab it opened: mm drives (and keeps the screens of)
+    the first page only, so the recording fails saying so, and nothing is saved."""
+    store = tmp_path / "store"
+    result = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
+                "--", *WEB_AGENT, "--new-tab")  # fmt: skip
+    assert result.returncode != 0, result.stderr
+    assert "input to another tab or window of the browser" in result.stderr
+    assert not (store / "web.toml").exists()
