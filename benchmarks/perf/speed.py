@@ -99,7 +99,7 @@ def build_long(store: Path) -> int:
             new_id = copy * len(trunk) + i
             steps.append(replace(step, id=new_id, parent=previous))
             previous = new_id
-    thumbs = {p.name: p.read_bytes() for p in s.thumbs_dir(SHORT).iterdir()}
+    thumbs = {p.name: p.read_bytes() for p in s.thumbs.folder(SHORT).iterdir()}
     long = Recording(
         LONG,
         steps,

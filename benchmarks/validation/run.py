@@ -117,7 +117,7 @@ def judge(
     ]
     worst = next((v for v in verdicts if not v.ok), verdicts[0])
     assert step.thumbnail is not None
-    recorded_thumb = Image.open(store.thumbs_dir(recording.name) / step.thumbnail)
+    recorded_thumb = Image.open(store.thumbs.folder(recording.name) / step.thumbnail)
     naive = int(max(phash_of(recorded_thumb) - phash_of(f.thumbnail()) for f in frames))
     return Judgement(
         scenario, worst.ok, worst.summary(1), naive <= NAIVE_TOLERANCE, naive, len(frames)

@@ -16,8 +16,9 @@ from mmcli.inventory.kinds import kind_of_stored
 from mmcli.model import Recording, Step
 from mmcli.store.codec import MAX_DOCUMENT, is_plain_file_name
 from mmcli.store.index import read_index, refresh, write_index
+from mmcli.store.names import NAME_PATTERN, SUFFIX
 from mmcli.store.objects import Info
-from mmcli.store.recordings import NAME_PATTERN, SUFFIX, Store
+from mmcli.store.recordings import Store
 from mmcli.store.skim import skim
 
 
@@ -116,7 +117,7 @@ def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
     if not store.local:
         return _object_stamps(store)
     top = scan(store.root)
-    history = scan(store.history_path("x").parent)
+    history = scan(store.runs.path("x").parent)
     none = [0, 0]
     out = {}
     for file_name in sorted(top):
@@ -311,7 +312,7 @@ def recent_divergences(
         with contextlib.suppress(RecordingCorrupt, StoreError, RecordingNotFound):
             recording = store.load(name)
     found = []
-    for entry in reversed(store.history(name)):
+    for entry in reversed(store.runs.read(name)):
         d = entry.get("divergence")
         if not isinstance(d, dict):
             continue

@@ -105,9 +105,9 @@ def read_thumbnails(store: Store, name: str) -> dict[str, bytes]:
     """The plain files in NAME/ (the replay's `live-` screenshots left out), never
     through a link; {} when there is none."""
     out: dict[str, bytes] = {}
-    if not store.check_thumbs_dir(name):  # UnsafePath for a link
+    if not store.thumbs.check(name):  # UnsafePath for a link
         return out
-    for file_name in sorted(store.thumbnails(name)):
+    for file_name in sorted(store.thumbs.names(name)):
         if file_name.startswith(("live-", ".")) or not codec.is_plain_file_name(file_name):
             continue
         data = store.read_thumbnail(name, file_name)
@@ -128,7 +128,7 @@ def write(
         )
     store.write_document(name, doc.dumps(), thumbnails, create=not overwrite)
     if overwrite:  # the previous version's thumbnails the new one does not use
-        store.collect_thumbnails(name, set(thumbnails))
+        store.thumbs.collect(name, set(thumbnails))
 
 
 # ---- rm -----------------------------------------------------------------------------------------
@@ -174,7 +174,7 @@ def plan_removal(store: Store, name: str, branch: int | None = None) -> Removal:
             steps = read(store, name).steps
         except (RecordingCorrupt, StoreError):
             kind, steps = "unreadable", 0  # a corrupt file (or a link) is removed by name
-        size = _file_size(store, name) + store.thumbs_size(name)
+        size = _file_size(store, name) + store.thumbs.size(name)
         return Removal(name, kind, steps, size)
     found = kind_of_stored(store, name)
     if not found.branches:
@@ -238,7 +238,7 @@ def move(store: Store, old: str, new: str, progress: Callable[[str], None] | Non
 
 
 def _move_history(store: Store, old: str, new: str) -> None:
-    store.move_history(old, new)
+    store.runs.move(old, new)
 
 
 # ---- export / import ----------------------------------------------------------------------------

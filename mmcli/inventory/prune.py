@@ -201,7 +201,7 @@ def subtree(recording: Recording, start: int) -> set[int]:
 def _last_taken(store: Store, name: str) -> dict[int, datetime]:
     """For each step id, when a replay last walked through it."""
     taken: dict[int, datetime] = {}
-    for entry in store.history(name):
+    for entry in store.runs.read(name):
         at = parse_time(entry.get("at"))
         path = entry.get("path")
         if at is None or not isinstance(path, list):

@@ -259,7 +259,7 @@ def _node(item: dict[str, Any], where: str) -> Node:
 
 def load(store: Store, name: str) -> LLMRecording:
     where = store.locate(name)
-    rec = loads(store.read_text(name), where, store.thumbnail_reader(name, MAX_THUMBNAIL))
+    rec = loads(store.read_text(name), where, store.thumbs.reader(name, MAX_THUMBNAIL))
     if rec.name != name:
         raise RecordingCorrupt(f"{where}: holds recording {rec.name!r}, not {name!r}")
     return rec
@@ -340,7 +340,7 @@ def _screen_ids(value: Any) -> list[str]:
 def _write(store: Store, rec: LLMRecording, thumbnails: dict[str, bytes]) -> None:
     store.write_document(rec.name, dumps(rec), thumbnails)
     keep = {s.thumbnail for s in rec.tree.screens.values()}
-    store.collect_thumbnails(rec.name, keep)
+    store.thumbs.collect(rec.name, keep)
 
 
 def summary(store: Store, name: str) -> dict[str, Any]:

@@ -143,7 +143,7 @@ class Diagnosis:
     def _keep(self, data: bytes, depth: int, suffix: str) -> str | None:
         name = f"live-{datetime.now(UTC):%Y%m%dT%H%M%S}-{new_token()}-step{depth + 1}{suffix}.png"
         try:
-            self.store.write_thumbnail(self.recording.name, name, data)
+            self.store.thumbs.write(self.recording.name, name, data)
         except (OSError, StoreError):  # a full disk, or a link where the folder should be
             return None
         return name

@@ -281,7 +281,7 @@ def outline(path: Path | str | tuple[Store, str]) -> dict[str, Any]:
 
 
 def last_used(store: Store, name: str) -> datetime | None:
-    for entry in reversed(store.history(name)):
+    for entry in reversed(store.runs.read(name)):
         try:
             return datetime.fromisoformat(str(entry.get("at")))
         except ValueError:

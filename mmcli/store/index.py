@@ -36,7 +36,7 @@ def refresh(
     if not isinstance(entry, dict) or entry.get("doc_stamp") != stamps["doc"]:
         entry = {"doc_stamp": stamps["doc"], "doc": describe(store, name)}
     if entry.get("thumbs_stamp") != stamps["thumbs"]:
-        entry = {**entry, "thumbs_stamp": stamps["thumbs"], "thumbs": store.thumbs_size(name)}
+        entry = {**entry, "thumbs_stamp": stamps["thumbs"], "thumbs": store.thumbs.size(name)}
     if entry.get("history_stamp") != stamps["history"]:
         entry = {**entry, "history_stamp": stamps["history"], "history": tally(store, name)}
     return entry
@@ -51,8 +51,8 @@ def note_saved(store: Store, recording: Recording) -> None:
     name = recording.name
     stamps = {
         "doc": stamp(store.path(name)),
-        "thumbs": stamp(store.thumbs_dir(name)),
-        "history": stamp(store.history_path(name)),
+        "thumbs": stamp(store.thumbs.folder(name)),
+        "history": stamp(store.runs.path(name)),
     }
     entries = read_index(store)
     previous = entries.get(name)
@@ -84,7 +84,7 @@ def describe_recording(rec: Recording) -> dict[str, Any]:
 
 
 def tally(store: Store, name: str) -> dict[str, Any]:
-    history = store.history(name)
+    history = store.runs.read(name)
     outcomes = [h.get("outcome") for h in history]
     return {
         "last": str(history[-1].get("at")) if history else None,

@@ -164,10 +164,10 @@ def journal(
     try:
         earlier = spool.waiting(store.where, name)
         for line in earlier:
-            store.append_history(name, line)
+            store.runs.append(name, line)
         if earlier:
             spool.sent(store.where, name)
-        store.append_history(name, entry)
+        store.runs.append(name, entry)
         return True
     except StoreError as e:
         try:

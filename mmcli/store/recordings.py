@@ -17,20 +17,13 @@ whole.
 from __future__ import annotations
 
 import contextlib
-import errno
-import json
-import math
 import os
 import re
-import socket
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mmcli.errors import (
-    InvalidName,
     LockBusy,
     RecordingCorrupt,
     RecordingExists,
@@ -39,16 +32,17 @@ from mmcli.errors import (
     did_you_mean,
 )
 from mmcli.model import Recording
-from mmcli.store import codec, journal, storefs, validate
+from mmcli.store import codec, storefs, validate
+from mmcli.store.history import History
 from mmcli.store.index import note_saved
+from mmcli.store.leases import LEASE, lease
 from mmcli.store.locking import acquire
+from mmcli.store.names import SUFFIX, is_valid_name, validate_name
 from mmcli.store.objects import Exists, Folder, Objects, Stale
 from mmcli.store.s3 import is_s3
-from mmcli.store.storefs import UnsafePath, atomic_write  # noqa: F401 - re-exported
+from mmcli.store.storefs import UnsafePath, atomic_write, os_reason  # noqa: F401 - re-exported
+from mmcli.store.thumbs import Thumbs
 
-NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
-MAX_NAME = 100
-SUFFIX = ".toml"
 KIND_LINE = re.compile(r'^kind\s*=\s*"([a-z]+)"', re.MULTILINE)
 
 
@@ -58,43 +52,6 @@ def kind_of(text: str) -> str:
     top = text.split("\n[", 1)[0]
     found = KIND_LINE.search(top)
     return found.group(1) if found else "cli"
-
-
-def validate_name(name: str) -> str:
-    """Return `name` if it is a valid recording name, else raise `InvalidName`."""
-    shown = name if len(name) <= 40 else name[:40] + "..."
-    if not NAME_PATTERN.fullmatch(name):
-        raise InvalidName(
-            f"invalid recording name {shown!r}: use letters, digits, '.', '_' and '-' only"
-        )
-    if len(name) > MAX_NAME:
-        raise InvalidName(f"recording name too long ({len(name)} > {MAX_NAME} characters)")
-    if name.startswith("."):
-        raise InvalidName(
-            f"invalid recording name {shown!r}: it must not start with '.' (the file would be "
-            "hidden); start with a letter or digit"
-        )
-    if name.startswith("-"):
-        raise InvalidName(
-            f"invalid recording name {shown!r}: it must not start with '-' (a command line "
-            "would read it as an option); start with a letter or digit"
-        )
-    # NAME/ holds a recording's thumbnails: a name ending in .toml would share its folder
-    # with another recording's file, and .mm/ is the store's own bookkeeping.
-    if name.endswith(SUFFIX) or name == ".mm":
-        raise InvalidName(
-            f"invalid recording name {name!r}: '.mm' and names ending in '{SUFFIX}' are reserved"
-        )
-    return name
-
-
-def is_valid_name(name: str) -> bool:
-    """Whether `name` is a recording name `validate_name` accepts (for listings)."""
-    try:
-        validate_name(name)
-    except InvalidName:
-        return False
-    return True
 
 
 def default_store_path(store: Path | str | None = None) -> Path | str:
@@ -127,12 +84,6 @@ class Entry:
     error: str | None = None
 
 
-LEASE = 60.0
-"""Seconds a writer lock on a shared (S3) store is held at most before another writer may
-take it over: every write under the lock is also conditional on the version read, so a
-lease that ran out can cost a retry, never a lost update."""
-
-
 class Store:
     """The recordings of one store, wherever its objects live (`objects`)."""
 
@@ -142,6 +93,10 @@ class Store:
         self.where = self.objects.where
         self._root = location if isinstance(location, Path) else None
         self._tags: dict[str, str] = {}  # version of each document as last read or written
+        self.runs = History(self)
+        self.thumbs = Thumbs(self)
+        """Each recording's thumbnails (`thumbs.Thumbs`)."""
+        """Each recording's run history (`history.History`)."""
 
     def shown(self) -> str:
         """Where the store is, in full: its resolved folder, or its URL."""
@@ -171,9 +126,6 @@ class Store:
     def locate(self, name: str) -> str:
         """Where NAME's document is, for messages (a path or a URL)."""
         return self.objects.url(self.key(name))
-
-    def thumbs_dir(self, name: str) -> Path:
-        return self.root / validate_name(name)
 
     def _meta(self, *parts: str) -> Path:
         return self.root.joinpath(".mm", *parts)
@@ -212,49 +164,13 @@ class Store:
                     found.append(stem)
         return sorted(found)
 
-    def check_thumbs_dir(self, name: str) -> bool:
-        """True when NAME/ is a real folder, False when absent; `UnsafePath` (one line
-        naming it) when it is a link or not a folder: nothing is done through it."""
-        if self._root is None:
-            return bool(self.objects.listing(validate_name(name) + "/"))
-        return storefs.check_folder(self.root, [validate_name(name)])
-
     def read_thumbnail(self, name: str, file_name: str) -> bytes | None:
-        """A thumbnail's bytes, or None when it is missing, unreadable, not a plain file
-        name, or reached through a link."""
-        if not codec.is_plain_file_name(file_name):
-            return None
-        try:
-            return self.objects.get(f"{validate_name(name)}/{file_name}").data
-        except (OSError, StoreError):
-            return None
-
-    def thumbnail_reader(self, name: str, limit: int) -> Callable[[str], bytes]:
-        """A reader of NAME's thumbnails by file name: at most `limit` + 1 bytes, never
-        through a link (`UnsafePath`), `FileNotFoundError` when missing."""
-        validate_name(name)
-
-        def read(file_name: str) -> bytes:
-            if not codec.is_plain_file_name(file_name):
-                raise FileNotFoundError(file_name)
-            return self.objects.get(f"{name}/{file_name}", limit=limit).data
-
-        return read
+        """`Thumbs.read` (the `thumbnails.Thumbnails` protocol, as a prefetch has it)."""
+        return self.thumbs.read(name, file_name)
 
     def has_thumbnail(self, name: str, file_name: str) -> bool:
-        """Whether NAME has a thumbnail of that name (readable or not, a link counts)."""
-        if self._root is not None:
-            return os.path.lexists(self.thumbs_dir(name) / file_name)
-        return self.objects.head(f"{validate_name(name)}/{file_name}") is not None
-
-    def thumbnails(self, name: str) -> list[str]:
-        """The file names in NAME's thumbnail folder (links left out)."""
-        prefix = validate_name(name) + "/"
-        return [
-            i.key[len(prefix) :]
-            for i in self.objects.listing(prefix)
-            if "/" not in i.key[len(prefix) :]
-        ]
+        """`Thumbs.has` (the `thumbnails.Thumbnails` protocol)."""
+        return self.thumbs.has(name, file_name)
 
     # ---- reading -----------------------------------------------------------------------
 
@@ -308,7 +224,7 @@ class Store:
             except (RecordingCorrupt, StoreError, RecordingNotFound) as e:
                 rec, err = None, str(e)
             out.append(
-                Entry(name, self.locate(name), size + self.thumbs_size(name), modified, rec, err)
+                Entry(name, self.locate(name), size + self.thumbs.size(name), modified, rec, err)
             )
         return out
 
@@ -322,13 +238,6 @@ class Store:
         except OSError as e:
             raise StoreError(f"{self.locate(name)}: cannot read ({e.strerror})") from None
         return kind_of(head.decode("utf-8", "replace"))
-
-    def thumbs_size(self, name: str) -> int:
-        """Bytes of NAME/'s thumbnails (0 when it is absent, or a link: not counted)."""
-        try:
-            return sum(i.size for i in self.objects.listing(validate_name(name) + "/"))
-        except (OSError, StoreError):
-            return 0
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -384,7 +293,7 @@ class Store:
         self.write_document(
             name, codec.dumps(recording), thumbnails, create=expect_absent or not overwrite
         )
-        self.collect_thumbnails(name, self._kept(recording))
+        self.thumbs.collect(name, self._kept(recording))
         if self._root is not None:
             note_saved(self, recording)
             return self.path(name)
@@ -403,14 +312,14 @@ class Store:
         a reader never sees a document whose thumbnails are missing. `create`: only if
         there is none yet (`RecordingExists`). The caller holds `lock(name)`."""
         where = self.locate(name)
-        self.check_thumbs_dir(name)  # a link there is refused, untouched
-        before = set(self.thumbnails(name)) if thumbnails else set()
+        self.thumbs.check(name)  # a link there is refused, untouched
+        before = set(self.thumbs.names(name)) if thumbnails else set()
         created: list[str] = []
         try:
             for file_name, data in (thumbnails or {}).items():
                 if file_name in before:  # the document is being replaced: its own files
                     self.objects.put(f"{name}/{file_name}", data)
-                elif self._create_thumbnail(name, file_name, data):
+                elif self.thumbs.create(name, file_name, data):
                     created.append(file_name)
             self._put_document(name, self.key(name), text.encode("utf-8"), create)
         except (OSError, StoreError) as e:
@@ -420,28 +329,13 @@ class Store:
                     self.objects.delete(f"{name}/{file_name}")
             if self._root is not None and not before:
                 with contextlib.suppress(OSError):
-                    self.thumbs_dir(name).rmdir()
+                    self.thumbs.folder(name).rmdir()
             if isinstance(e, RecordingExists):
                 raise
             reason = os_reason(e) if isinstance(e, OSError) else str(e)
             raise StoreError(
                 f"{where}: cannot save ({reason}); the previous version is intact"
             ) from None
-
-    def _create_thumbnail(self, name: str, file_name: str, data: bytes) -> bool:
-        """A new thumbnail, create-only: a name another writer took meanwhile (with other
-        bytes) stops the save instead of replacing that writer's screen. True when this
-        write created it."""
-        key = f"{name}/{file_name}"
-        try:
-            self.objects.put(key, data, create=True)
-        except Exists:
-            if self.objects.get(key).data != data:
-                raise StoreError(
-                    f"thumbnail {key!r} was written by another writer meanwhile"
-                ) from None
-            return False
-        return True
 
     def _put_document(self, name: str, key: str, data: bytes, create: bool) -> None:
         """Write NAME's document: create-only when it must be new; else conditional on
@@ -470,151 +364,20 @@ class Store:
         keep.update(recording.extra.get("thumbnails_kept", []))
         return keep
 
-    def collect_thumbnails(self, name: str, keep: set[str]) -> None:
-        """Remove NAME's thumbnails not in `keep` (a replay's `live-` screenshots stay)."""
-        with contextlib.suppress(OSError, StoreError):  # absent, or a link: nothing there
-            for file_name in self.thumbnails(name):
-                if file_name not in keep and not file_name.startswith("live-"):
-                    with contextlib.suppress(OSError, StoreError):
-                        self.objects.delete(f"{name}/{file_name}")
-
     def delete(self, name: str) -> None:
         with self.lock(name):
             self.remove_files(name)
 
     def remove_files(self, name: str) -> None:
         """Remove NAME.toml and its thumbnails; the caller holds `lock(name)`."""
-        has_thumbs = self.check_thumbs_dir(name)  # a link is refused before anything goes
+        has_thumbs = self.thumbs.check(name)  # a link is refused before anything goes
         if not self.exists(name):
             raise self.not_found(name)
         self.objects.delete(self.key(name))  # a link here is itself removed, never its target
         self._tags.pop(name, None)
         if has_thumbs:
-            with contextlib.suppress(OSError, StoreError):
-                for file_name in self.thumbnails(name):
-                    with contextlib.suppress(OSError, StoreError):
-                        self.objects.delete(f"{name}/{file_name}")
-            if self._root is not None:
-                with contextlib.suppress(OSError):
-                    self.thumbs_dir(name).rmdir()
-
-    def write_thumbnail(self, name: str, file_name: str, data: bytes) -> Path | str:
-        key = f"{validate_name(name)}/{file_name}"
-        self.objects.put(key, data)
-        return self.root / key if self._root is not None else self.objects.url(key)
-
-    # ---- history -----------------------------------------------------------------------
-
-    def history_path(self, name: str) -> Path:
-        return self._meta("history", validate_name(name) + ".jsonl")
+            self.thumbs.remove_all(name)
 
     def index_path(self) -> Path:
         """A cache of what each document says, for fast listings (see index.py)."""
         return self._meta("index.json")
-
-    def append_history(self, name: str, entry: Mapping[str, Any]) -> None:
-        """One line of NAME's history: appended to a local store's `.jsonl`; on a shared
-        store, a new object of its own (no two workers ever write the same object)."""
-        entry = {"worker": worker_id(), **entry}
-        line = json.dumps(entry, sort_keys=True, default=str) + "\n"
-        if self._root is None:
-            key = entry.get("id")
-            journal.append(
-                self.objects, validate_name(name), line, key=key if isinstance(key, str) else None
-            )
-            return
-        path = self.history_path(name)
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            storefs.append(self.root, [".mm", "history"], path.name, line.encode("utf-8"))
-        except OSError as e:
-            raise StoreError(f"{path}: cannot append history ({os_reason(e)})") from None
-
-    def move_history(self, old: str, new: str) -> None:
-        """OLD's history becomes NEW's (a rename); the caller holds both locks."""
-        if self._root is None:
-            journal.move(self.objects, validate_name(old), validate_name(new))
-            return
-        with (
-            contextlib.suppress(OSError, UnsafePath),
-            storefs.folder(self.root, [".mm", "history"]) as dfd,
-        ):
-            os.rename(old + ".jsonl", new + ".jsonl", src_dir_fd=dfd, dst_dir_fd=dfd)
-
-    def history(self, name: str) -> list[dict[str, Any]]:
-        if self._root is None:
-            return journal.parse(journal.lines(self.objects, validate_name(name)))
-        path = self.history_path(name)
-        try:
-            data = storefs.read_tail(self.root, [".mm", "history"], path.name, MAX_HISTORY)
-        except FileNotFoundError:
-            return []
-        except OSError as e:
-            raise StoreError(f"{path}: cannot read ({e.strerror})") from None
-        return journal.parse(data.decode("utf-8", "replace").splitlines())
-
-
-def worker_id() -> str:
-    """Which machine (or worker) a history entry comes from: `$MM_WORKER`, else the
-    host's name (a fleet's history says which worker ran what)."""
-    return os.environ.get("MM_WORKER") or socket.gethostname()
-
-
-@contextlib.contextmanager
-def lease(objects: Objects, key: str, name: str, timeout: float, ttl: float) -> Iterator[None]:
-    """Hold a writer lock on a shared store: a create-only object naming its holder and
-    when it runs out. One left by a crashed writer is taken over once it has run out by
-    the reader's clock, and at once when its expiry is further than `ttl` from now or
-    unreadable (`lease_expired`: a planted lease never locks writers out); replaced
-    conditionally: of two writers taking over, one wins."""
-    holder = f"{socket.gethostname()}:{os.getpid()}:{storefs.new_token()}"
-    deadline = time.monotonic() + timeout
-    while True:
-        body = json.dumps({"holder": holder, "until": time.time() + ttl}).encode()
-        try:
-            objects.put(key, body, create=True)
-            break
-        except Exists:
-            pass
-        with contextlib.suppress(FileNotFoundError, Stale):
-            held = objects.get(key, limit=LEASE_BYTES)
-            if lease_expired(held.data, ttl):
-                objects.put(key, body, match=held.tag)
-                break
-        if time.monotonic() >= deadline:
-            raise LockBusy(f"recording {name!r} is being written by another mm process")
-        time.sleep(0.1)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError, ValueError, KeyError, StoreError):
-            if json.loads(objects.get(key).data)["holder"] == holder:
-                objects.delete(key)
-
-
-MAX_HISTORY = journal.MAX_HISTORY
-"""The most of a recording's history read (its latest lines): a history planted or grown
-far past what mm writes is not read whole."""
-LEASE_BYTES = 4096
-"""The most of a lease object read: a holder's name and an expiry are a few dozen bytes."""
-
-
-def lease_expired(data: bytes, ttl: float) -> bool:
-    """Whether a lease another writer left may be taken over, by this reader's clock: its
-    expiry has passed, lies further ahead than a lease lasts (`ttl`: forged, or written
-    by a clock far off), or cannot be read (a lease no writer of mm's would leave)."""
-    try:
-        until = float(json.loads(data)["until"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return True
-    now = time.time()
-    return not math.isfinite(until) or until < now or until > now + ttl
-
-
-def os_reason(e: OSError) -> str:
-    """A short reason for a failed write: what a user can act on (disk full, read-only)."""
-    if e.errno == errno.ENOSPC:
-        return "disk full"
-    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return "store is read-only"
-    return e.strerror or str(e)

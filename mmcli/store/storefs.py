@@ -169,3 +169,12 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def os_reason(e: OSError) -> str:
+    """A short reason for a failed write: what a user can act on (disk full, read-only)."""
+    if e.errno == errno.ENOSPC:
+        return "disk full"
+    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return "store is read-only"
+    return e.strerror or str(e)

@@ -186,7 +186,7 @@ def test_ls_index_follows_changes_to_documents_and_history(isolated_store: Path)
     rec = store.load("one")
     rec.steps = rec.steps[:2]
     store.save(rec)
-    store.append_history("one", {"at": "2026-11-20T10:00:00+00:00", "outcome": "healed"})
+    store.runs.append("one", {"at": "2026-11-20T10:00:00+00:00", "outcome": "healed"})
     (isolated_store / "two.toml").write_text("not toml [")
     again = json.loads(runner.invoke(app, ["ls", "--json"], env=ENV).stdout)
     assert [(r["name"], r["steps"], r["replays"], r["healed"]) for r in again] == [
@@ -412,7 +412,7 @@ def test_show_numbers_steps_from_1_and_labels_ids() -> None:
         ("2026-11-20T10:00:00+00:00", {"step": 1, "reason": "old line"}),
         ("2026-11-21T10:00:00+00:00", {"step": 2, "depth": 1, "reason": "new line"}),
     ):
-        store.append_history("tree", {"at": at, "outcome": "diverged", "divergence": divergence})
+        store.runs.append("tree", {"at": at, "outcome": "diverged", "divergence": divergence})
     data = json.loads(runner.invoke(app, ["show", "tree", "--json"], env=ENV).stdout)
     assert [(s["step"], s["id"]) for s in data["steps"]] == [(1, 0), (2, 1), (2, 4), (3, 2), (4, 3)]
     assert [(d["step"], d["reason"]) for d in data["divergences"]] == [

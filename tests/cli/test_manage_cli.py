@@ -117,7 +117,7 @@ def test_mv_renames_every_kind(isolated_store: Path, make: object, name: str) ->
     store = Store()
     make(store)  # type: ignore[operator]
     thumbs = sorted(os.listdir(isolated_store / name)) if (isolated_store / name).exists() else []
-    store.append_history(name, {"at": "2026-11-01T12:00:00+00:00", "outcome": "replayed"})
+    store.runs.append(name, {"at": "2026-11-01T12:00:00+00:00", "outcome": "replayed"})
     result = mm("mv", name, "renamed")
     assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
     assert store.names() == ["renamed"]
@@ -125,7 +125,7 @@ def test_mv_renames_every_kind(isolated_store: Path, make: object, name: str) ->
     assert not (isolated_store / name).exists()
     if thumbs:
         assert sorted(os.listdir(isolated_store / "renamed")) == thumbs
-    assert len(store.history("renamed")) == 1
+    assert len(store.runs.read("renamed")) == 1
     listing = json.loads(mm("ls", "--json").stdout)  # type: ignore[attr-defined]
     assert [s["name"] for s in listing] == ["renamed"] and not listing[0].get("error")
     shown = mm("show", "renamed", "--json")

@@ -295,7 +295,7 @@ def test_a_secret_typed_through_devtools_leaks_nowhere(
         nor the paint over a secret."""
         x, y = POINTS[field]
         x0, y0, x1, y1 = (x - 120) // SCALE, (y - 9) // SCALE, (x + 120) // SCALE, (y + 9) // SCALE
-        image = Image.open(Store(store).thumbs_dir("web") / str(rec.steps[step].thumbnail))
+        image = Image.open(Store(store).thumbs.folder("web") / str(rec.steps[step].thumbnail))
         pixels = np.asarray(image.convert("RGB"))[y0:y1, x0:x1].astype(int)
         white = np.abs(pixels - 255).max(axis=-1) > 40
         paint = np.abs(pixels - np.array(PAINT)).max(axis=-1) > 40

@@ -301,7 +301,7 @@ def test_a_closed_output_never_stops_a_replay_mid_task(
     )
     assert result.stdout.count("\n") == 1, result.stdout
     assert [fields(r) for r in loan_app.records()] == [WANTED]  # filed whole, once
-    history = Store(isolated_store).history("loan")
+    history = Store(isolated_store).runs.read("loan")
     assert [h["outcome"] for h in history] == ["from-memory"]
 
 

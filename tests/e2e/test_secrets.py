@@ -76,7 +76,7 @@ def test_a_secret_typed_in_pieces_and_shown_again_leaks_nowhere(
     # thumbnail of that step has no text left there.
     box = status_box(loan_app)
     rec = Store(isolated_store).load("loan")
-    thumbs = Store(isolated_store).thumbs_dir("loan")
+    thumbs = Store(isolated_store).thumbs.folder("loan")
     last = Image.open(thumbs / str(rec.steps[-1].thumbnail))
     assert text_ink(last, box) == 0, "the echoed secret is visible in the last thumbnail"
     first = Image.open(thumbs / str(rec.steps[0].thumbnail))

@@ -70,6 +70,6 @@ def test_a_store_that_stops_answering_after_the_first_step(
         loan_app.start()
         again = mm("replay", "loan", "--no-agent")
         assert again.returncode == 0, again.stderr
-        history = [e for e in Store(url).history("loan") if e["outcome"] == "from-memory"]
+        history = [e for e in Store(url).runs.read("loan") if e["outcome"] == "from-memory"]
         assert len(history) == 2 and history[0]["at"] <= history[1]["at"]
         assert not list((tmp_path / "state").rglob("*.jsonl"))  # sent, then forgotten

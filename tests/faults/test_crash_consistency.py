@@ -134,7 +134,9 @@ def test_kill_9_at_every_step_of_a_save_leaves_a_whole_recording(isolated_store:
         assert loaded == (old if tag == "old" else new)
         for step in loaded.steps:
             assert step.thumbnail is not None
-            assert (store.thumbs_dir("crash") / step.thumbnail).read_bytes() == tag.encode() * 5000
+            assert (
+                store.thumbs.folder("crash") / step.thumbnail
+            ).read_bytes() == tag.encode() * 5000
         seen.add(tag)
         if not crashed:
             break

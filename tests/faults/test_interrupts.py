@@ -67,7 +67,7 @@ def test_kill_9_at_any_moment_of_a_first_recording_leaves_nothing_replay_trusts(
             recording = store.load("first")
             for step in recording.steps:
                 assert step.thumbnail is not None
-                assert (store.thumbs_dir("first") / step.thumbnail).is_file()
+                assert (store.thumbs.folder("first") / step.thumbnail).is_file()
             outcomes.add("whole")
         else:
             outcomes.add("none")
@@ -114,7 +114,7 @@ def test_ctrl_c_stops_replay_between_actions_with_exit_130(
     time.sleep(0.5)  # anything still in flight would reach the app by now
     assert loan.records() == []  # the form was never submitted
     assert snapshot(isolated_store) == before
-    history = Store(isolated_store).history("loan")
+    history = Store(isolated_store).runs.read("loan")
     assert [h["outcome"] for h in history] == ["aborted"]
     with display_lock(wait=0, display=xdisplay):  # released: taken without waiting
         pass
@@ -186,7 +186,7 @@ def test_pointer_in_a_corner_stops_replay_before_the_next_action(
     time.sleep(0.5)
     assert loan.records() == []  # Submit was never clicked
     assert snapshot(isolated_store) == before
-    history = Store(isolated_store).history("loan")
+    history = Store(isolated_store).runs.read("loan")
     assert history[-1]["outcome"] == "aborted"
     assert history[-1]["steps_replayed"] == len(performed)
 

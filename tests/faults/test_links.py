@@ -69,7 +69,7 @@ def test_show_html_never_inlines_a_file_outside_the_store(
         (isolated_store / "x" / "t-0000.png").unlink()
         (isolated_store / "x" / "t-0000.png").symlink_to(outside / "passwd")
     divergence = {"step": 0, "reason": "differs", "thumbnail": target, "recorded": target}
-    store.append_history("x", {"at": "2026-11-20T10:00:00", "outcome": "diverged",
+    store.runs.append("x", {"at": "2026-11-20T10:00:00", "outcome": "diverged",
                                "divergence": divergence})  # fmt: skip
     page_file = tmp_path / "report.html"
     result = runner.invoke(app, ["show", "x", "--html", str(page_file)], env=ENV)
@@ -125,7 +125,7 @@ def test_live_screens_are_not_written_through_a_linked_folder(
     linked_thumbs: Path, outside: Path
 ) -> None:
     with pytest.raises(UnsafePath):
-        Store().write_thumbnail("x", "live-1.png", b"png")
+        Store().thumbs.write("x", "live-1.png", b"png")
     untouched(outside)
 
 
@@ -146,14 +146,14 @@ def test_history_appended_through_a_link_is_refused(isolated_store: Path, outsid
     history.parent.mkdir(parents=True, exist_ok=True)
     history.symlink_to(outside / "notes.txt")
     with pytest.raises(StoreError, match=f"^{history}: is a symbolic link"):
-        store.append_history("x", {"outcome": "from-memory"})
+        store.runs.append("x", {"outcome": "from-memory"})
     with pytest.raises(StoreError, match="symbolic link"):
-        store.history("x")
+        store.runs.read("x")
     untouched(outside)
 
 
 def _append(store: Store) -> None:
-    store.append_history("x", {"outcome": "from-memory"})
+    store.runs.append("x", {"outcome": "from-memory"})
 
 
 def _lock(store: Store) -> None:
@@ -198,7 +198,7 @@ def test_the_store_itself_may_be_a_link(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(real, target_is_directory=True)
     store = Store(tmp_path / "link")
     assert store.load("x").name == "x"
-    store.append_history("x", {"outcome": "from-memory"})
+    store.runs.append("x", {"outcome": "from-memory"})
     assert store.read_thumbnail("x", "t-0000.png") == b"png"
 
 

@@ -74,7 +74,7 @@ def test_two_records_of_one_name_at_once_one_wins_the_other_is_refused(
     won_with = 301 if winner is first else 302
     assert [s.action.describe() for s in saved.steps] == [f"move to ({won_with}, 300)"]
     kept = saved.thumbnail_names()
-    assert {p.name for p in store.thumbs_dir("same").iterdir()} == kept
+    assert {p.name for p in store.thumbs.folder("same").iterdir()} == kept
     assert [p.name for p in isolated_store.iterdir() if p.suffix == ".tmp"] == []
 
 

@@ -28,7 +28,7 @@ def test_an_agent_that_raises_stores_nothing(rig: Rig) -> None:
     with pytest.raises(RuntimeError, match="gave up"):
         rig.engine("task")
     assert rig.trajectories() == 0
-    history = Store().history("sdk")
+    history = Store().runs.read("sdk")
     assert [h["outcome"] for h in history] == ["agent-failed"]
 
 

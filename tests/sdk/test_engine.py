@@ -252,5 +252,5 @@ def test_every_call_is_journaled_for_mm_ls(rig: Rig) -> None:
     rig.engine("task")
     rig.world.screen = "elsewhere"
     rig.engine("task")
-    outcomes = [h["outcome"] for h in Store().history("sdk")]
+    outcomes = [h["outcome"] for h in Store().runs.read("sdk")]
     assert outcomes == ["recorded", "from-memory", "healed"]

@@ -51,9 +51,9 @@ def test_racing_appends_and_compactions_lose_nothing(objects: Objects) -> None:
 def test_a_renamed_recording_keeps_its_compacted_history(s3_url: str) -> None:
     store = Store(s3_url)
     for i in range(5):
-        store.append_history("old", {"n": i})
+        store.runs.append("old", {"n": i})
     journal.compact(store.objects, "old")
-    store.append_history("old", {"n": 5})
-    store.move_history("old", "new")
-    assert [e["n"] for e in store.history("new")] == list(range(6))
-    assert store.history("old") == []
+    store.runs.append("old", {"n": 5})
+    store.runs.move("old", "new")
+    assert [e["n"] for e in store.runs.read("new")] == list(range(6))
+    assert store.runs.read("old") == []

@@ -36,7 +36,7 @@ def test_an_sdk_call_on_a_bucket_keeps_its_document_and_journals_once(
         err = run.communicate(timeout=120)[1]
     assert run.returncode == 0, err
     assert steps(NAME) == 2
-    history = Store(s3_url).history(NAME)
+    history = Store(s3_url).runs.read(NAME)
     assert [(h["kind"], h["recording"], h["outcome"]) for h in history] == [
         ("sdk", NAME, "recorded"),
         ("sdk", NAME, "recorded"),

@@ -39,12 +39,12 @@ def test_managing_recordings_in_a_bucket(s3_url: str, tmp_path: Path) -> None:
     assert mm("export", "loan", str(archive), "--store", s3_url).returncode == 0
     imported = mm("import", str(archive), "--as", "copy", "--store", s3_url)
     assert imported.returncode == 0, imported.stderr
-    assert sorted(store.thumbnails("copy")) == [f"t-{i:04d}.png" for i in range(4)]
+    assert sorted(store.thumbs.names("copy")) == [f"t-{i:04d}.png" for i in range(4)]
     assert mm("mv", "copy", "moved", "--store", s3_url).returncode == 0
     assert names(s3_url) == ["loan", "moved"]
-    assert store.thumbnails("copy") == []
+    assert store.thumbs.names("copy") == []
     assert mm("rm", "moved", "--yes", "--store", s3_url).returncode == 0
-    assert names(s3_url) == ["loan"] and store.thumbnails("moved") == []
+    assert names(s3_url) == ["loan"] and store.thumbs.names("moved") == []
     pruned = mm("prune", "--older-than", "0s", "--yes", "--store", s3_url)
     assert pruned.returncode == 0, pruned.stderr
     assert names(s3_url) == []

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from mmcli.store.recordings import LEASE, Store, lease_expired
+from mmcli.store.leases import LEASE, lease_expired
+from mmcli.store.recordings import Store
 from mmcli.store.s3 import S3Objects
 from tests.helpers import sample_recording
 from tests.store.test_manage_on_s3 import mm, names

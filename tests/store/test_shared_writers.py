@@ -86,7 +86,7 @@ def test_a_thumbnail_another_writer_took_meanwhile_is_never_replaced(
     with store.lock("loan"):
         store.save(rec, {"t-0000.png": b"first"})
     # Another writer creates t-0001.png between this writer's listing and its write.
-    monkeypatch.setattr(store, "thumbnails", lambda name: [])
+    monkeypatch.setattr(store.thumbs, "names", lambda name: [])
     Store(location).objects.put("loan/t-0001.png", b"theirs")
     rec.params = [*rec.params, "mine"]
     with pytest.raises(StoreError, match="written by another writer meanwhile"):

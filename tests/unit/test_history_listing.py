@@ -55,8 +55,8 @@ def test_recent_divergences_leave_out_heals_of_deleted_branches(isolated_store: 
     store = Store()
     rec = sample_recording("loan")
     store.save(replace(rec, steps=[s for s in rec.steps if s.id != 4]))
-    store.append_history("loan", _heal(branch=4, path=[0]))
-    store.append_history(
+    store.runs.append("loan", _heal(branch=4, path=[0]))
+    store.runs.append(
         "loan",
         {
             "at": LATER,

@@ -129,7 +129,7 @@ def test_a_secret_split_by_a_click_is_refused_and_nothing_is_written(
 
 def _thumb(name: str, step: int) -> np.ndarray:
     rec = Store().load(name)
-    path = Store().thumbs_dir(name) / str(rec.steps[step].thumbnail)
+    path = Store().thumbs.folder(name) / str(rec.steps[step].thumbnail)
     with Image.open(path) as img:
         return np.asarray(img.convert("RGB"))
 
@@ -226,7 +226,7 @@ def test_add_merges_and_says_where(isolated_store: Path) -> None:
     rec = Store().load("pin")
     assert len(rec.steps) == 5
     for step in rec.steps:  # the branch's own thumbnail was written, once
-        assert (Store().thumbs_dir("pin") / str(step.thumbnail)).is_file()
+        assert (Store().thumbs.folder("pin") / str(step.thumbnail)).is_file()
 
 
 @pytest.mark.parametrize(

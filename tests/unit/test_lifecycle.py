@@ -116,7 +116,7 @@ def test_the_history_line_every_kind_writes(isolated_store: Path) -> None:
     store = _store_with("loan")
     with begin(store, "loan", Intent.REPLAY, "cli") as run:
         run.journal("from-memory", {"path": [0, 1]})
-    [line] = store.history("loan")
+    [line] = store.runs.read("loan")
     assert line["kind"] == "cli" and line["path"] == [0, 1] and line["worker"]
 
 
@@ -134,10 +134,10 @@ def test_a_history_that_cannot_be_written_is_a_warning(isolated_store: Path) -> 
     os.unlink(isolated_store / ".mm" / "history" / "loan.jsonl")
     with begin(store, "loan", Intent.REPLAY, "cli") as run:
         run.journal("healed", {})
-    assert [line["outcome"] for line in store.history("loan")] == ["from-memory", "healed"]
+    assert [line["outcome"] for line in store.runs.read("loan")] == ["from-memory", "healed"]
     with begin(store, "loan", Intent.REPLAY, "cli") as run:
         run.journal("diverged", {})
-    assert [line["outcome"] for line in store.history("loan")] == [
+    assert [line["outcome"] for line in store.runs.read("loan")] == [
         "from-memory",
         "healed",
         "diverged",

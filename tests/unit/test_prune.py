@@ -41,7 +41,7 @@ def _store_with(*names: str) -> Store:
 
 def test_older_than_and_unused_for_pick_whole_recordings(isolated_store: Path) -> None:
     store = _store_with("old", "used")
-    store.append_history("used", {"at": (NOW - timedelta(days=2)).isoformat(), "outcome": "ok"})
+    store.runs.append("used", {"at": (NOW - timedelta(days=2)).isoformat(), "outcome": "ok"})
 
     plan = make_plan(store, Criteria(unused_for=timedelta(days=30)), now=NOW)
     assert [(d.name, d.branch) for d in plan.deletions] == [("old", None)]
@@ -116,7 +116,7 @@ def test_dead_branches_are_those_no_replay_took(isolated_store: Path) -> None:
     _with_three_branches(store)
     # Branch 4 (created 40 days ago) was taken 3 days ago; branch 5 (20 days) never.
     taken = (NOW - timedelta(days=3)).isoformat()
-    store.append_history("tree", {"at": taken, "outcome": "from-memory", "path": [0, 4]})
+    store.runs.append("tree", {"at": taken, "outcome": "from-memory", "path": [0, 4]})
     plan = make_plan(store, Criteria(dead_for=timedelta(days=10)), now=NOW)
     assert [(d.branch, d.reason) for d in plan.branches] == [(5, "not taken in 10d")]
 

@@ -136,7 +136,7 @@ def test_pointer_in_a_corner_aborts_between_actions() -> None:
     with pytest.raises(Aborted, match="fail-safe"):
         run(backend)
     assert len(backend.performed) == 2
-    history = Store().history("form")
+    history = Store().runs.read("form")
     assert history[-1]["outcome"] == "aborted"
 
 
@@ -145,7 +145,7 @@ def test_dry_run_acts_on_nothing() -> None:
     report = run(backend, dry_run=True)
     assert report.outcome is Outcome.WOULD_REPLAY
     assert backend.performed == []
-    assert Store().history("form") == []
+    assert Store().runs.read("form") == []
 
 
 def test_branch_matching_the_screen_is_followed() -> None:

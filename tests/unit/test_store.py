@@ -139,11 +139,11 @@ def _failing_open_for(suffix: str, err: int):  # type: ignore[no-untyped-def]
 
 def test_history_appends_and_survives_a_torn_line(isolated_store: Path) -> None:
     store = Store()
-    store.append_history("sample", {"outcome": "from-memory"})
-    store.append_history("sample", {"outcome": "healed"})
+    store.runs.append("sample", {"outcome": "from-memory"})
+    store.runs.append("sample", {"outcome": "healed"})
     with open(isolated_store / ".mm" / "history" / "sample.jsonl", "a") as f:
         f.write('{"outcome": "div')
-    assert [h["outcome"] for h in store.history("sample")] == ["from-memory", "healed"]
+    assert [h["outcome"] for h in store.runs.read("sample")] == ["from-memory", "healed"]
 
 
 def test_delete_removes_file_and_thumbnails(isolated_store: Path) -> None:

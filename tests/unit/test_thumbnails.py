@@ -35,7 +35,7 @@ def stored(thumbnails: dict[int, bytes | None]) -> Store:
     store.save(rec)
     for step_id, data in thumbnails.items():
         if data is not None:
-            store.write_thumbnail("form", f"t-{step_id}.png", data)
+            store.thumbs.write("form", f"t-{step_id}.png", data)
     return store
 
 
@@ -49,7 +49,7 @@ def test_each_kind_of_unusable_thumbnail_is_told_apart(isolated_store: object) -
         (1, "is missing"),
         (2, "is not a readable PNG"),
     ]
-    store.write_thumbnail("form", "t-2.png", _png(Image.new("RGB", (10, 10))))
+    store.thumbs.write("form", "t-2.png", _png(Image.new("RGB", (10, 10))))
     assert "not the recorded screen" in (load_reference(store, "form", rec.steps[2]).problem or "")
     assert load_reference(store, "form", replace(rec.steps[0], thumbnail=None)).problem == (
         "was never recorded"
