@@ -188,6 +188,24 @@ def test_doctor_checks_a_browser_s_devtools(web: Web, tmp_path: Path) -> None:
 WEB_AGENT = [sys.executable, str(Path(__file__).parents[2] / "examples" / "web_agent.py")]
 
 
+def recorded_and_replayed(
+    web: Web, store: Path, *agent_args: str
+) -> subprocess.CompletedProcess[str]:
+    """The web agent recorded with name=Ada through MM_CDP_URL, then replayed --no-agent
+    with Grace: the server gets each, and the replay's typed values are read back."""
+    recorded = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
+                  "--", *WEB_AGENT, *agent_args)  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    assert "recorded 'web': 5 steps" in recorded.stderr
+    assert web.records() == [{"name": "Ada", "city": "Paris"}]
+    result = mm(store, "replay", "web", "--display", web.start(), "--param", "name=Grace",
+                "--no-agent", "--timeout", "3", "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verified"] is True
+    assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+    return recorded
+
+
 def test_a_playwright_agent_is_recorded_through_its_endpoint_and_heals_a_dialog(
     web: Web, tmp_path: Path
 ) -> None:
@@ -196,18 +214,8 @@ def test_a_playwright_agent_is_recorded_through_its_endpoint_and_heals_a_dialog(
     dialog, healed by the same agent (it closes the dialog), then replayed from memory on
     the dialog with no agent run."""
     store = tmp_path / "store"
-    result = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
-                "--", *WEB_AGENT)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "the agent's DevTools endpoint: http://127.0.0.1:" in result.stderr
-    assert "recorded 'web': 5 steps" in result.stderr
-    assert web.records() == [{"name": "Ada", "city": "Paris"}]
-
-    result = mm(store, "replay", "web", "--display", web.start(), "--param", "name=Grace",
-                "--no-agent", "--timeout", "3", "--json")  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["verified"] is True
-    assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+    recorded = recorded_and_replayed(web, store)
+    assert "the agent's DevTools endpoint: http://127.0.0.1:" in recorded.stderr
 
     result = mm(store, "replay", "web", "--display", web.start(modal=True), "--param",
                 "name=Lin", "--no-agent", "--timeout", "2")  # fmt: skip
@@ -250,18 +258,7 @@ def test_the_endpoint_refuses_another_user_s_connection(web: Web, tmp_path: Path
 def test_a_selenium_agent_is_recorded_through_its_endpoint(web: Web, tmp_path: Path) -> None:
     """selenium attached with `debuggerAddress` (MM_CDP_URL without its scheme), through
     Debian's chromedriver: recorded with a param, replayed --no-agent with another value."""
-    store = tmp_path / "store"
-    result = mm(store, "record", "web", "--display", web.start(), "--param", "name=Ada",
-                "--", *WEB_AGENT, "--driver", "selenium")  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "recorded 'web': 5 steps" in result.stderr
-    assert web.records() == [{"name": "Ada", "city": "Paris"}]
-
-    result = mm(store, "replay", "web", "--display", web.start(), "--param", "name=Grace",
-                "--no-agent", "--timeout", "3", "--json")  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["verified"] is True
-    assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+    recorded_and_replayed(web, tmp_path / "store", "--driver", "selenium")
 
 
 SECRET = "zq7vw4-kx9p"
