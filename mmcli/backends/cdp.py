@@ -24,7 +24,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from mmcli.backends.base import Backend
-from mmcli.backends.devtools import DevTools, page_socket
+from mmcli.backends.devtools import DevTools, Superseded, page_socket
 from mmcli.desktop.display import CdpAddress
 from mmcli.errors import DisplayError, DisplayLost
 from mmcli.model import Action, ActionKind
@@ -160,24 +160,34 @@ class CdpBackend(Backend):
                 w, h = self._size
                 params["clip"] = {"x": 0, "y": 0, "width": w, "height": h, "scale": 1 / ratio}
             shot = self._screenshot(params)
+            if shot is None:  # a dialog of the page's own opened meanwhile
+                return self._with_dialog(self._last or self._blank(), self._dialog or "")
             image: Image.Image = Image.open(io.BytesIO(base64.b64decode(shot["data"])))
             if image.size != self._size:
                 image = image.resize(self._size)
             self._last = Frame.from_image(image.convert("RGB"))
             return self._last
 
-    def _screenshot(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _screenshot(self, params: dict[str, Any]) -> dict[str, Any] | None:
         """`Page.captureScreenshot`, asked again while the page is between two documents
         (a form posted, a link followed: "Not attached to an active page"), for at most
-        `NAVIGATION_WAIT`."""
+        `NAVIGATION_WAIT`; None when a dialog of the page's own opened before it was
+        answered (a page held by one answers nothing until it is closed)."""
         deadline = time.monotonic() + NAVIGATION_WAIT
         while True:
             try:
-                return self._devtools.call("Page.captureScreenshot", params)
+                return self._devtools.call(
+                    "Page.captureScreenshot", params, until=lambda: self._dialog is not None
+                )
+            except Superseded:
+                return None
             except DisplayError as e:
                 if "Not attached" not in str(e) or time.monotonic() >= deadline:
                     raise
                 time.sleep(NAVIGATION_POLL)
+
+    def _blank(self) -> Frame:
+        return Frame.from_image(Image.new("RGB", self._size, "white"))
 
     @staticmethod
     def _with_dialog(frame: Frame, message: str) -> Frame:
@@ -216,6 +226,8 @@ class CdpBackend(Backend):
             found = self._evaluate(READ_FOCUSED)
         except DisplayLost:
             raise
+        except Superseded:
+            return NotRead("accessibility", "a dialog of the page's own holds the page")
         except DisplayError as e:  # between two documents, say
             return NotRead("accessibility", f"the page did not tell its focused field ({e})")
         if not isinstance(found, dict):
@@ -226,8 +238,12 @@ class CdpBackend(Backend):
         return FieldText(text, "accessibility", rect=Rect(x, y, w, h), role=role)
 
     def _evaluate(self, expression: str) -> Any:
+        """`expression`'s value in the page; `Superseded` when a dialog of the page's own
+        holds it (no script runs until it is closed)."""
         reply = self._devtools.call(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True}
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True},
+            until=lambda: self._dialog is not None,
         )
         return (reply.get("result") or {}).get("value")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -24,7 +25,14 @@ CONNECT_TIMEOUT = 10.0
 MAX_MESSAGE = 64 * 2**20
 """The largest message taken from the browser (a PNG screenshot of a large page)."""
 
+UNTIL_POLL = 0.02
+"""How often a command waiting for its answer asks whether it was superseded."""
+
 Listener = Callable[[dict[str, Any]], None]
+
+
+class Superseded(DisplayError):
+    """A command whose answer will not come: what it waited on was told otherwise."""
 
 
 def page_socket(address: CdpAddress) -> str:
@@ -91,10 +99,16 @@ class DevTools:
         self._listeners.setdefault(method, []).append(listener)
 
     def call(
-        self, method: str, params: dict[str, Any] | None = None, timeout: float = CALL_TIMEOUT
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        timeout: float = CALL_TIMEOUT,
+        until: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Send a command and wait for its result; `DisplayLost` when the browser went
-        away, `DisplayError` when it answers with an error or not in time."""
+        away, `DisplayError` when it answers with an error or not in time, `Superseded`
+        as soon as `until()` holds (an event told meanwhile that no answer will come: a
+        page's own dialog holds the page)."""
         if self.lost is not None:
             raise DisplayLost(f"the browser's DevTools connection ended ({self.lost})")
         done = threading.Event()
@@ -109,9 +123,14 @@ class DevTools:
         except Exception as e:
             self._waiting.pop(ident, None)
             raise DisplayLost(f"the browser's DevTools connection ended ({e})") from None
-        if not done.wait(timeout):
-            self._waiting.pop(ident, None)
-            raise DisplayError(f"the browser did not answer {method} within {timeout:g}s")
+        deadline = time.monotonic() + timeout
+        while not done.wait(UNTIL_POLL if until is not None else timeout):
+            if until is not None and until():
+                self._waiting.pop(ident, None)
+                raise Superseded(method)
+            if time.monotonic() >= deadline:
+                self._waiting.pop(ident, None)
+                raise DisplayError(f"the browser did not answer {method} within {timeout:g}s")
         if not box:
             raise DisplayLost(f"the browser's DevTools connection ended ({self.lost})")
         reply = box[0]
