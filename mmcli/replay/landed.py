@@ -38,6 +38,9 @@ TREE_LAG = 1.5
 it counts (Firefox's tree told "empty" for a field drawn with the typed value: 5 of 13
 replays on Xfce)."""
 TREE_POLL = 0.1
+DRAW_LAG = 1.0
+"""How long a field OCR read other text in is read again, on the screen as it is, before
+it counts: an app may draw the last keys late (Swing: up to half a second after them)."""
 
 
 @dataclass(frozen=True)
@@ -111,12 +114,14 @@ class Landing:
     def judge(self, read: Read | None, frame: Frame | None = None) -> str | None:
         """What `read` means, once the next step's screen matched on `frame`: why the run
         must stop there (the field shows other text), or None. OCR that read other text
-        reads `frame` again before it counts (an app that drew the last keys late)."""
+        reads the field again before it counts, on `frame` and then on the screen as it
+        is, every `TREE_POLL` for up to `DRAW_LAG` (an app that draws the last keys late:
+        Swing's field read empty on the screen as found, drawn a moment later)."""
         if read is None:
             return None
         check = read.check
-        if check.outcome is ReadOutcome.DIFFERS and check.source == "ocr" and frame is not None:
-            check = self._read(read.expected, read.box, frame, read.prefer)
+        if check.outcome is ReadOutcome.DIFFERS and check.source == "ocr":
+            check = self._drawn(read, frame)
         secret = self._secret(read.expected)
         reason = check.reason if not secret else _without_text(check.outcome)
         if check.outcome is ReadOutcome.VERIFIED:
@@ -146,6 +151,17 @@ class Landing:
         ):
             time.sleep(TREE_POLL)
             check = compare_typed(expected, self.backend.read_field(box, None, prefer))
+        return check
+
+    def _drawn(self, read: Read, frame: Frame | None) -> TypedCheck:
+        """OCR's read of `read`'s field again: on `frame`, then on fresh screens, until it
+        no longer differs or `DRAW_LAG` has passed."""
+        deadline = time.monotonic() + DRAW_LAG
+        check = compare_typed(read.expected, self.backend.read_field(read.box, frame, read.prefer))
+        while check.outcome is ReadOutcome.DIFFERS and time.monotonic() < deadline:
+            time.sleep(TREE_POLL)
+            shown = self.backend.read_field(read.box, None, read.prefer)
+            check = compare_typed(read.expected, shown)
         return check
 
     def _secret(self, text: str) -> bool:

@@ -294,3 +294,23 @@ def test_ocr_that_reads_other_text_on_the_screen_as_found_reads_the_matched_scre
     report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
     assert report.outcome is Outcome.DIVERGED and report.divergence is not None
     assert report.divergence.reason.startswith("The field typed into at step 2"), report
+
+
+def test_ocr_reads_the_field_again_on_the_screen_as_it_is_while_the_app_draws_it_late() -> None:
+    """Swing drew the last typed keys after the screen as found and the step's matched
+    screen were grabbed: OCR read the field empty on both. Read again on the screen as it
+    is, it shows the value: verified, not a divergence."""
+    rec = recorded(Landed("ocr", "{{name}}", FIELD))
+    Store().save(rec, overwrite=True)
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    reads: list[object] = []
+
+    def late(box: Rect | None, frame: object = None, prefer: str = "") -> FieldText:
+        reads.append(frame)
+        drawn = len(reads) > 3 and frame is None
+        return FieldText("Jane" if drawn else "", "ocr", rect=box, confidence=95)
+
+    backend.read_field = late  # type: ignore[method-assign]
+    report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+    assert report.outcome is Outcome.FROM_MEMORY and report.verified is True, report
+    assert reads[-1] is None  # the last read was of the screen as it is
