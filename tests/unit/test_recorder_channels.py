@@ -324,7 +324,12 @@ def test_keys_that_change_nothing_wait_as_long_as_the_app_has_needed(
     if late:
         assert waited[-1] > answers.ANSWER_WAIT - 0.05
     else:
-        assert [w > answers.ANSWER_FLOOR for w in waited] == [True, True, False]
+        # Learned from two answers drawn "at once" (a thread's repaint: a few ms, more on
+        # a loaded machine): the third wait is what they needed, not the whole wait.
+        slowest = r.waits.answer_times().slowest[ActionKind.PRESS, ""]
+        assert [w > answers.ANSWER_FLOOR for w in waited[:2]] == [True, True]
+        assert waited[2] <= max(answers.ANSWER_FLOOR, answers.ANSWER_MARGIN * slowest) + 1e-3
+        assert waited[2] < answers.ANSWER_WAIT - 0.05
 
 
 def test_an_answer_is_looked_for_after_the_last_action_not_an_earlier_press() -> None:
