@@ -203,9 +203,15 @@ def test_the_recording_xdotool_reports_then_runs_the_real_one_with_its_output_an
 
 
 def _later(backend: FakeBackend, *paints: tuple[float, Any]) -> None:
-    """Repaint `backend` with each screen after its delay (s), as an app answers late."""
+    """Repaint `backend` with each screen after its delay (s), as an app answers late; a
+    first delay of 0 is drawn at once, here (a thread's start can take tens of ms on a
+    loaded machine, which the waits under test would learn as the app's pace)."""
     import threading
     import time
+
+    while paints and paints[0][0] == 0:
+        backend.repaint(paints[0][1])
+        paints = paints[1:]
 
     def run() -> None:
         start = time.monotonic()
