@@ -141,27 +141,29 @@ class Landing:
         """The field read and judged against `expected`. An accessibility tree may tell
         the field's text later than the app draws it (Firefox's, from its page's process:
         "empty" over a field that shows the typed value): one that differs is asked again
-        for `TREE_LAG` before it counts. OCR reads what is drawn: once."""
+        for `TREE_LAG` before it counts. OCR reads what is drawn: once (`judge` reads it
+        again)."""
         check = compare_typed(expected, self.backend.read_field(box, frame, prefer))
-        deadline = time.monotonic() + TREE_LAG
-        while (
-            check.outcome is ReadOutcome.DIFFERS
-            and check.source == "accessibility"
-            and time.monotonic() < deadline
-        ):
-            time.sleep(TREE_POLL)
-            check = compare_typed(expected, self.backend.read_field(box, None, prefer))
-        return check
+        if check.source != "accessibility":
+            return check
+        return self._again(check, expected, box, prefer, TREE_LAG)
 
     def _drawn(self, read: Read, frame: Frame | None) -> TypedCheck:
         """OCR's read of `read`'s field again: on `frame`, then on fresh screens, until it
         no longer differs or `DRAW_LAG` has passed."""
-        deadline = time.monotonic() + DRAW_LAG
-        check = compare_typed(read.expected, self.backend.read_field(read.box, frame, read.prefer))
+        shown = self.backend.read_field(read.box, frame, read.prefer)
+        check = compare_typed(read.expected, shown)
+        return self._again(check, read.expected, read.box, read.prefer, DRAW_LAG)
+
+    def _again(
+        self, check: TypedCheck, expected: str, box: Rect | None, prefer: str, lag: float
+    ) -> TypedCheck:
+        """`check`, while it differs, read again on the screen as it is every `TREE_POLL`
+        for up to `lag`."""
+        deadline = time.monotonic() + lag
         while check.outcome is ReadOutcome.DIFFERS and time.monotonic() < deadline:
             time.sleep(TREE_POLL)
-            shown = self.backend.read_field(read.box, None, read.prefer)
-            check = compare_typed(read.expected, shown)
+            check = compare_typed(expected, self.backend.read_field(box, None, prefer))
         return check
 
     def _secret(self, text: str) -> bool:
