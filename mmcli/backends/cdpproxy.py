@@ -131,22 +131,32 @@ class CdpProxy:
             return
         with self._lock:
             self._open.add(agent)
-        back = threading.Thread(target=self._back, args=(browser, agent), daemon=True)
+        back = threading.Thread(
+            target=self._pump, args=(browser, agent, self._attached), daemon=True
+        )
         back.start()
         page = path[len(PAGE_PATH) :] if path.startswith(PAGE_PATH) else None
         try:
-            for message in agent:
-                self._told(message, page)
-                browser.send(message)
-        except Exception:
-            pass
+            self._pump(agent, browser, lambda message: self._told(message, page))
         finally:
-            with contextlib.suppress(Exception):
-                browser.close()
             back.join(timeout=5)
             with self._lock:
                 self._open.discard(agent)
                 self._idle.notify_all()
+
+    @staticmethod
+    def _pump(source: Any, sink: Any, seen: Callable[[str | bytes], None]) -> None:
+        """Pass each message from `source` on to `sink`, shown to `seen` first, until
+        either side is gone; then close `sink`."""
+        try:
+            for message in source:
+                seen(message)
+                sink.send(message)
+        except Exception:  # either side gone: the connection ends
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                sink.close()
 
     def _told(self, message: str | bytes, page: str | None) -> None:
         """Tell `on_command` of a command, with its target: the session's (a browser
@@ -161,21 +171,11 @@ class CdpProxy:
             target = self.sessions.get(str(session)) if session else page
             self.on_command(command["method"], params if isinstance(params, dict) else {}, target)
 
-    def _back(self, browser: Any, agent: Any) -> None:
-        try:
-            for message in browser:
-                if "Target.attachedToTarget" in (
-                    message if isinstance(message, str) else message.decode("utf-8", "replace")
-                ):
-                    self._attached(message)
-                agent.send(message)
-        except Exception:
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                agent.close()
-
     def _attached(self, message: str | bytes) -> None:
+        """Note which target a session the browser attached is for."""
+        text = message if isinstance(message, str) else message.decode("utf-8", "replace")
+        if "Target.attachedToTarget" not in text:
+            return
         with contextlib.suppress(ValueError, AttributeError, TypeError):
             params = json.loads(message)["params"]
             self.sessions[str(params["sessionId"])] = str(params["targetInfo"]["targetId"])
