@@ -6,6 +6,7 @@ params as placeholders; a heal whose typed text was not read back as typed is pe
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -269,13 +270,18 @@ def test_a_read_that_differs_before_the_look_counts_only_once_the_screen_matched
     assert "near the task" in report.divergence.reason, report.divergence.reason
 
 
+def replay_read_by_ocr(read_field: Callable[..., FieldText]) -> ReplayReport:
+    """Replay the form recorded with its field read by OCR, the field read by `read_field`."""
+    Store().save(recorded(Landed("ocr", "{{name}}", FIELD)), overwrite=True)
+    backend = FakeBackend(form_screen(), on_action=typing_app)
+    backend.read_field = read_field  # type: ignore[method-assign]
+    return replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+
+
 def test_ocr_that_reads_other_text_on_the_screen_as_found_reads_the_matched_screen_again() -> None:
     """An app may draw the last keys late: OCR that reads other text before the look reads
     the screen the next step matched before it counts; text that still differs there stops
     replay."""
-    rec = recorded(Landed("ocr", "{{name}}", FIELD))
-    Store().save(rec, overwrite=True)
-    backend = FakeBackend(form_screen(), on_action=typing_app)
     reads: list[object] = []
 
     def late(box: Rect | None, frame: object = None, prefer: str = "") -> FieldText:
@@ -283,15 +289,11 @@ def test_ocr_that_reads_other_text_on_the_screen_as_found_reads_the_matched_scre
         text = "Jane" if len(reads) > 1 else "JaneJane"
         return FieldText(text, "ocr", rect=box, confidence=95)
 
-    backend.read_field = late  # type: ignore[method-assign]
-    report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+    report = replay_read_by_ocr(late)
     assert report.outcome is Outcome.FROM_MEMORY and report.verified is True
     assert len(reads) == 2 and reads[0] is not reads[1]
     doubled = FieldText("JaneJane", "ocr", rect=FIELD, confidence=95)
-    Store().save(rec, overwrite=True)
-    backend = FakeBackend(form_screen(), on_action=typing_app)
-    backend.read_field = lambda box, frame=None, prefer="": doubled  # type: ignore[method-assign]
-    report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+    report = replay_read_by_ocr(lambda box, frame=None, prefer="": doubled)
     assert report.outcome is Outcome.DIVERGED and report.divergence is not None
     assert report.divergence.reason.startswith("The field typed into at step 2"), report
 
@@ -300,9 +302,6 @@ def test_ocr_reads_the_field_again_on_the_screen_as_it_is_while_the_app_draws_it
     """Swing drew the last typed keys after the screen as found and the step's matched
     screen were grabbed: OCR read the field empty on both. Read again on the screen as it
     is, it shows the value: verified, not a divergence."""
-    rec = recorded(Landed("ocr", "{{name}}", FIELD))
-    Store().save(rec, overwrite=True)
-    backend = FakeBackend(form_screen(), on_action=typing_app)
     reads: list[object] = []
 
     def late(box: Rect | None, frame: object = None, prefer: str = "") -> FieldText:
@@ -310,7 +309,6 @@ def test_ocr_reads_the_field_again_on_the_screen_as_it_is_while_the_app_draws_it
         drawn = len(reads) > 3 and frame is None
         return FieldText("Jane" if drawn else "", "ocr", rect=box, confidence=95)
 
-    backend.read_field = late  # type: ignore[method-assign]
-    report = replay(Store(), backend, "form", Values({"name": "Jane"}), ReplayOptions(timeout=0.3))
+    report = replay_read_by_ocr(late)
     assert report.outcome is Outcome.FROM_MEMORY and report.verified is True, report
     assert reads[-1] is None  # the last read was of the screen as it is
