@@ -17,6 +17,7 @@ from mmcli.screen.windows import StackedWindow, WindowRef
 
 if TYPE_CHECKING:
     from mmcli.backends.rfbproxy import Input, RFBProxy
+    from mmcli.desktop.display import CdpAddress
     from mmcli.desktop.input_watch import EventSource, Grabber
     from mmcli.readback.field import FieldText, NotRead
 
@@ -143,6 +144,18 @@ class ChangeLog:
                     return False
                 self._changed.wait(left)
             return True
+
+
+class BrowserPage(NamedTuple):
+    """The browser page a display is (`--display cdp://`), as an agent's own DevTools
+    endpoint needs it (`capture.cdp`)."""
+
+    address: CdpAddress
+    """The browser's DevTools, as given."""
+    id: str
+    """The DevTools id of the page driven."""
+    navigations: list[float]
+    """When the page's main frame went to another document (monotonic), growing."""
 
 
 class Backend(ABC):
@@ -339,6 +352,10 @@ class Backend(ABC):
     """Input given on the local X display (pyautogui, xdotool) reaches this display. Not
     so for a remote one (VNC, a browser's DevTools): an agent acts there through mm's
     own connection (`mm act`) or an endpoint in front of it."""
+
+    def page(self) -> BrowserPage | None:
+        """The browser page this display is; None for a desktop's display."""
+        return None
 
     def open_proxy(
         self,

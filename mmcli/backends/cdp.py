@@ -23,7 +23,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from mmcli.backends.base import Backend
+from mmcli.backends.base import Backend, BrowserPage
 from mmcli.backends.devtools import DevTools, Superseded, page_socket
 from mmcli.desktop.display import CdpAddress
 from mmcli.errors import DisplayError, DisplayLost
@@ -124,6 +124,7 @@ class CdpBackend(Backend):
         self._lock = threading.Lock()
         self.navigations: list[float] = []
         """When the page's main frame went to another document (monotonic)."""
+        self._page = BrowserPage(address, self.page_id, self.navigations)
         self._devtools.on("Page.javascriptDialogOpening", self._dialog_opened)
         self._devtools.on("Page.javascriptDialogClosed", self._dialog_closed)
         self._devtools.on("Page.frameNavigated", self._navigated)
@@ -202,6 +203,9 @@ class CdpBackend(Backend):
         draw.text((x + 16, y + 44), message[:60], fill="#202020")
         draw.text((x + 16, y + h - 32), "Enter: OK    Escape: Cancel", fill="#202020")
         return Frame.from_image(image)
+
+    def page(self) -> BrowserPage:
+        return self._page
 
     def _navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame")

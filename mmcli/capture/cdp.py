@@ -31,7 +31,7 @@ from mmcli.desktop.input_events import EventKind, InputEvent
 from mmcli.model import Action, ActionKind
 
 if TYPE_CHECKING:
-    from mmcli.backends.base import Backend
+    from mmcli.backends.base import Backend, BrowserPage
     from mmcli.backends.cdpproxy import CdpProxy
     from mmcli.capture.recorder import Recorder
     from mmcli.capture.steps import Capture
@@ -85,17 +85,16 @@ class CdpChannel:
 
     @classmethod
     def open(cls, recorder: Recorder, backend: Backend) -> CdpChannel | None:
-        upstream = getattr(backend, "address", None)
-        from mmcli.desktop.display import CdpAddress
-
-        if not isinstance(upstream, CdpAddress) or upstream.socket is not None:
+        page = backend.page()
+        if page is None or page.address.socket is not None:
             return None  # (a page's own socket URL: no discovery to stand in front of)
-        return cls(recorder, upstream)
+        return cls(recorder, page)
 
-    def __init__(self, recorder: Recorder, upstream: Any) -> None:
+    def __init__(self, recorder: Recorder, page: BrowserPage) -> None:
         from mmcli.backends.cdpproxy import CdpProxy
 
         self.recorder = recorder
+        self.page = page
         self.built = Built(recorder, before=self._read_typed)
         self.dropped: list[str] = []
         self._inputs: list[float] = []
@@ -103,7 +102,7 @@ class CdpChannel:
         self._pointer = (0, 0)
         self._lock = threading.Lock()
         self.clock: Callable[[], float] = time.monotonic
-        self.proxy: CdpProxy = CdpProxy(upstream, self.on_command)
+        self.proxy: CdpProxy = CdpProxy(page.address, self.on_command)
 
     def env(self) -> dict[str, str]:
         return {ADDRESS_ENV: self.proxy.address}
@@ -121,8 +120,7 @@ class CdpChannel:
             return
         with self._lock:
             self._inputs.append(self.clock())
-            page = getattr(self.recorder.backend, "page_id", None)
-            if target is not None and page is not None and target != page:
+            if target is not None and target != self.page.id:
                 self.recorder.unsupported.append(
                     "input to another tab or window of the browser: mm drives one page"
                 )
@@ -197,8 +195,7 @@ class CdpChannel:
         before (a form submitted or a link followed by script, `page.goto` midway) is
         what replay would not repeat: the recording fails."""
         with self._lock:
-            navigations = getattr(self.recorder.backend, "navigations", [])
-            for at in unexplained(navigations, self._inputs):
+            for at in unexplained(self.page.navigations, self._inputs):
                 self.recorder.unsupported.append(
                     "the page went to another document with no input from the agent before "
                     f"it ({at - self._inputs[0]:.1f}s into the task: a script that clicks or "

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from mmcli.backends.base import BrowserPage
 from mmcli.backends.cdp import CdpBackend, key_of
 from mmcli.desktop.display import CdpAddress, cdp_address, display_key, is_remote
 from mmcli.errors import UsageError
@@ -122,6 +123,7 @@ def test_devtools_input_commands_become_the_actions_replay_gives(
     channel.recorder = Recorder()  # type: ignore[assignment]
     channel.built = Built(channel.recorder, before=channel._read_typed)  # type: ignore[arg-type]
     channel._pointer, channel.dropped, channel._inputs = (0, 0), [], []
+    channel.page = BrowserPage(CdpAddress("127.0.0.1", 9222), "PAGE", [])
     import threading
     import time
 
@@ -141,15 +143,36 @@ def test_devtools_input_commands_become_the_actions_replay_gives(
         ("Runtime.evaluate", {"expression": "1"}),
         ("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": []}),
     ]:
-        channel.on_command(method, params)
+        channel.on_command(method, params, "PAGE")
+    channel.on_command(mouse, {"type": "mousePressed", "x": 5, "y": 5, "button": "left"}, "TAB2")
     actions = channel.built.builder.finish()
     assert [(a.kind, a.point if a.kind is not ActionKind.TYPE else a.text) for a in actions][
         :2
     ] == [(ActionKind.CLICK, (240, 58)), (ActionKind.TYPE, "Adé")]
     assert actions[2].kind is ActionKind.PRESS and actions[2].keys == ("enter",)
     assert actions[3].kind is ActionKind.SCROLL and actions[3].amount == -3
-    assert channel.recorder.unsupported == ["touch events (Input.dispatchTouchEvent)"]
+    assert channel.recorder.unsupported == [
+        "touch events (Input.dispatchTouchEvent)",
+        "input to another tab or window of the browser: mm drives one page",
+    ]
     assert read == [("Adé", ActionKind.PRESS)]  # the field read before Enter goes on
+
+
+def test_only_a_browser_page_found_through_discovery_gets_an_agent_endpoint() -> None:
+    """A desktop's display has no page; a page's own socket URL has no target list to
+    stand in front of: neither opens a DevTools channel."""
+    from mmcli.backends import FakeBackend
+    from mmcli.capture.cdp import CdpChannel
+
+    desktop = FakeBackend(Image.new("RGB", (80, 50), "#eeeeee"))
+    assert desktop.page() is None
+    assert CdpChannel.open(object(), desktop) is None  # type: ignore[arg-type]
+
+    class Socket(FakeBackend):
+        def page(self) -> BrowserPage:
+            return BrowserPage(CdpAddress("h", 1, "ws://h:1/devtools/page/P"), "P", [])
+
+    assert CdpChannel.open(object(), Socket(desktop.screen)) is None  # type: ignore[arg-type]
 
 
 def test_a_navigation_no_input_came_shortly_before_is_unexplained() -> None:
