@@ -1,4 +1,5 @@
-"""Typed text arrives whole in a third-party app that drops keys typed too fast.
+"""Typed text arrives whole in a third-party app that drops keys typed too fast, and a
+value typed twice into its cell editor by a healing agent is never called done.
 
 LibreOffice Calc (from Debian, untouched but for its first-start tips) takes a key's
 release and the next press at the same X server timestamp for auto-repeat and drops the
@@ -14,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -172,3 +174,101 @@ def test_a_value_s_mask_stays_on_its_cell_s_line(
     replayed = mm("replay", "cells", "--no-agent", "--param", "name=Hannah", "--timeout", "5")
     assert replayed.returncode == 0, replayed.stderr
     assert calc.row() == [c.format(name="Hannah") for c in ROW]
+
+
+LONG = "Ada Lovelace of Ockham Park in Surrey"
+"""A long value (37 characters): spilled over the empty cells to its right."""
+
+
+class NoticeOnTyping:
+    """Another app's notification that appears over the task once a value starts to land
+    in cell A1 (its first key drawn), and goes once a healing agent has started (a line
+    in `starts` more than `before`): the screen differs at the step after the typing.
+    Mapped from this process (python-xlib), so it is on the screen within a frame of the
+    key that called it, while replay still types."""
+
+    def __init__(self, display: str, starts: Path) -> None:
+        from Xlib import X
+        from Xlib import display as xdisplay
+
+        self.display = xdisplay.Display(display)
+        self.starts = starts
+        self.before = len(starts.read_text().splitlines()) if starts.exists() else 0
+        root = self.display.screen().root
+        self.window = root.create_window(
+            0, 60, 520, 40, 0, self.display.screen().root_depth,
+            background_pixel=self.display.screen().black_pixel,
+            override_redirect=True, event_mask=X.ExposureMask,
+        )  # fmt: skip
+        self.cell = (60, 143, 80, 16)  # A1, where the first key is drawn
+        self.shown = threading.Event()
+        self.gone = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _pixels(self) -> bytes:
+        x0, y0, w, h = self.cell
+        from Xlib import X
+
+        root = self.display.screen().root
+        return bytes(root.get_image(x0, y0, w, h, X.ZPixmap, 0xFFFFFFFF).data)
+
+    def _run(self) -> None:
+        blank = self._pixels()
+        while not self._stop.is_set() and self._pixels() == blank:
+            time.sleep(0.005)
+        if self._stop.is_set():
+            return
+        self.window.map()
+        self.display.sync()
+        self.shown.set()
+        while not self._stop.is_set():
+            if self.starts.exists() and len(self.starts.read_text().splitlines()) > self.before:
+                time.sleep(0.1)  # the agent has started: the notification expires
+                self.window.unmap()
+                self.display.sync()
+                self.gone.set()
+                return
+            time.sleep(0.02)
+
+    def __enter__(self) -> NoticeOnTyping:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.window.destroy()
+        self.display.close()
+
+
+def test_a_heal_that_typed_the_value_again_into_the_open_cell_editor_is_pending(
+    calc: Calc, tmp_path: Path, isolated_store: Path
+) -> None:
+    """As a new user found on gnumeric: replay typed a long value into a cell, the screen
+    then differed before its Enter (the cell editor still open), and the agent, which
+    ignores `MM_RESUME_STEP`, typed the value again into the open editor; the cell held
+    it twice. `mm` said the heal ended on a known outcome and every later replay repeated
+    it. Now the heal is pending (exit 6): never followed unattended."""
+    starts = tmp_path / "agent-starts"
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        f"echo started >> '{starts}'\n"
+        'value="${MM_PARAM_NAME:-$1}"\n'
+        'sleep 0.3\nxdotool type --delay 12 "$value"\nsleep 0.3\nxdotool key Return\n'
+    )
+    calc.start()
+    recorded = mm("record", "cell", "--param", f"name={LONG}", "--observe", "0.5", "--",
+                  "sh", str(script), LONG)  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    assert calc.row()[0] == LONG
+
+    calc.start()
+    with NoticeOnTyping(calc.desktop.display, starts) as notice:
+        healed = mm("replay", "cell", "--param", f"name={LONG}", "--timeout", "2", "--json")
+    assert notice.shown.is_set() and notice.gone.is_set(), healed.stderr
+    assert calc.row()[0] == LONG + LONG, healed.stderr  # the agent's doing
+    assert healed.returncode == 6, healed.stderr
+    report = json.loads(healed.stdout)
+    assert report["outcome"] == "healed-pending" and report["verified"] is False, report
+    assert "could not be verified where it landed" in healed.stderr
