@@ -8,5 +8,6 @@
 
 `temporalio` is imported only here, and only by the fleet commands.
 
-May import: the vocabulary, `store`, `desktop`, `backends`, `replay`.
+May import: the vocabulary, `store`, `desktop`, `backends`, `replay`, `verbs` (a row is
+replayed through the replay verb, which opens its run).
 """

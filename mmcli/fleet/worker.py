@@ -2,10 +2,11 @@
 
 Two threads: Temporal's (its own event loop: polls the recordings' task queues, heartbeats
 every second for the row under way) and the main one, which owns the display and the
-signals and runs each row through `mmcli.replay.batch.run_row`, the code path of
-`mm replay --params-file`. A row's committing step is claimed in the store first
-(`claims.Claim` as the replay's `before_commit`); an attempt that finds the claim there
-acts on nothing and reports the row "claimed" (outcome unknown).
+signals and runs each row through `mmcli.replay.batch.run_row` and the replay verb
+(`verbs.replay.replay_named`), the code path of `mm replay --params-file`. A row's
+committing step is claimed in the store first (`claims.Claim` as the replay's
+`before_commit`); an attempt that finds the claim there acts on nothing and reports the
+row "claimed" (outcome unknown).
 
 Ctrl-C or SIGTERM stops the worker after the row under way (a replay stops between two
 actions): a row not claimed yet is handed back to Temporal and runs on another worker.
@@ -23,6 +24,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from mmcli.backends.base import Backend
@@ -34,6 +36,7 @@ from mmcli.params import Values, listed
 from mmcli.replay.batch import RowResult, row_params, run_row
 from mmcli.replay.replayer import ReplayOptions
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named
 
 Progress = Callable[[str], None]
 HEARTBEAT_EVERY = 1.0
@@ -183,15 +186,19 @@ class FleetWorker:
         options = replace(self._options(recording), before_commit=claim)
         try:
             result = run_row(
-                self.store,
-                self.backend,
-                task.recording,
                 task.row,
                 values,
                 shown,
-                options,
                 self.settings.before_each,
-                self.say,
+                partial(
+                    replay_named,
+                    self.store,
+                    self.backend,
+                    task.recording,
+                    values,
+                    options,
+                    self.say,
+                ),
             )
         except Aborted:
             self.stopping.set()

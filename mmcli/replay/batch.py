@@ -7,24 +7,20 @@ its environment) to bring the app to the task's starting screen, e.g. by restart
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import os
 import subprocess
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mmcli.backends.base import Backend
 from mmcli.errors import Aborted, ExitCode, MMError, Outcome, UsageError, closest
-from mmcli.model import SCREEN_KIND, Recording
+from mmcli.model import Recording
 from mmcli.params import KEY, Values, listed
 from mmcli.replay.preconditions import check_values
-from mmcli.replay.replayer import replay, replay_recording
-from mmcli.replay.report import ReplayOptions, ReplayReport
-from mmcli.store.lifecycle import Intent, begin
-from mmcli.store.recordings import Store
+from mmcli.replay.report import ReplayReport
 
 Progress = Callable[[str], None]
 
@@ -135,63 +131,40 @@ def outcome_exit(results: Sequence[RowResult]) -> ExitCode:
 
 
 def run_batch(
-    store: Store,
-    backend: Backend,
-    name: str,
     rows: Sequence[dict[str, str]],
     values: Values,
-    options: ReplayOptions,
+    replay: Callable[[Values], ReplayReport],
     before_each: str | None = None,
     progress: Progress | None = None,
     recording: Recording | None = None,
 ) -> list[RowResult]:
-    """One replay per row. A recording already there (`recording`, as loaded by the
-    caller, else loaded here) is marked in use for the whole batch and read once: again
-    only after a row that changed it (a heal saved a branch)."""
+    """One replay per row, each by `replay` with the row's values (the caller's: it
+    opened the run and loaded the recording, or records it first). `recording`, as the
+    batch began (None: not recorded yet), says which columns are params and secrets;
+    the first row's values are checked against it before anything runs."""
     say = progress or (lambda message: None)
-    with contextlib.ExitStack() as marked:
-        if recording is not None or store.exists(name):
-            marked.enter_context(begin(store, name, Intent.REPLAY, SCREEN_KIND))
-            recording = recording or store.load(name)
-        secret = set(recording.secrets) if recording is not None else set()
-        if recording is not None:
-            check_values(recording, values.merged(rows[0], secret))
-        results: list[RowResult] = []
-        for number, row in enumerate(rows, start=1):
-            # A column named like a secret (given with --secret or recorded as one) is one.
-            row_values = values.merged(row, secret)
-            shown = row_params(row, row_values.params, recording)
-            line = listed(shown)
-            say(f"row {number}/{len(rows)}" + (f": {line}" if line else ""))
-            result = run_row(
-                store, backend, name, number, row_values, shown, options, before_each, progress,
-                recording=recording,
-            )  # fmt: skip
-            results.append(result)
-            if recording is not None and result.report and result.report.outcome in CHANGED:
-                recording = store.load(name)
+    secret = set(recording.secrets) if recording is not None else set()
+    if recording is not None:
+        check_values(recording, values.merged(rows[0], secret))
+    results: list[RowResult] = []
+    for number, row in enumerate(rows, start=1):
+        # A column named like a secret (given with --secret or recorded as one) is one.
+        row_values = values.merged(row, secret)
+        shown = row_params(row, row_values.params, recording)
+        line = listed(shown)
+        say(f"row {number}/{len(rows)}" + (f": {line}" if line else ""))
+        results.append(run_row(number, row_values, shown, before_each, partial(replay, row_values)))
     return results
 
 
-CHANGED = {Outcome.HEALED, Outcome.HEALED_PENDING, Outcome.NOT_SAVED}
-"""The outcomes of a row after which the recording may have changed (a branch saved, or
-a save that failed part of the way): the next row reads it again."""
-
-
 def run_row(
-    store: Store,
-    backend: Backend,
-    name: str,
     number: int,
     values: Values,
     shown: dict[str, str],
-    options: ReplayOptions,
     before_each: str | None,
-    progress: Progress | None,
-    recording: Recording | None = None,
+    replay: Callable[[], ReplayReport],
 ) -> RowResult:
-    """One row: `before_each`, then the replay (of `recording`, loaded and marked in use
-    by the caller; else of `name`, loaded here), as a `RowResult` (an `MMError` is the
+    """One row: `before_each`, then `replay()`, as a `RowResult` (an `MMError` is the
     row's result; Ctrl-C is raised). A fleet's worker runs its rows through here too."""
     if before_each:
         done = subprocess.run(before_each, shell=True, env={**os.environ, **values.env()})
@@ -204,10 +177,7 @@ def run_row(
                 f"--before-each exited {done.returncode}",
             )
     try:
-        if recording is not None:
-            report = replay_recording(store, backend, recording, values, options, progress)
-        else:
-            report = replay(store, backend, name, values, options, progress)
+        report = replay()
     except Aborted:
         raise
     except MMError as e:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from mmcli.backends.base import Backend
 from mmcli.capture.steps import focus_point
 from mmcli.desktop.agent import Interrupt
-from mmcli.errors import Aborted, NotSaved, Outcome
-from mmcli.model import SCREEN_KIND, Action, Recording, Step, plural
+from mmcli.errors import Aborted, Outcome
+from mmcli.model import Action, Recording, Step, plural
 from mmcli.params import Values
 from mmcli.replay.act import CONFIRM_RETRIES, Actor
 from mmcli.replay.divergence import Diagnosis, differed
@@ -39,7 +39,6 @@ from mmcli.replay.report import Divergence, ReplayOptions, ReplayReport
 from mmcli.replay.screens import RecordedScreens
 from mmcli.replay.tree import Tree
 from mmcli.screen.relocate import Offset, moved
-from mmcli.store.lifecycle import Intent, begin
 from mmcli.store.recordings import Store
 
 Progress = Callable[[str], None]
@@ -319,23 +318,6 @@ class Replayer:
         return _Ending(Outcome.OUTCOME_DIFFERS, outcome_seen=False)
 
 
-def replay(
-    store: Store,
-    backend: Backend,
-    name: str,
-    values: Values,
-    options: ReplayOptions,
-    progress: Progress | None = None,
-) -> ReplayReport:
-    """Replay `name`; a name not recorded yet is recorded with the agent, if one is given."""
-    if not store.exists(name):
-        if not options.agent or options.dry_run:
-            raise store.not_found(name)
-        return record_first(store, backend, name, values, options, progress)
-    with begin(store, name, Intent.REPLAY, SCREEN_KIND):
-        return replay_recording(store, backend, store.load(name), values, options, progress)
-
-
 def replay_recording(
     store: Store,
     backend: Backend,
@@ -346,49 +328,3 @@ def replay_recording(
 ) -> ReplayReport:
     """Replay `recording`, already loaded from `store` by a caller that marked it in use."""
     return Replayer(store, backend, recording, values, options, progress).run()
-
-
-def record_first(
-    store: Store,
-    backend: Backend,
-    name: str,
-    values: Values,
-    options: ReplayOptions,
-    progress: Progress | None,
-) -> ReplayReport:
-    """`name` is not recorded yet: the agent (`options.agent`) records it."""
-    from mmcli.capture.record import record
-
-    assert options.agent
-    if progress:
-        progress(f"{name!r} is not recorded yet: recording the agent")
-    started = time.monotonic()
-    try:
-        result = record(
-            store,
-            backend,
-            name,
-            options.agent,
-            values,
-            ignore=options.ignore,
-            agent_timeout=options.agent_timeout,
-            progress=progress,
-            record_input=options.record_input,
-        )
-    except NotSaved as e:
-        return ReplayReport(
-            name,
-            Outcome.NOT_SAVED,
-            seconds=time.monotonic() - started,
-            agent_returncode=0,
-            detail=f"the recording could not be saved: {e}",
-        )
-    outcome = Outcome.RECORDED if result.saved else Outcome.AGENT_FAILED
-    return ReplayReport(
-        name,
-        outcome,
-        agent_steps=result.steps,
-        agent_returncode=result.returncode,
-        seconds=time.monotonic() - started,
-        detail=result.reason if outcome is not Outcome.RECORDED else "",
-    )

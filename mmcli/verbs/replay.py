@@ -9,13 +9,14 @@ params checked, then the display is opened and the walk gets the loaded recordin
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from mmcli.desktop.allowed import RecordedAgents
-from mmcli.errors import ExitCode, UsageError
+from mmcli.errors import ExitCode, NotSaved, Outcome, UsageError
 from mmcli.model import SCREEN_KIND
 from mmcli.params import Values
 from mmcli.replay.report import AGENT_TIMEOUT, ReplayOptions, ReplayReport
@@ -25,6 +26,7 @@ from mmcli.store.recordings import Store, validate_name
 from mmcli.verbs.display import Display, Progress
 
 if TYPE_CHECKING:
+    from mmcli.backends.base import Backend
     from mmcli.llm.run import LLMResult
     from mmcli.model import Recording
     from mmcli.replay.batch import RowResult
@@ -123,13 +125,79 @@ def replay(store: Store, request: ReplayRequest, progress: Progress | None = Non
 
 def _not_recorded_yet(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
     """The agent given records it (a replay of nothing else is refused)."""
-    from mmcli.replay.replayer import record_first
-
     if not request.agent or request.dry_run:
         raise store.not_found(request.name)
     with request.display.opened(progress) as backend:
         options = request.options(None)
         return record_first(store, backend, request.name, request.values, options, progress)
+
+
+def replay_named(
+    store: Store,
+    backend: Backend,
+    name: str,
+    values: Values,
+    options: ReplayOptions,
+    progress: Progress | None = None,
+) -> ReplayReport:
+    """One replay of `name` on an open display: its run opened and the recording loaded
+    here; a name not recorded yet is recorded by the agent, if one is given (a fleet's
+    worker runs its rows through here)."""
+    from mmcli.replay.replayer import replay_recording
+    from mmcli.store.lifecycle import Intent, begin
+
+    if not store.exists(name):
+        if not options.agent or options.dry_run:
+            raise store.not_found(name)
+        return record_first(store, backend, name, values, options, progress)
+    with begin(store, name, Intent.REPLAY, SCREEN_KIND):
+        return replay_recording(store, backend, store.load(name), values, options, progress)
+
+
+def record_first(
+    store: Store,
+    backend: Backend,
+    name: str,
+    values: Values,
+    options: ReplayOptions,
+    progress: Progress | None,
+) -> ReplayReport:
+    """`name` is not recorded yet: the agent (`options.agent`) records it."""
+    from mmcli.capture.record import record
+
+    assert options.agent
+    if progress:
+        progress(f"{name!r} is not recorded yet: recording the agent")
+    started = time.monotonic()
+    try:
+        result = record(
+            store,
+            backend,
+            name,
+            options.agent,
+            values,
+            ignore=options.ignore,
+            agent_timeout=options.agent_timeout,
+            progress=progress,
+            record_input=options.record_input,
+        )
+    except NotSaved as e:
+        return ReplayReport(
+            name,
+            Outcome.NOT_SAVED,
+            seconds=time.monotonic() - started,
+            agent_returncode=0,
+            detail=f"the recording could not be saved: {e}",
+        )
+    outcome = Outcome.RECORDED if result.saved else Outcome.AGENT_FAILED
+    return ReplayReport(
+        name,
+        outcome,
+        agent_steps=result.steps,
+        agent_returncode=result.returncode,
+        seconds=time.monotonic() - started,
+        detail=result.reason if outcome is not Outcome.RECORDED else "",
+    )
 
 
 def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
@@ -149,27 +217,70 @@ def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | No
 
 
 def _batch(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
-    """One replay per CSV row; a recording already there is marked in use and read once
-    for the whole batch (again only after a row that changed it)."""
+    """One replay per CSV row; the recording is marked in use and read once for the
+    whole batch (again only after a row that changed it); one not recorded yet is
+    recorded by the first row's agent."""
     from mmcli.replay.batch import check_columns, read_rows, run_batch
-    from mmcli.store.lifecycle import Intent, begin
 
     assert request.params_file is not None
     rows = read_rows(request.params_file)
     say = progress or (lambda message: None)
     with contextlib.ExitStack() as marked:
-        recording = None
-        if store.exists(request.name):
-            marked.enter_context(begin(store, request.name, Intent.REPLAY, SCREEN_KIND))
-            recording = store.load(request.name)
+        batch = BatchRecording(store, request.name, marked)
+        recording = batch.open()
+        if recording is not None:
             check_columns(recording, rows, request.values, request.params_file, say)
         options = request.options(recording, not store.local, progress)
         with request.display.opened(progress) as backend:
-            values, then = request.values, request.before_each
+
+            def replay_row(values: Values) -> ReplayReport:
+                return batch.replay(backend, values, options, progress)
+
             results = run_batch(
-                store, backend, request.name, rows, values, options, then, progress, recording
+                rows, request.values, replay_row, request.before_each, progress, recording
             )
     return BatchReport(results)
+
+
+CHANGED = {Outcome.HEALED, Outcome.HEALED_PENDING, Outcome.NOT_SAVED}
+"""The outcomes of a row after which the recording may have changed (a branch saved, or
+a save that failed part of the way): the next row reads it again."""
+
+
+class BatchRecording:
+    """A batch's recording: its run opened (marked in use on `marked` until the batch
+    ends) and loaded once, read again only after a row that changed it; recorded by the
+    first row's agent where there is none yet."""
+
+    def __init__(self, store: Store, name: str, marked: contextlib.ExitStack) -> None:
+        self.store = store
+        self.name = name
+        self.marked = marked
+        self.recording: Recording | None = None
+
+    def open(self) -> Recording | None:
+        """The recording, marked in use and loaded (once); None: not recorded yet."""
+        from mmcli.store.lifecycle import Intent, begin
+
+        if self.recording is None and self.store.exists(self.name):
+            self.marked.enter_context(begin(self.store, self.name, Intent.REPLAY, SCREEN_KIND))
+            self.recording = self.store.load(self.name)
+        return self.recording
+
+    def replay(
+        self, backend: Backend, values: Values, options: ReplayOptions, progress: Progress | None
+    ) -> ReplayReport:
+        from mmcli.replay.replayer import replay_recording
+
+        recording = self.open()
+        if recording is None:
+            if not options.agent or options.dry_run:
+                raise self.store.not_found(self.name)
+            return record_first(self.store, backend, self.name, values, options, progress)
+        report = replay_recording(self.store, backend, recording, values, options, progress)
+        if report.outcome in CHANGED:
+            self.recording = self.store.load(self.name)
+        return report
 
 
 def _replay_model(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:

@@ -24,11 +24,12 @@ from mmcli.cli.app import app
 from mmcli.errors import Aborted, RecordingCorrupt
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replay.replayer import Replayer, replay
+from mmcli.replay.replayer import Replayer
 from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Fingerprint, Grid
 from mmcli.store import codec
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.faults.conftest import mm, one_line_error
 from tests.helpers import CREATED, form_screen, sample_recording
 

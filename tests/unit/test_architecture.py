@@ -350,6 +350,20 @@ def test_the_replay_core_is_in_parts() -> None:
     assert not too_big
 
 
+def test_a_replay_s_run_is_opened_by_the_verb_alone() -> None:
+    """`replay/` walks a recording the replay verb loaded in a run it opened: nothing
+    there opens a run (`store.lifecycle.begin`), records a missing name or reads one."""
+    openers = []
+    for path in sorted((PACKAGE / "replay").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "mmcli.store.lifecycle":
+                openers += [f"{path.name}: imports {a.name}" for a in node.names]
+            if isinstance(node, ast.Attribute) and node.attr in ("load", "exists"):
+                if isinstance(node.value, ast.Name) and node.value.id == "store":
+                    openers.append(f"{path.name}:{node.lineno}: store.{node.attr}")
+    assert not openers
+
+
 def _listed_modules() -> dict[str, set[str]]:
     """The modules docs/architecture.md's layout block names, by package ("" for the
     top level): after a package's description (up to its last ":"), parenthesised

@@ -14,9 +14,9 @@ from mmcli.backends import FakeBackend
 from mmcli.errors import Outcome
 from mmcli.model import Action, ActionKind, Recording
 from mmcli.params import Values
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen, fp_of
 from tests.unit.test_replayer import NAME_FIELD, SUBMIT, form_recording
 

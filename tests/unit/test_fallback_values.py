@@ -14,10 +14,10 @@ from mmcli.capture.stale import stale_value
 from mmcli.errors import MMError, Outcome
 from mmcli.model import Action, ActionKind
 from mmcli.params import Values, find_digest, template_command, value_digest
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.store import codec
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen
 from tests.unit.test_heal import agent
 from tests.unit.test_replayer import form_recording

@@ -4,6 +4,7 @@ claim and the manifest on a local store, how a row's outcome reads in `mm batch 
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,17 +22,26 @@ from mmcli.fleet.batches import (
 )
 from mmcli.fleet.claims import Claim, ClaimTaken, held
 from mmcli.params import Values
-from mmcli.replay.batch import run_row
+from mmcli.replay.batch import RowResult, run_row
 from mmcli.replay.replayer import ReplayOptions
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording, typing_app
+
+
+def run_form_row(store: Store, backend: FakeBackend, options: ReplayOptions) -> RowResult:
+    """Row 1 of a batch on the form, as a worker runs it."""
+    values = Values({"name": "John"})
+    return run_row(
+        1, values, {}, None, partial(replay_named, store, backend, "form", values, options)
+    )
 
 
 def replay_row(store: Store, claim: Claim, commit_steps: int = 1) -> tuple[FakeBackend, str]:
     backend = FakeBackend(form_screen(), on_action=typing_app)
     options = ReplayOptions(timeout=0.3, before_commit=claim, commit_steps=commit_steps)
-    result = run_row(store, backend, "form", 1, Values({"name": "John"}), {}, options, None, None)
+    result = run_form_row(store, backend, options)
     return backend, result.outcome
 
 
@@ -48,9 +58,7 @@ def test_the_claim_is_written_just_before_the_last_action() -> None:
     backend_ref = [FakeBackend(form_screen(), on_action=typing_app)]
     claim = Watching(store.objects, "b", 1, "w1", 1)
     options = ReplayOptions(timeout=0.3, before_commit=claim)
-    result = run_row(
-        store, backend_ref[0], "form", 1, Values({"name": "John"}), {}, options, None, None
-    )
+    result = run_form_row(store, backend_ref[0], options)
     assert result.outcome == "from-memory"
     assert seen == [2]  # after the click and the typing, before the Submit click
     assert claim.taken
@@ -121,7 +129,7 @@ def test_no_hand_over_to_the_agent_without_the_claim(tmp_path: Path) -> None:
         agent=["sh", "-c", f"touch {started}"],
         before_commit=Claim(store.objects, "b", 1, "w2", 1),
     )
-    result = run_row(store, backend, "form", 1, Values({"name": "John"}), {}, options, None, None)
+    result = run_form_row(store, backend, options)
     assert result.outcome == "error" and "claimed by w1" in result.detail
     assert not started.exists() and backend.performed == []
 

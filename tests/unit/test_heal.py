@@ -13,9 +13,9 @@ from mmcli.backends import FakeBackend
 from mmcli.errors import Outcome
 from mmcli.model import Action, ActionKind
 from mmcli.params import Values
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import AGENT_TIMEOUT, ReplayOptions, ReplayReport
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording
 

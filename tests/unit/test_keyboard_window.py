@@ -7,11 +7,11 @@ from dataclasses import replace
 from mmcli.backends import FakeBackend
 from mmcli.errors import Outcome
 from mmcli.params import Values
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import WindowRef, keyboard_taken
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording, typing_app
 

@@ -20,10 +20,10 @@ from mmcli.model import Action, ActionKind, Landed, Recording
 from mmcli.params import Values
 from mmcli.readback.field import FieldText, NotRead
 from mmcli.replay.landed import TREE_LAG
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.screen.fingerprint import Rect
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen, fp_of
 from tests.unit.test_heal import agent
 from tests.unit.test_replayer import SUBMIT, form_recording, typing_app

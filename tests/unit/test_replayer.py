@@ -12,11 +12,11 @@ from mmcli.backends import FakeBackend
 from mmcli.errors import Aborted, DisplayError, Outcome, RecordingNotFound, UsageError
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import StackedWindow, WindowRef
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import count_loads, form_screen, fp_of, thumbnail_png
 
 NAME_FIELD = (250, 185)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ from mmcli.params import Values
 from mmcli.replay.batch import row_params, run_batch
 from mmcli.replay.report import ReplayOptions
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import BatchRecording
 from tests.helpers import CREATED, form_screen
 from tests.unit.test_heal import SECRET, secret_form
 
@@ -20,15 +22,16 @@ def test_a_params_file_column_named_like_a_secret_is_shown_nowhere() -> None:
     secret_form()  # records {{pin}} as a secret
     said: list[str] = []
     rows = [{"pin": SECRET, "note": "first"}, {"pin": "9999-ABC", "note": "second"}]
-    results = run_batch(
-        Store(),
-        FakeBackend(form_screen(popup=True)),
-        "form",
-        rows,
-        Values(),
-        ReplayOptions(timeout=0.2),
-        progress=said.append,
-    )
+    backend, options = FakeBackend(form_screen(popup=True)), ReplayOptions(timeout=0.2)
+    with contextlib.ExitStack() as marked:
+        batch = BatchRecording(Store(), "form", marked)
+        results = run_batch(
+            rows,
+            Values(),
+            lambda values: batch.replay(backend, values, options, said.append),
+            progress=said.append,
+            recording=batch.open(),
+        )
     # "note" is no param of the recording: left out of what is shown and reported.
     assert [r.params for r in results] == [{}, {}]
     out = "\n".join(said) + json.dumps([r.as_json() for r in results])

@@ -11,12 +11,12 @@ from PIL import Image
 from mmcli.backends import FakeBackend
 from mmcli.errors import ExitCode, Outcome
 from mmcli.params import Values
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions
 from mmcli.screen.fingerprint import Frame
 from mmcli.screen.matcher import Policy
 from mmcli.store.recordings import Store
 from mmcli.store.thumbnails import load_reference, unusable
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen
 from tests.unit.test_replayer import form_recording, typing_app
 

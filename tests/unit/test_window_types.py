@@ -14,13 +14,13 @@ from mmcli.backends import FakeBackend
 from mmcli.errors import Outcome
 from mmcli.model import ActionKind, EndScreen
 from mmcli.params import Values
-from mmcli.replay.replayer import replay
 from mmcli.replay.report import ReplayOptions
 from mmcli.screen.analysis import fingerprint_of
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy
 from mmcli.screen.windows import Over, StackedWindow, WindowRef, focus_taken, left_out
 from mmcli.store.recordings import Store
+from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen, thumbnail_png
 from tests.unit.test_replayer import SUBMIT, form_recording, save_with_screens, typing_app
 
