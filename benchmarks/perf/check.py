@@ -16,9 +16,9 @@ from pathlib import Path
 from benchmarks.perf.common import Figure, Report, Spread, quiet_stderr, run_benchmark, say
 from benchmarks.validation.run import timings
 from examples.world import LoanApp, agent_command
-from mmcli.capture.record import record
 from mmcli.params import Values
 from mmcli.store.recordings import Store
+from mmcli.verbs.record import record_agent as record
 
 TARGET_RATIO = 3.0
 

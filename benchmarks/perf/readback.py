@@ -89,7 +89,7 @@ def replay_seconds(store: Path, app: LoanApp, name: str) -> float:
 
 def run(args: argparse.Namespace, work: Path) -> Report:
     from mmcli.backends.x11 import X11Backend
-    from mmcli.capture.record import record
+    from mmcli.verbs.record import record_agent as record
 
     say(f"reading a field {args.reads} times through the accessibility tree and by OCR...")
     tree, ocr = read_costs(args.reads, work)

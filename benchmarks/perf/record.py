@@ -152,9 +152,9 @@ def instrumented(parts: Parts) -> Iterator[None]:
 
 def breakdown(app: LoanApp, store_dir: Path, think: float) -> dict[str, Any]:
     from mmcli.backends.x11 import X11Backend
-    from mmcli.capture.record import record
     from mmcli.params import Values
     from mmcli.store.recordings import Store
+    from mmcli.verbs.record import record_agent as record
 
     parts = Parts()
     fresh_start(app)

@@ -60,8 +60,8 @@ print(json.dumps({"import_ms": (t1 - t0) * 1000, "load_ms": (t2 - t1) * 1000,
 def record_source(work: Path) -> Path:
     """One real recording of the 20-action task; returns its store directory."""
     from mmcli.backends.x11 import X11Backend
-    from mmcli.capture.record import record
     from mmcli.params import Values
+    from mmcli.verbs.record import record_agent as record
 
     store = work / "source-store"
     with VirtualDisplay():

@@ -27,7 +27,6 @@ from PIL import Image
 from benchmarks.validation.scenarios import SCENARIOS, At, Label, Scenario
 from examples.world import LoanApp, agent_command
 from mmcli.backends.x11 import X11Backend
-from mmcli.capture.record import record
 from mmcli.capture.settling import settle
 from mmcli.desktop.display import VirtualDisplay
 from mmcli.model import POINTED, ActionKind, Recording, Step
@@ -36,6 +35,7 @@ from mmcli.replay.replayer import Replayer
 from mmcli.replay.report import ReplayOptions
 from mmcli.screen.matcher import Policy, Verdict, compare
 from mmcli.store.recordings import Store
+from mmcli.verbs.record import record_agent as record
 
 NAIVE_TOLERANCE = 8
 FAR = (1500, 900)

@@ -1,4 +1,5 @@
-"""`mm record`: run an agent under the recorder and save what it did, only if it succeeded."""
+"""Recording an agent or a person into a run the record verb opened (`verbs.record`):
+the agent run under the recorder, what it did saved only if it succeeded."""
 
 from __future__ import annotations
 
@@ -28,11 +29,10 @@ from mmcli.errors import (
     NotSaved,
     TypedOtherwise,
 )
-from mmcli.model import SCREEN_KIND, Action
+from mmcli.model import Action
 from mmcli.params import Values
 from mmcli.screen.fingerprint import Rect
-from mmcli.store.lifecycle import Intent, begin
-from mmcli.store.recordings import Store
+from mmcli.store.lifecycle import Intent, OpenRun
 
 NO_VALUES = Values()
 VNC_DRAIN = 10.0
@@ -242,14 +242,11 @@ def check_recordable(recorder: Recorder, who: str = "the agent") -> None:
 
 
 def record(
-    store: Store,
+    opened: OpenRun,
     backend: Backend,
-    name: str,
     command: Sequence[str],
     values: Values,
     *,
-    overwrite: bool = False,
-    add: bool = False,
     ignore: Sequence[Rect] = (),
     agent_timeout: float | None = None,
     observe: float = 1.0,
@@ -257,36 +254,36 @@ def record(
     record_input: bool = False,
     commit_steps: int | None = None,
 ) -> RecordResult:
-    with begin(store, name, Intent.of(overwrite=overwrite, add=add), SCREEN_KIND) as opened:
-        if not command:
-            raise MMError(
-                "no agent command given (put it after `--`, or record a person with --demo)"
-            )
-        env = {"MM_RECORDING": name, **values.env()}
-        run, recorder = run_recorded(
-            backend,
-            command,
-            env,
-            timeout=agent_timeout,
-            observe=observe,
-            values=values,
-            progress=progress,
-            record_input=record_input,
+    """Record the agent `command` doing the task on `backend` into the run `opened` (by
+    the record verb, `verbs.record.record_agent`): saved once the agent exits 0 having
+    acted, merged into the recording when the run adds to it."""
+    if not command:
+        raise MMError("no agent command given (put it after `--`, or record a person with --demo)")
+    name = opened.name
+    env = {"MM_RECORDING": name, **values.env()}
+    run, recorder = run_recorded(
+        backend,
+        command,
+        env,
+        timeout=agent_timeout,
+        observe=observe,
+        values=values,
+        progress=progress,
+        record_input=record_input,
+    )
+    if run.timed_out:
+        return RecordResult(
+            ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {agent_timeout}s"
         )
-        if run.timed_out:
-            return RecordResult(
-                ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {agent_timeout}s"
-            )
-        if not run.ok:
-            return RecordResult(run.returncode, False, 0, f"the agent exited {run.returncode}")
-        check_recordable(recorder)
-        if not recorder.captures:
-            raise MMError("the agent exited 0 without performing any action; nothing to record")
-        with opened.saving():
-            return save_run(
-                store, name, recorder, command, values, ignore, add, overwrite, progress, here(),
-                commit_steps=commit_steps,
-            )  # fmt: skip
+    if not run.ok:
+        return RecordResult(run.returncode, False, 0, f"the agent exited {run.returncode}")
+    check_recordable(recorder)
+    if not recorder.captures:
+        raise MMError("the agent exited 0 without performing any action; nothing to record")
+    with opened.saving():
+        return save_run(
+            opened, recorder, command, values, ignore, progress, here(), commit_steps=commit_steps
+        )
 
 
 def here() -> str | None:
@@ -298,30 +295,28 @@ def here() -> str | None:
 
 
 def save_run(
-    store: Store,
-    name: str,
+    opened: OpenRun,
     recorder: Recorder,
     command: Sequence[str],
     values: Values,
     ignore: Sequence[Rect],
-    add: bool,
-    overwrite: bool,
     progress: Progress | None,
     cwd: str | None = None,
     *,
     commit_steps: int | None = None,
 ) -> RecordResult:
-    """Build the steps of a finished run and save them as `name` (or merge them in);
-    `cwd`: the folder the command ran in; `commit_steps`: as declared, kept with it."""
+    """Build the steps of a finished run and save them as the run's recording (or merge
+    them in, for a run that adds); `cwd`: the folder the command ran in; `commit_steps`:
+    as declared, kept with it."""
     run = replace(FinishedRun.of(recorder, values, command, cwd), commit_steps=commit_steps)
     try:
         done = integrate(
-            store,
-            name,
+            opened.store,
+            opened.name,
             run,
-            Into.ADD if add else Into.NEW,
+            Into.ADD if opened.intent is Intent.ADD else Into.NEW,
             ignore=ignore,
-            overwrite=overwrite,
+            overwrite=opened.intent is Intent.OVERWRITE,
             progress=progress,
         )
     except MMError as e:
@@ -330,13 +325,10 @@ def save_run(
 
 
 def record_demo(
-    store: Store,
+    opened: OpenRun,
     backend: Backend,
-    name: str,
     values: Values,
     *,
-    overwrite: bool = False,
-    add: bool = False,
     ignore: Sequence[Rect] = (),
     observe: float = 1.0,
     progress: Progress | None = None,
@@ -349,18 +341,12 @@ def record_demo(
     the last settled picture. The recording has no command: replay hands over to the
     agent `--agent` names, and without one behaves as `--no-agent`.
     """
-    with begin(store, name, Intent.of(overwrite=overwrite, add=add), SCREEN_KIND) as opened:
-        recorder = _demonstrate(backend, observe, progress, timeout)
-        say = progress or _quiet
-        for index, capture in enumerate(recorder.captures):
-            say(
-                f"recorded step {index + 1}: {describe(capture.action, values.all, values.secrets)}"
-            )
-        with opened.saving():
-            return save_run(
-                store, name, recorder, [], values, ignore, add, overwrite, progress,
-                commit_steps=commit_steps,
-            )  # fmt: skip
+    recorder = _demonstrate(backend, observe, progress, timeout)
+    say = progress or _quiet
+    for index, capture in enumerate(recorder.captures):
+        say(f"recorded step {index + 1}: {describe(capture.action, values.all, values.secrets)}")
+    with opened.saving():
+        return save_run(opened, recorder, [], values, ignore, progress, commit_steps=commit_steps)
 
 
 def _quiet(message: str) -> None:

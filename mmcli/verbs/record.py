@@ -14,6 +14,7 @@ from mmcli.store.recordings import Store, validate_name
 from mmcli.verbs.display import Display, Progress
 
 if TYPE_CHECKING:
+    from mmcli.backends.base import Backend
     from mmcli.capture.record import RecordResult
     from mmcli.llm.run import LLMResult
 
@@ -75,37 +76,76 @@ def record(
 
 
 def _record_screen(store: Store, request: RecordRequest, progress: Progress | None) -> RecordResult:
-    from mmcli.capture.record import record as record_agent
     from mmcli.capture.record import record_demo
+    from mmcli.model import SCREEN_KIND
+    from mmcli.store.lifecycle import Intent, begin
 
     with request.display.opened(progress) as backend:
-        if request.demo:
-            return record_demo(
+        if not request.demo:
+            return record_agent(
                 store,
                 backend,
                 request.name,
+                request.command,
                 request.values,
                 overwrite=request.overwrite,
                 add=request.add,
+                ignore=request.ignore,
+                agent_timeout=request.agent_timeout,
+                observe=request.observe,
+                progress=progress,
+                record_input=request.record_input,
+                commit_steps=request.commit_steps,
+            )
+        intent = Intent.of(overwrite=request.overwrite, add=request.add)
+        with begin(store, request.name, intent, SCREEN_KIND) as opened:
+            return record_demo(
+                opened,
+                backend,
+                request.values,
                 ignore=request.ignore,
                 observe=request.observe,
                 progress=progress,
                 commit_steps=request.commit_steps,
             )
-        return record_agent(
-            store,
+
+
+def record_agent(
+    store: Store,
+    backend: Backend,
+    name: str,
+    command: Sequence[str],
+    values: Values,
+    *,
+    overwrite: bool = False,
+    add: bool = False,
+    ignore: Sequence[Rect] = (),
+    agent_timeout: float | None = None,
+    observe: float = 1.0,
+    progress: Progress | None = None,
+    record_input: bool = False,
+    commit_steps: int | None = None,
+) -> RecordResult:
+    """Record the agent `command` doing task `name` on an open display: the run opened
+    here (`store.lifecycle.begin`: the name checked, a new one refused where it exists),
+    the agent's actions recorded and saved (`capture.record.record`). `mm record`, and
+    `mm replay` of a name not recorded yet, record through here."""
+    from mmcli.capture.record import record
+    from mmcli.model import SCREEN_KIND
+    from mmcli.store.lifecycle import Intent, begin
+
+    with begin(store, name, Intent.of(overwrite=overwrite, add=add), SCREEN_KIND) as opened:
+        return record(
+            opened,
             backend,
-            request.name,
-            request.command,
-            request.values,
-            overwrite=request.overwrite,
-            add=request.add,
-            ignore=request.ignore,
-            agent_timeout=request.agent_timeout,
-            observe=request.observe,
+            command,
+            values,
+            ignore=ignore,
+            agent_timeout=agent_timeout,
+            observe=observe,
             progress=progress,
-            record_input=request.record_input,
-            commit_steps=request.commit_steps,
+            record_input=record_input,
+            commit_steps=commit_steps,
         )
 
 

@@ -163,14 +163,14 @@ def record_first(
     progress: Progress | None,
 ) -> ReplayReport:
     """`name` is not recorded yet: the agent (`options.agent`) records it."""
-    from mmcli.capture.record import record
+    from mmcli.verbs.record import record_agent
 
     assert options.agent
     if progress:
         progress(f"{name!r} is not recorded yet: recording the agent")
     started = time.monotonic()
     try:
-        result = record(
+        result = record_agent(
             store,
             backend,
             name,

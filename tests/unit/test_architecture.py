@@ -350,17 +350,25 @@ def test_the_replay_core_is_in_parts() -> None:
     assert not too_big
 
 
-def test_a_replay_s_run_is_opened_by_the_verb_alone() -> None:
-    """`replay/` walks a recording the replay verb loaded in a run it opened: nothing
-    there opens a run (`store.lifecycle.begin`), records a missing name or reads one."""
+def test_a_run_is_opened_by_its_verb_alone() -> None:
+    """`replay/` walks a recording the replay verb loaded in a run it opened, and
+    `capture/` records into a run the record verb opened: neither opens a run
+    (`store.lifecycle.begin`), and `replay/` neither records a missing name nor reads one."""
     openers = []
-    for path in sorted((PACKAGE / "replay").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "mmcli.store.lifecycle":
-                openers += [f"{path.name}: imports {a.name}" for a in node.names]
-            if isinstance(node, ast.Attribute) and node.attr in ("load", "exists"):
-                if isinstance(node.value, ast.Name) and node.value.id == "store":
-                    openers.append(f"{path.name}:{node.lineno}: store.{node.attr}")
+    for package in ("replay", "capture"):
+        for path in sorted((PACKAGE / package).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module == "mmcli.store.lifecycle":
+                    names = [a.name for a in node.names if a.name in ("begin", "free")]
+                    openers += [f"{package}/{path.name}: imports {n}" for n in names]
+                if (
+                    package == "replay"
+                    and isinstance(node, ast.Attribute)
+                    and node.attr in ("load", "exists")
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "store"
+                ):
+                    openers.append(f"replay/{path.name}:{node.lineno}: store.{node.attr}")
     assert not openers
 
 
