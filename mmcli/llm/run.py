@@ -23,7 +23,7 @@ from mmcli.errors import (
     Outcome,
     RecordingNotFound,
 )
-from mmcli.llm.document import KIND, LLMRecording, load, now, save
+from mmcli.llm.document import LLMRecording, load, now, save
 from mmcli.llm.leaks import find_leak
 from mmcli.llm.proxy import Serving, Session, single_route, upstreams
 from mmcli.llm.shapes import SHAPES, Shape, shape_for
@@ -31,7 +31,7 @@ from mmcli.model import PLACEHOLDER, render_template
 from mmcli.params import Values, template_command
 from mmcli.screen.matcher import Policy
 from mmcli.store.inuse import in_use
-from mmcli.store.lifecycle import Intent, OpenRun, begin
+from mmcli.store.lifecycle import Intent, OpenRun
 from mmcli.store.recordings import Store, validate_name
 
 Progress = Callable[[str], None]
@@ -75,27 +75,6 @@ def agent_env(base: str, name: str, values: Values, replay: bool) -> dict[str, s
 
 
 def record_llm(
-    store: Store,
-    name: str,
-    command: Sequence[str],
-    values: Values,
-    *,
-    overwrite: bool = False,
-    add: bool = False,
-    upstream: str | None = None,
-    agent_timeout: float | None = None,
-    progress: Progress | None = None,
-) -> LLMResult:
-    """Run the agent with every model call forwarded and recorded. With `add`, the run
-    is merged into the existing recording: the exchanges its tree already holds are
-    followed (still asked of the model), the rest hangs from where the run departs."""
-    with begin(store, name, Intent.of(overwrite=overwrite, add=add), KIND) as opened:
-        if not command:
-            raise MMError("no agent command given (put it after `--`)")
-        return _record_llm(opened, command, values, upstream, agent_timeout, progress)
-
-
-def _record_llm(
     opened: OpenRun,
     command: Sequence[str],
     values: Values,
@@ -103,6 +82,12 @@ def _record_llm(
     agent_timeout: float | None,
     progress: Progress | None,
 ) -> LLMResult:
+    """Run the agent with every model call forwarded and recorded, into the run `opened`
+    (by the record verb). With a run that adds, it is merged into the existing recording:
+    the exchanges its tree already holds are followed (still asked of the model), the
+    rest hangs from where the run departs."""
+    if not command:
+        raise MMError("no agent command given (put it after `--`)")
     store, name, add = opened.store, opened.name, opened.intent is Intent.ADD
     recorded_command = template_command(command, values)
     rec = (
@@ -161,8 +146,7 @@ def _used(rec: LLMRecording, new: list[int], values: Values) -> set[str]:
 
 
 def replay_llm(
-    store: Store,
-    name: str,
+    opened: OpenRun,
     values: Values,
     *,
     agent: Sequence[str] | None = None,
@@ -173,29 +157,12 @@ def replay_llm(
     progress: Progress | None = None,
     recorded: RecordedAgents = OWN_STORE,
 ) -> LLMResult:
-    """Run the agent behind the proxy answering from `name`'s tree; a miss goes to the
+    """Run the agent behind the proxy answering from the recording's tree; a miss goes to the
     model (the rest of the run is saved as a branch on exit 0), or is refused with
     `no_agent` (exit 3). Without `agent`, the recording's own command runs as `recorded`
     allows it (from a shared store: only one the operator allowed). The recording is open
-    as a run (`store.lifecycle`) throughout: `mm rm`, `mm mv`, `mm import --overwrite` and
+    as a run (opened by the replay verb) throughout: `mm rm`, `mm mv`, `mm import --overwrite` and
     `mm prune` leave it alone."""
-    with begin(store, name, Intent.REPLAY, KIND) as opened:
-        return _replay_llm(
-            opened, values, agent, no_agent, policy, upstream, agent_timeout, progress, recorded
-        )
-
-
-def _replay_llm(
-    opened: OpenRun,
-    values: Values,
-    agent: Sequence[str] | None,
-    no_agent: bool,
-    policy: Policy,
-    upstream: str | None,
-    agent_timeout: float | None,
-    progress: Progress | None,
-    recorded: RecordedAgents,
-) -> LLMResult:
     store, name = opened.store, opened.name
     rec = load(store, name)
     cwd = None

@@ -150,16 +150,17 @@ def record_agent(
 
 
 def _record_model(store: Store, request: RecordRequest, progress: Progress | None) -> LLMResult:
+    from mmcli.llm.document import KIND
     from mmcli.llm.run import record_llm
+    from mmcli.store.lifecycle import Intent, begin
 
-    return record_llm(
-        store,
-        request.name,
-        request.command,
-        request.values,
-        overwrite=request.overwrite,
-        add=request.add,
-        upstream=request.upstream,
-        agent_timeout=request.agent_timeout,
-        progress=progress,
-    )
+    intent = Intent.of(overwrite=request.overwrite, add=request.add)
+    with begin(store, request.name, intent, KIND) as opened:
+        return record_llm(
+            opened,
+            request.command,
+            request.values,
+            request.upstream,
+            request.agent_timeout,
+            progress,
+        )

@@ -284,25 +284,27 @@ class BatchRecording:
 
 
 def _replay_model(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
+    from mmcli.llm.document import KIND
     from mmcli.llm.run import replay_llm
+    from mmcli.store.lifecycle import Intent, begin
 
     if request.dry_run or request.relocate or request.ignore or request.params_file is not None:
         raise UsageError(
             "--dry-run, --relocate, --ignore-region and --params-file are for screen "
             f"recordings; {request.name!r} was recorded at the model API"
         )
-    return replay_llm(
-        store,
-        request.name,
-        request.values,
-        agent=request.agent,
-        no_agent=request.no_agent,
-        policy=request.policy,
-        upstream=request.upstream,
-        agent_timeout=request.agent_timeout,
-        progress=progress,
-        recorded=RecordedAgents.of(request.allow_agents, not store.local),
-    )
+    with begin(store, request.name, Intent.REPLAY, KIND) as opened:
+        return replay_llm(
+            opened,
+            request.values,
+            agent=request.agent,
+            no_agent=request.no_agent,
+            policy=request.policy,
+            upstream=request.upstream,
+            agent_timeout=request.agent_timeout,
+            progress=progress,
+            recorded=RecordedAgents.of(request.allow_agents, not store.local),
+        )
 
 
 def _replay_sdk(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:

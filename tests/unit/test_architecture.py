@@ -351,11 +351,13 @@ def test_the_replay_core_is_in_parts() -> None:
 
 
 def test_a_run_is_opened_by_its_verb_alone() -> None:
-    """`replay/` walks a recording the replay verb loaded in a run it opened, and
-    `capture/` records into a run the record verb opened: neither opens a run
-    (`store.lifecycle.begin`), and `replay/` neither records a missing name nor reads one."""
+    """`replay/` walks a recording the replay verb loaded in a run it opened, `capture/`
+    records into a run the record verb opened, and `llm/` records and replays model API
+    calls in runs the verbs opened: none opens a run (`store.lifecycle.begin`), and
+    `replay/` neither records a missing name nor reads one. (The SDK's `Engine` is a door
+    of its own, for Python callers.)"""
     openers = []
-    for package in ("replay", "capture"):
+    for package in ("replay", "capture", "llm"):
         for path in sorted((PACKAGE / package).glob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.module == "mmcli.store.lifecycle":
