@@ -48,6 +48,10 @@ Decided where a combination is ill-defined:
 - a window holding the focus far away is HARMLESS: every app's task starts with a click
   into the task window (apps.py), which gives the window the focus back before any key
   (the `focus-stolen` scenario); the rule is kept for a task that would start with a key.
+  Not so for an override-redirect window that took the focus itself on IceWM: a click
+  into the task window, still IceWM's active window, leaves the focus with it, and the
+  keys typed next go there (UNSAFE), but for an app that sets the focus itself on a
+  click (Java).
 - "edge" overlaps the task's client area (8 px): touching is covering. A window beside
   the task that covers none of it is only generated "far".
 - the task window is its client area; the hostile window is its frame too (title bar,
@@ -151,18 +155,32 @@ PLACED_BY_ITSELF = frozenset({"override", "tooltip"})
 they come and go with the pointer, and the product judges them by the pixels alone."""
 
 
+CLICK_KEEPS_STOLEN_FOCUS = frozenset({"icewm"})
+"""Window managers that do not take the X input focus back from an override-redirect
+window that took it itself when the task window, still their active window, is clicked:
+the keys typed next go to that window (measured with zenity and a window of
+`tests.e2e.notifier` given the focus by `xdotool windowfocus`: the focus stayed with it
+after a click into the form on IceWM; openbox and xfwm4 gave it back)."""
+FOCUS_ON_CLICK = frozenset({"java"})
+"""Apps that set the X input focus on their window themselves when clicked (AWT): where
+the window manager does not, their keys still arrive."""
+
+
 def expected_label(
     place: Place,
     whose: Whose,
     focus: Focus,
     starts_with_click: bool = True,
     kind: str = "",
+    *,
+    click_takes_focus_back: bool = True,
 ) -> Label:
     """UNSAFE when the window is the task app's own, or covers any part of the task
     window (but another app's notification or tooltip clear of the target, which the
     product leaves out of the check), or holds the keyboard focus where the task's first
-    input is a key (not a click into the task window, which takes the focus back); else
-    HARMLESS (module docstring)."""
+    input is a key, or where a click into the task window does not take the focus back
+    (an override-redirect window's, on `CLICK_KEEPS_STOLEN_FOCUS`); else HARMLESS
+    (module docstring)."""
     if whose.own and kind in PLACED_BY_ITSELF and place.key == "far":
         return Label.HARMLESS  # the app's own popup far from the task: left to the pixels
     if whose.own:
@@ -172,6 +190,8 @@ def expected_label(
         return Label.UNSAFE
     if focus.takes and not starts_with_click:
         return Label.UNSAFE
+    if focus.takes and kind == "override" and not click_takes_focus_back:
+        return Label.UNSAFE  # the task's keys would go to it
     return Label.HARMLESS
 
 
@@ -214,7 +234,10 @@ class Case:
 
     @property
     def label(self) -> Label:
-        return expected_label(self.place, self.whose, self.focus, kind=self.kind.key)
+        back = self.wm not in CLICK_KEEPS_STOLEN_FOCUS or self.app in FOCUS_ON_CLICK
+        return expected_label(
+            self.place, self.whose, self.focus, kind=self.kind.key, click_takes_focus_back=back
+        )
 
     def scenario(self) -> Scenario:
         """The case as a scenario of the benchmark: the app started with its own window

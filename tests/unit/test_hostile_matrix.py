@@ -70,6 +70,18 @@ def test_another_apps_window_far_away_is_harmless_with_or_without_the_focus() ->
     assert expected_label(PLACE["far"], OTHER, TAKES) is Label.HARMLESS
 
 
+def test_a_far_override_window_holding_the_focus_is_unsafe_where_a_click_leaves_it_there() -> None:
+    """On IceWM a click into the task does not take the focus back from an
+    override-redirect window that took it (the keys go there), but a Java app takes it."""
+    from benchmarks.desktop.hostile import Case
+
+    assert Case.of("gtk", "override/far/other/focus", wm="icewm").label is Label.UNSAFE
+    assert Case.of("java", "override/far/other/focus", wm="icewm").label is Label.HARMLESS
+    assert Case.of("gtk", "override/far/other/focus", wm="openbox").label is Label.HARMLESS
+    assert Case.of("gtk", "normal/far/other/focus", wm="icewm").label is Label.HARMLESS
+    assert Case.of("gtk", "override/far/other/no-focus", wm="icewm").label is Label.HARMLESS
+
+
 def test_a_far_window_holding_the_focus_is_unsafe_where_keys_come_first() -> None:
     assert expected_label(PLACE["far"], OTHER, TAKES, starts_with_click=False) is Label.UNSAFE
     assert expected_label(PLACE["far"], OTHER, NO_FOCUS, starts_with_click=False) is (
