@@ -148,7 +148,7 @@ def chromium() -> str:
 class Browser:
     """A headless Chromium on `url` with its DevTools on 127.0.0.1 (`address`)."""
 
-    def __init__(self, url: str, size: tuple[int, int] = (800, 600)) -> None:
+    def __init__(self, url: str, size: tuple[int, int] = (800, 600), scale: float = 1) -> None:
         self.port = free_port()
         self.profile = Path(tempfile.mkdtemp(prefix="mm-chromium-"))
         self.process = subprocess.Popen(
@@ -159,7 +159,7 @@ class Browser:
                 "--disable-gpu",
                 "--no-first-run",
                 "--hide-scrollbars",
-                "--force-device-scale-factor=1",
+                f"--force-device-scale-factor={scale:g}",  # device pixels per CSS pixel
                 f"--window-size={size[0]},{size[1]}",
                 f"--remote-debugging-port={self.port}",
                 "--remote-debugging-address=127.0.0.1",

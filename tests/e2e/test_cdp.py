@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from examples.web_form import MODAL, POINTS, Browser, FormServer
+from mmcli.backends import open_backend
 
 pytestmark = pytest.mark.e2e
 
@@ -34,11 +35,13 @@ class Web:
         self.out = workdir / "submitted.jsonl"
         self.server: FormServer | None = None
         self.browser: Browser | None = None
+        self.scale = 1.0
+        """Device pixels per CSS pixel of the browsers started."""
 
     def start(self, modal: bool = False, alert: bool = False, at_load: bool = False) -> str:
         self.stop()
         self.server = FormServer(self.out, modal=modal, alert=alert, alert_at_load=at_load)
-        self.browser = Browser(self.server.url)
+        self.browser = Browser(self.server.url, scale=self.scale)
         return self.browser.address
 
     def records(self) -> list[dict[str, str]]:
@@ -91,8 +94,6 @@ def record(store: Path, address: str, agent: str) -> subprocess.CompletedProcess
 
 
 def test_the_points_are_the_page_s_own(web: Web) -> None:
-    from mmcli.backends import open_backend
-
     with open_backend(web.start(modal=True)) as backend:
         for name, (x, y) in [*POINTS.items(), ("modal", STAY)]:
             where = "#modal button" if name == "modal" else f"#{name}"
@@ -204,6 +205,33 @@ def recorded_and_replayed(
     assert json.loads(result.stdout)["verified"] is True
     assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
     return recorded
+
+
+def test_a_page_at_two_device_pixels_a_css_pixel_is_judged_and_clicked_in_css_pixels(
+    web: Web, tmp_path: Path
+) -> None:
+    """A high-density screen (devicePixelRatio 2), recorded with Playwright: an agent's
+    DevTools input is in CSS pixels, and mm keeps the page's screen at one pixel a CSS
+    pixel, so a recorded click is the page's own point on the screen mm judges; replay's
+    clicks land on the fields (the server gets the new value) and a DOM dialog over the
+    first target is refused. Playwright sets the page's font families on connecting,
+    which at this density drew the labels otherwise until the browser exited: every
+    replay with no agent diverged at step 1 before the endpoint kept that off the page."""
+    web.scale = 2.0
+    store = tmp_path / "store"
+    recorded_and_replayed(web, store)
+    with open_backend(web.start()) as backend:
+        evaluate = backend._evaluate  # type: ignore[attr-defined]
+        assert evaluate("window.devicePixelRatio") == 2
+        frame = backend.grab()
+        css = (evaluate("window.innerWidth"), evaluate("window.innerHeight"))
+        assert backend.size() == (frame.width, frame.height) == css
+
+    result = mm(store, "replay", "web", "--display", web.start(modal=True), "--param",
+                "name=Lin", "--no-agent", "--timeout", "2")  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "covers the click target" in result.stderr
+    assert len(web.records()) == 2
 
 
 def test_a_playwright_agent_is_recorded_through_its_endpoint_and_heals_a_dialog(
