@@ -146,6 +146,8 @@ def _judge_ocr(want: str, got: str, read: FieldText) -> tuple[ReadOutcome, str]:
         return ReadOutcome.VERIFIED, f"reads {_quote(got)}"
     if not sure:
         return ReadOutcome.UNREADABLE, f"OCR unsure ({read.confidence or 0:.0f}): {_quote(got)}"
+    shown = got
+    want, got = _unbordered(want), _unbordered(got)
     a, b = _loose(want), _loose(got)
     if a and b.count(a) >= 2:
         return ReadOutcome.DIFFERS, _shape(want, got)
@@ -154,9 +156,9 @@ def _judge_ocr(want: str, got: str, read: FieldText) -> tuple[ReadOutcome, str]:
         distance = ocr_distance(want, got)
         if distance == 0:
             why = "accents, case or a border"
-            return ReadOutcome.UNREADABLE, f"OCR cannot tell {why} from text: {_quote(got)}"
+            return ReadOutcome.UNREADABLE, f"OCR cannot tell {why} from text: {_quote(shown)}"
         if distance <= noise:
-            return ReadOutcome.UNREADABLE, f"OCR unsure ({distance} off): {_quote(got)}"
+            return ReadOutcome.UNREADABLE, f"OCR unsure ({distance} off): {_quote(shown)}"
     return ReadOutcome.DIFFERS, _shape(want, got)
 
 
@@ -200,10 +202,16 @@ def _loose(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
-BORDER_GLYPHS = frozenset("|\\/[]!()")
+BORDER_GLYPHS = frozenset("|\\/[]!()_")
 """What OCR makes of a field's border or a separator line beside a word: one of these,
 or nothing (a Swing field's left border read "\\" when recorded, "|" at replay, and a
-"|" more at its right)."""
+"|" more at its right; a spreadsheet cell's gridline read "__" after the value when
+recorded)."""
+
+
+def _unbordered(text: str) -> str:
+    """`text` without its words made of border glyphs alone (a gridline read as "__")."""
+    return " ".join(w for w in text.split(" ") if w and not set(w) <= BORDER_GLYPHS)
 
 
 def _at_edge(text: str, index: int) -> bool:
