@@ -377,11 +377,7 @@ class Bench:
         elif setup is Setup.NOTIFY:
             d.notify("New mail", "3 unread messages from Alice")
         elif setup is Setup.FOCUS_STOLEN:
-            self.spawn_window(
-                ["xmessage", "-name", "backup", "Backup finished."],
-                "^backup$",
-                (width - 330, height - PANEL_HEIGHT - 150),
-            )
+            self.spawn_clear(["xmessage", "-name", "backup", "Backup finished."], "^backup$")
         elif setup is Setup.MODAL_DIALOG:
             g = app.geometry()
             self.spawn_window(SESSION_DIALOG, "^session$", (g.x + 40, g.y + 30))
@@ -405,6 +401,24 @@ class Bench:
         self.desktop.activate(wid)
         self.desktop.settle()
         return wid
+
+    def spawn_clear(self, argv: list[str], name: str) -> None:
+        """Start another program's window in the screen corner farthest from the task
+        window, clear of it and of its frame (it takes the focus). Put at a fixed place
+        before, it covered a corner of a task window the drawn world had put low and
+        right (Calc at 231,122, 760x480): no longer the harmless case it is meant to be."""
+        wid = self.spawn_window(argv, name, (0, 0))
+        own = self.desktop.geometry(wid)
+        g = self.app.geometry()
+        width, height = self.desktop.size
+        margin = 20
+        right = g.x + g.w // 2 < width // 2
+        below = g.y + g.h // 2 < height // 2
+        x = width - own.w - margin if right else margin
+        y = height - PANEL_HEIGHT - own.h - margin if below else margin
+        self.desktop.move(wid, x, y)
+        self.desktop.activate(wid)
+        self.desktop.settle()
 
     def spawn_aside(self, argv: list[str], name: str) -> None:
         """Start another program's small window over a lower corner of the task window,
