@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -146,15 +147,23 @@ def chromium() -> str:
 
 
 class Browser:
-    """A headless Chromium on `url` with its DevTools on 127.0.0.1 (`address`)."""
+    """A headless Chromium on `url` with its DevTools on 127.0.0.1 (`address`); with an
+    X `display`, a window of it there (headful)."""
 
-    def __init__(self, url: str, size: tuple[int, int] = (800, 600), scale: float = 1) -> None:
+    def __init__(
+        self,
+        url: str,
+        size: tuple[int, int] = (800, 600),
+        scale: float = 1,
+        display: str | None = None,
+    ) -> None:
         self.port = free_port()
         self.profile = Path(tempfile.mkdtemp(prefix="mm-chromium-"))
+        env = {**os.environ, "DISPLAY": display} if display else None
         self.process = subprocess.Popen(
             [
                 chromium(),
-                "--headless",
+                *(["--headless"] if display is None else ["--window-position=0,0"]),
                 "--no-sandbox",
                 "--disable-gpu",
                 "--no-first-run",
@@ -168,6 +177,7 @@ class Browser:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=env,
         )
         self.address = f"cdp://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 30

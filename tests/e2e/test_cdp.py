@@ -37,11 +37,13 @@ class Web:
         self.browser: Browser | None = None
         self.scale = 1.0
         """Device pixels per CSS pixel of the browsers started."""
+        self.display: str | None = None
+        """The X display the browsers are started on (headful); None: headless."""
 
     def start(self, modal: bool = False, alert: bool = False, at_load: bool = False) -> str:
         self.stop()
         self.server = FormServer(self.out, modal=modal, alert=alert, alert_at_load=at_load)
-        self.browser = Browser(self.server.url, scale=self.scale)
+        self.browser = Browser(self.server.url, scale=self.scale, display=self.display)
         return self.browser.address
 
     def records(self) -> list[dict[str, str]]:
@@ -232,6 +234,34 @@ def test_a_page_at_two_device_pixels_a_css_pixel_is_judged_and_clicked_in_css_pi
     assert result.returncode == 3, result.stderr
     assert "covers the click target" in result.stderr
     assert len(web.records()) == 2
+
+
+def test_a_headful_browser_on_a_desktop_is_driven_through_its_devtools_alone(
+    web: Web, tmp_path: Path
+) -> None:
+    """Chromium with a window on an X desktop (openbox), not headless: the page is the
+    display all the same, recorded with an agent acting through `mm act` and replayed
+    with another value; nothing is given to the X display (the pointer stays where it
+    was, the window is never clicked)."""
+    from tests.desktop import Desktop
+    from tests.desktop import x as run_x
+
+    with Desktop() as desktop:
+        web.display = desktop.display
+        pointer = run_x("xdotool", "getmouselocation", display=desktop.display).stdout
+        store = tmp_path / "store"
+        recorded = record(store, web.start(), fill())
+        assert recorded.returncode == 0, recorded.stderr
+        assert web.records() == [{"name": "Ada", "city": "Paris"}]
+        result = mm(store, "replay", "web", "--display", web.start(), "--param",
+                    "name=Grace", "--no-agent", "--timeout", "3")  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert web.records()[-1] == {"name": "Grace", "city": "Paris"}
+        windows = run_x("xdotool", "search", "--onlyvisible", "--class", "chromium",
+                        display=desktop.display)  # fmt: skip
+        assert windows.stdout.split(), "no Chromium window on the desktop: not headful"
+        assert run_x("xdotool", "getmouselocation", display=desktop.display).stdout == pointer
+        web.stop()
 
 
 def test_a_playwright_agent_is_recorded_through_its_endpoint_and_heals_a_dialog(
