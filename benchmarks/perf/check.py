@@ -16,6 +16,7 @@ from pathlib import Path
 from benchmarks.perf.common import Figure, Report, Spread, quiet_stderr, run_benchmark, say
 from benchmarks.validation.run import timings
 from examples.world import LoanApp, agent_command
+from mmcli.capture.record import RecordOptions
 from mmcli.params import Values
 from mmcli.store.recordings import Store
 from mmcli.verbs.record import record_agent as record
@@ -35,7 +36,9 @@ def run(args: argparse.Namespace, work: Path) -> Report:
         app.start()
         say("recording the example agent...")
         with quiet_stderr():
-            result = record(store, backend, "plain", agent_command(app), Values(), observe=0.5)
+            result = record(
+                store, backend, "plain", agent_command(app), Values(), RecordOptions(observe=0.5)
+            )
         if not result.saved:
             raise SystemExit(f"recording the example agent failed: {result.reason}")
         app.start()

@@ -89,6 +89,7 @@ def replay_seconds(store: Path, app: LoanApp, name: str) -> float:
 
 def run(args: argparse.Namespace, work: Path) -> Report:
     from mmcli.backends.x11 import X11Backend
+    from mmcli.capture.record import RecordOptions
     from mmcli.verbs.record import record_agent as record
 
     say(f"reading a field {args.reads} times through the accessibility tree and by OCR...")
@@ -100,7 +101,9 @@ def run(args: argparse.Namespace, work: Path) -> Report:
         app.start()
         say("recording the example agent...")
         with quiet_stderr():
-            result = record(store, backend, "read", agent_command(app), Values(), observe=0.5)
+            result = record(
+                store, backend, "read", agent_command(app), Values(), RecordOptions(observe=0.5)
+            )
         if not result.saved:
             raise SystemExit(f"recording the example agent failed: {result.reason}")
     finally:

@@ -152,6 +152,7 @@ def instrumented(parts: Parts) -> Iterator[None]:
 
 def breakdown(app: LoanApp, store_dir: Path, think: float) -> dict[str, Any]:
     from mmcli.backends.x11 import X11Backend
+    from mmcli.capture.record import RecordOptions
     from mmcli.params import Values
     from mmcli.store.recordings import Store
     from mmcli.verbs.record import record_agent as record
@@ -168,8 +169,8 @@ def breakdown(app: LoanApp, store_dir: Path, think: float) -> dict[str, Any]:
                 "inprocess",
                 agent_command(app, think),
                 Values(),
+                RecordOptions(observe=0),
                 overwrite=True,
-                observe=0,
             )
             total = time.perf_counter() - t0
     finally:

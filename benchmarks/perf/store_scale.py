@@ -60,6 +60,7 @@ print(json.dumps({"import_ms": (t1 - t0) * 1000, "load_ms": (t2 - t1) * 1000,
 def record_source(work: Path) -> Path:
     """One real recording of the 20-action task; returns its store directory."""
     from mmcli.backends.x11 import X11Backend
+    from mmcli.capture.record import RecordOptions
     from mmcli.params import Values
     from mmcli.verbs.record import record_agent as record
 
@@ -71,7 +72,12 @@ def record_source(work: Path) -> Path:
             fresh_start(app)
             with quiet_stderr():
                 result = record(
-                    Store(store), backend, SOURCE, agent_command(app, 0.02), Values(), observe=0
+                    Store(store),
+                    backend,
+                    SOURCE,
+                    agent_command(app, 0.02),
+                    Values(),
+                    RecordOptions(observe=0),
                 )
             why = problem(app)
         finally:

@@ -27,6 +27,7 @@ from PIL import Image
 from benchmarks.validation.scenarios import SCENARIOS, At, Label, Scenario
 from examples.world import LoanApp, agent_command
 from mmcli.backends.x11 import X11Backend
+from mmcli.capture.record import RecordOptions
 from mmcli.capture.settling import settle
 from mmcli.desktop.display import VirtualDisplay
 from mmcli.model import POINTED, ActionKind, Recording, Step
@@ -154,10 +155,10 @@ def timings(
 def record_world(backend: X11Backend, store: Store, app: LoanApp) -> None:
     values = Values({"name": "John Smith"})
     app.start()
-    result = record(store, backend, "plain", agent_command(app), values, observe=1.2)
+    result = record(store, backend, "plain", agent_command(app), values, RecordOptions(observe=1.2))
     assert result.saved, "recording the agent failed"
     app.start("--clock")
-    result = record(store, backend, "clock", agent_command(app), values, observe=1.2)
+    result = record(store, backend, "clock", agent_command(app), values, RecordOptions(observe=1.2))
     assert result.saved, "recording the agent (clock) failed"
     app.stop()
 

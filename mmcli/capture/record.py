@@ -43,6 +43,22 @@ Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
+class RecordOptions:
+    """How a run is recorded (`mm record`'s options; a replay of a name not recorded yet
+    passes its own)."""
+
+    ignore: Sequence[Rect] = ()
+    """Regions left out of every check (`--ignore-region`)."""
+    agent_timeout: float | None = None
+    observe: float = 1.0
+    """Seconds the idle screen is watched first, to learn what changes alone."""
+    record_input: bool = False
+    """Record the display's input events too (an agent with no channel of its own)."""
+    commit_steps: int | None = None
+    """How many actions at the end commit the task (None: not declared)."""
+
+
+@dataclass(frozen=True)
 class RecordResult:
     returncode: int
     """`mm record`'s exit code: an `ExitCode`, or the failed agent's own."""
@@ -246,13 +262,8 @@ def record(
     backend: Backend,
     command: Sequence[str],
     values: Values,
-    *,
-    ignore: Sequence[Rect] = (),
-    agent_timeout: float | None = None,
-    observe: float = 1.0,
+    options: RecordOptions = RecordOptions(),
     progress: Progress | None = None,
-    record_input: bool = False,
-    commit_steps: int | None = None,
 ) -> RecordResult:
     """Record the agent `command` doing the task on `backend` into the run `opened` (by
     the record verb, `verbs.record.record_agent`): saved once the agent exits 0 having
@@ -265,15 +276,15 @@ def record(
         backend,
         command,
         env,
-        timeout=agent_timeout,
-        observe=observe,
+        timeout=options.agent_timeout,
+        observe=options.observe,
         values=values,
         progress=progress,
-        record_input=record_input,
+        record_input=options.record_input,
     )
     if run.timed_out:
         return RecordResult(
-            ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {agent_timeout}s"
+            ExitCode.AGENT_FAILED, False, 0, f"the agent timed out after {options.agent_timeout}s"
         )
     if not run.ok:
         return RecordResult(run.returncode, False, 0, f"the agent exited {run.returncode}")
@@ -281,9 +292,7 @@ def record(
     if not recorder.captures:
         raise MMError("the agent exited 0 without performing any action; nothing to record")
     with opened.saving():
-        return save_run(
-            opened, recorder, command, values, ignore, progress, here(), commit_steps=commit_steps
-        )
+        return save_run(opened, recorder, command, values, options, progress, here())
 
 
 def here() -> str | None:
@@ -299,23 +308,22 @@ def save_run(
     recorder: Recorder,
     command: Sequence[str],
     values: Values,
-    ignore: Sequence[Rect],
+    options: RecordOptions,
     progress: Progress | None,
     cwd: str | None = None,
-    *,
-    commit_steps: int | None = None,
 ) -> RecordResult:
     """Build the steps of a finished run and save them as the run's recording (or merge
-    them in, for a run that adds); `cwd`: the folder the command ran in; `commit_steps`:
-    as declared, kept with it."""
-    run = replace(FinishedRun.of(recorder, values, command, cwd), commit_steps=commit_steps)
+    them in, for a run that adds); `cwd`: the folder the command ran in; the committing
+    steps as declared in `options`, kept with it."""
+    run = FinishedRun.of(recorder, values, command, cwd)
+    run = replace(run, commit_steps=options.commit_steps)
     try:
         done = integrate(
             opened.store,
             opened.name,
             run,
             Into.ADD if opened.intent is Intent.ADD else Into.NEW,
-            ignore=ignore,
+            ignore=options.ignore,
             overwrite=opened.intent is Intent.OVERWRITE,
             progress=progress,
         )
@@ -328,12 +336,9 @@ def record_demo(
     opened: OpenRun,
     backend: Backend,
     values: Values,
-    *,
-    ignore: Sequence[Rect] = (),
-    observe: float = 1.0,
+    options: RecordOptions = RecordOptions(),
     progress: Progress | None = None,
     timeout: float | None = None,
-    commit_steps: int | None = None,
 ) -> RecordResult:
     """Record a person doing the task on the display, until the stop chord.
 
@@ -341,12 +346,12 @@ def record_demo(
     the last settled picture. The recording has no command: replay hands over to the
     agent `--agent` names, and without one behaves as `--no-agent`.
     """
-    recorder = _demonstrate(backend, observe, progress, timeout)
+    recorder = _demonstrate(backend, options.observe, progress, timeout)
     say = progress or _quiet
     for index, capture in enumerate(recorder.captures):
         say(f"recorded step {index + 1}: {describe(capture.action, values.all, values.secrets)}")
     with opened.saving():
-        return save_run(opened, recorder, [], values, ignore, progress, commit_steps=commit_steps)
+        return save_run(opened, recorder, [], values, options, progress)
 
 
 def _quiet(message: str) -> None:

@@ -15,7 +15,7 @@ from mmcli.verbs.display import Display, Progress
 
 if TYPE_CHECKING:
     from mmcli.backends.base import Backend
-    from mmcli.capture.record import RecordResult
+    from mmcli.capture.record import RecordOptions, RecordResult
     from mmcli.llm.run import LLMResult
 
 
@@ -39,6 +39,18 @@ class RecordRequest:
     commit_steps: int | None = None
     """How many actions at the end of the task commit it: kept with the recording, for
     a fleet's claims (None: not declared, the last action)."""
+
+    def recording(self) -> RecordOptions:
+        """How the screen run is recorded."""
+        from mmcli.capture.record import RecordOptions
+
+        return RecordOptions(
+            ignore=self.ignore,
+            agent_timeout=self.agent_timeout,
+            observe=self.observe,
+            record_input=self.record_input,
+            commit_steps=self.commit_steps,
+        )
 
     def check(self) -> None:
         """What is refused before anything runs."""
@@ -80,34 +92,16 @@ def _record_screen(store: Store, request: RecordRequest, progress: Progress | No
     from mmcli.model import SCREEN_KIND
     from mmcli.store.lifecycle import Intent, begin
 
+    options = request.recording()
     with request.display.opened(progress) as backend:
         if not request.demo:
             return record_agent(
-                store,
-                backend,
-                request.name,
-                request.command,
-                request.values,
-                overwrite=request.overwrite,
-                add=request.add,
-                ignore=request.ignore,
-                agent_timeout=request.agent_timeout,
-                observe=request.observe,
-                progress=progress,
-                record_input=request.record_input,
-                commit_steps=request.commit_steps,
-            )
+                store, backend, request.name, request.command, request.values, options,
+                overwrite=request.overwrite, add=request.add, progress=progress,
+            )  # fmt: skip
         intent = Intent.of(overwrite=request.overwrite, add=request.add)
         with begin(store, request.name, intent, SCREEN_KIND) as opened:
-            return record_demo(
-                opened,
-                backend,
-                request.values,
-                ignore=request.ignore,
-                observe=request.observe,
-                progress=progress,
-                commit_steps=request.commit_steps,
-            )
+            return record_demo(opened, backend, request.values, options, progress)
 
 
 def record_agent(
@@ -116,37 +110,22 @@ def record_agent(
     name: str,
     command: Sequence[str],
     values: Values,
+    options: RecordOptions | None = None,
     *,
     overwrite: bool = False,
     add: bool = False,
-    ignore: Sequence[Rect] = (),
-    agent_timeout: float | None = None,
-    observe: float = 1.0,
     progress: Progress | None = None,
-    record_input: bool = False,
-    commit_steps: int | None = None,
 ) -> RecordResult:
     """Record the agent `command` doing task `name` on an open display: the run opened
     here (`store.lifecycle.begin`: the name checked, a new one refused where it exists),
     the agent's actions recorded and saved (`capture.record.record`). `mm record`, and
     `mm replay` of a name not recorded yet, record through here."""
-    from mmcli.capture.record import record
+    from mmcli.capture.record import RecordOptions, record
     from mmcli.model import SCREEN_KIND
     from mmcli.store.lifecycle import Intent, begin
 
     with begin(store, name, Intent.of(overwrite=overwrite, add=add), SCREEN_KIND) as opened:
-        return record(
-            opened,
-            backend,
-            command,
-            values,
-            ignore=ignore,
-            agent_timeout=agent_timeout,
-            observe=observe,
-            progress=progress,
-            record_input=record_input,
-            commit_steps=commit_steps,
-        )
+        return record(opened, backend, command, values, options or RecordOptions(), progress)
 
 
 def _record_model(store: Store, request: RecordRequest, progress: Progress | None) -> LLMResult:

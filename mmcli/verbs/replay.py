@@ -163,6 +163,7 @@ def record_first(
     progress: Progress | None,
 ) -> ReplayReport:
     """`name` is not recorded yet: the agent (`options.agent`) records it."""
+    from mmcli.capture.record import RecordOptions
     from mmcli.verbs.record import record_agent
 
     assert options.agent
@@ -170,16 +171,13 @@ def record_first(
         progress(f"{name!r} is not recorded yet: recording the agent")
     started = time.monotonic()
     try:
-        result = record_agent(
-            store,
-            backend,
-            name,
-            options.agent,
-            values,
+        recorded = RecordOptions(
             ignore=options.ignore,
             agent_timeout=options.agent_timeout,
-            progress=progress,
             record_input=options.record_input,
+        )
+        result = record_agent(
+            store, backend, name, options.agent, values, recorded, progress=progress
         )
     except NotSaved as e:
         return ReplayReport(
