@@ -169,6 +169,10 @@ class Browser:
                 "--no-first-run",
                 "--hide-scrollbars",
                 f"--force-device-scale-factor={scale:g}",  # device pixels per CSS pixel
+                # At a scale other than 1, headless Chromium placed text at subpixel
+                # offsets chosen anew at each start (4 of 8 starts drew the labels
+                # otherwise): the same page, another screen. docs/cdp.md.
+                *(["--disable-font-subpixel-positioning"] if scale != 1 else []),
                 f"--window-size={size[0]},{size[1]}",
                 f"--remote-debugging-port={self.port}",
                 "--remote-debugging-address=127.0.0.1",

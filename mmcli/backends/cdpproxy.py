@@ -6,9 +6,7 @@ endpoint answers the browser's HTTP discovery (`/json/version`, `/json/list`, ..
 the browser's own answers, its socket URLs pointing back at the endpoint, and passes each
 WebSocket connection through to the browser, message by message. Every command the agent
 sends is handed to `on_command` before it is passed on (the recorder keeps the screen
-first); replies and events come back untouched. A command that would change how the page
-is drawn for as long as the browser runs (`KEPT_OFF_THE_PAGE`) is answered here and not
-passed on: the screens a recording keeps are those replay will find, with no agent.
+first); replies and events come back untouched.
 
 It listens on 127.0.0.1 only, and only for the run. A connection from a process of
 another user on this machine is refused (the kernel's socket table, `/proc/net/tcp`,
@@ -33,12 +31,6 @@ from mmcli.desktop.display import CdpAddress
 Command = Callable[[str, dict[str, Any], str | None], None]
 """Told each command the agent sends (method, params, the id of the target it goes to
 where known), before the browser gets it."""
-KEPT_OFF_THE_PAGE = frozenset({"Page.setFontFamilies", "Page.setFontSizes"})
-"""Commands that change the page's fonts until the browser exits, past the agent's
-connection. Playwright sets the font families on connecting: on a page drawn at two
-device pixels a CSS pixel, the example form's labels were drawn otherwise from then on
-(573 px differed), so a recording's screens did not match the same page at replay. The
-agent is answered as the browser would answer (an empty result)."""
 PAGE_PATH = "/devtools/page/"
 MAX_MESSAGE = 64 * 2**20
 DISCOVERY_BYTES = 4 * 2**20
@@ -153,41 +145,31 @@ class CdpProxy:
                 self._idle.notify_all()
 
     @staticmethod
-    def _pump(source: Any, sink: Any, seen: Callable[[str | bytes], str | None]) -> None:
+    def _pump(source: Any, sink: Any, seen: Callable[[str | bytes], None]) -> None:
         """Pass each message from `source` on to `sink`, shown to `seen` first, until
-        either side is gone; then close `sink`. A message `seen` answers (its answer) is
-        not passed on: the answer goes back to `source`."""
+        either side is gone; then close `sink`."""
         try:
             for message in source:
-                answer = seen(message)
-                if answer is None:
-                    sink.send(message)
-                else:
-                    source.send(answer)
+                seen(message)
+                sink.send(message)
         except Exception:  # either side gone: the connection ends
             pass
         finally:
             with contextlib.suppress(Exception):
                 sink.close()
 
-    def _told(self, message: str | bytes, page: str | None) -> str | None:
+    def _told(self, message: str | bytes, page: str | None) -> None:
         """Tell `on_command` of a command, with its target: the session's (a browser
-        socket's flattened sessions), else the page the socket is (`page`). The answer
-        to a command kept off the page (`KEPT_OFF_THE_PAGE`); None: pass it on."""
+        socket's flattened sessions), else the page the socket is (`page`)."""
         try:
             command = json.loads(message)
         except ValueError:
-            return None
-        if not isinstance(command, dict) or not isinstance(command.get("method"), str):
-            return None
-        params = command.get("params")
-        session = command.get("sessionId")
-        target = self.sessions.get(str(session)) if session else page
-        self.on_command(command["method"], params if isinstance(params, dict) else {}, target)
-        if command["method"] not in KEPT_OFF_THE_PAGE or "id" not in command:
-            return None
-        answer = {"id": command["id"], "result": {}}
-        return json.dumps(answer | ({"sessionId": session} if session else {}))
+            return
+        if isinstance(command, dict) and isinstance(command.get("method"), str):
+            params = command.get("params")
+            session = command.get("sessionId")
+            target = self.sessions.get(str(session)) if session else page
+            self.on_command(command["method"], params if isinstance(params, dict) else {}, target)
 
     def _attached(self, message: str | bytes) -> None:
         """Note which target a session the browser attached is for."""

@@ -216,9 +216,8 @@ def test_a_page_at_two_device_pixels_a_css_pixel_is_judged_and_clicked_in_css_pi
     DevTools input is in CSS pixels, and mm keeps the page's screen at one pixel a CSS
     pixel, so a recorded click is the page's own point on the screen mm judges; replay's
     clicks land on the fields (the server gets the new value) and a DOM dialog over the
-    first target is refused. Playwright sets the page's font families on connecting,
-    which at this density drew the labels otherwise until the browser exited: every
-    replay with no agent diverged at step 1 before the endpoint kept that off the page."""
+    first target is refused. (The browser is started with
+    `--disable-font-subpixel-positioning`: docs/cdp.md.)"""
     web.scale = 2.0
     store = tmp_path / "store"
     recorded_and_replayed(web, store)

@@ -183,24 +183,3 @@ def test_a_navigation_no_input_came_shortly_before_is_unexplained() -> None:
     assert unexplained([12.5, 12.0 + NAVIGATION_CAUSE], inputs) == []  # a click's doing
     assert unexplained([15.0], inputs) == [15.0]  # no input before it: script
     assert unexplained([15.0], []) == []
-
-
-def test_the_endpoint_answers_a_font_command_itself_and_tells_the_rest() -> None:
-    """Playwright's `Page.setFontFamilies` would draw the page otherwise until the
-    browser exits: answered by the endpoint (its id, its session), never passed on;
-    every command is still told to the recorder."""
-    import json
-
-    from mmcli.backends.cdpproxy import CdpProxy
-
-    told: list[tuple[str, str | None]] = []
-    proxy = CdpProxy.__new__(CdpProxy)
-    proxy.sessions = {"S1": "PAGE"}
-    proxy.on_command = lambda method, params, target: told.append((method, target))
-    fonts = {"id": 7, "sessionId": "S1", "method": "Page.setFontFamilies", "params": {}}
-    assert json.loads(proxy._told(json.dumps(fonts), None) or "") == {
-        "id": 7, "result": {}, "sessionId": "S1",
-    }  # fmt: skip
-    assert proxy._told(json.dumps({"id": 8, "method": "Page.enable"}), "P2") is None
-    assert proxy._told("not json", None) is None
-    assert told == [("Page.setFontFamilies", "PAGE"), ("Page.enable", "P2")]
