@@ -23,6 +23,11 @@ def later():
     for s in seconds[:-1]:
         time.sleep(s)
         os.kill(os.getpid(), signal.SIGINT)
+        # Two SIGINTs sent while the main thread is not run (a busy machine) are one:
+        # the next is sent once this one is held.
+        deadline = time.monotonic() + 5
+        while not interrupts._HELD.pending and time.monotonic() < deadline:
+            time.sleep(0.005)
     time.sleep(seconds[-1])
     b.ungrab_server()
     b.sync()
@@ -74,7 +79,7 @@ def test_ctrl_c_mid_request_waits_for_the_reply_and_the_connection_still_answers
 def test_a_second_ctrl_c_stops_a_request_the_server_never_answers(xdisplay: str) -> None:
     lines = _run(xdisplay, 0.3, 0.3, 1.5)  # twice, 0.3 s apart, before any answer
     assert lines[0] == "interrupted" and lines[2] == "None", lines
-    assert 0.55 <= float(lines[1]) < 1.0, lines
+    assert 0.55 <= float(lines[1]) < 1.5, lines  # the server lets go at 2.1 s at the soonest
 
 
 def test_ctrl_c_outside_python_xlib_is_at_once() -> None:
