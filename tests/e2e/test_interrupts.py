@@ -20,6 +20,10 @@ b.sync()
 seconds = [float(s) for s in sys.argv[1:]]  # Ctrl-C after each, the server let go after
 
 def later():
+    # The signals are the main thread's: one the kernel gave this thread (the one that
+    # sends them, running when it does) would interrupt no request, and a held Ctrl-C's
+    # next look (SIGALRM) would never come.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM})
     for s in seconds[:-1]:
         time.sleep(s)
         os.kill(os.getpid(), signal.SIGINT)
