@@ -125,10 +125,9 @@ def replay(store: Store, request: ReplayRequest, progress: Progress | None = Non
 
 def _not_recorded_yet(store: Store, request: ReplayRequest, progress: Progress | None) -> Report:
     """The agent given records it (a replay of nothing else is refused)."""
-    if not request.agent or request.dry_run:
-        raise store.not_found(request.name)
+    options = request.options(None)
+    can_record_first(store, request.name, options)  # before the display is opened
     with request.display.opened(progress) as backend:
-        options = request.options(None)
         return record_first(store, backend, request.name, request.values, options, progress)
 
 
@@ -147,11 +146,16 @@ def replay_named(
     from mmcli.store.lifecycle import Intent, begin
 
     if not store.exists(name):
-        if not options.agent or options.dry_run:
-            raise store.not_found(name)
         return record_first(store, backend, name, values, options, progress)
     with begin(store, name, Intent.REPLAY, SCREEN_KIND):
         return replay_recording(store, backend, store.load(name), values, options, progress)
+
+
+def can_record_first(store: Store, name: str, options: ReplayOptions) -> None:
+    """A name not recorded yet is recorded by the agent given, never in a dry run:
+    `RecordingNotFound` otherwise."""
+    if not options.agent or options.dry_run:
+        raise store.not_found(name)
 
 
 def record_first(
@@ -162,10 +166,12 @@ def record_first(
     options: ReplayOptions,
     progress: Progress | None,
 ) -> ReplayReport:
-    """`name` is not recorded yet: the agent (`options.agent`) records it."""
+    """`name` is not recorded yet: the agent (`options.agent`) records it
+    (`can_record_first`)."""
     from mmcli.capture.record import RecordOptions
     from mmcli.verbs.record import record_agent
 
+    can_record_first(store, name, options)
     assert options.agent
     if progress:
         progress(f"{name!r} is not recorded yet: recording the agent")
@@ -272,8 +278,6 @@ class BatchRecording:
 
         recording = self.open()
         if recording is None:
-            if not options.agent or options.dry_run:
-                raise self.store.not_found(self.name)
             return record_first(self.store, backend, self.name, values, options, progress)
         report = replay_recording(self.store, backend, recording, values, options, progress)
         if report.outcome in CHANGED:
