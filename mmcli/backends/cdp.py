@@ -115,16 +115,13 @@ class CdpBackend(Backend):
     def __init__(self, address: CdpAddress) -> None:
         self.address = address
         socket = page_socket(address)
-        self.page_id = socket.rsplit("/", 1)[-1]
-        """The DevTools id of the page driven (its socket URL's last part)."""
         self._devtools = DevTools(socket)
         self._dialog: str | None = None
         """The message of the page's own dialog, while one is open."""
         self._last: Frame | None = None
         self._lock = threading.Lock()
-        self.navigations: list[float] = []
-        """When the page's main frame went to another document (monotonic)."""
-        self._page = BrowserPage(address, self.page_id, self.navigations)
+        self._page = BrowserPage(address, socket.rsplit("/", 1)[-1], [])
+        """The page driven: its DevTools id (its socket URL's last part), its navigations."""
         self._devtools.on("Page.javascriptDialogOpening", self._dialog_opened)
         self._devtools.on("Page.javascriptDialogClosed", self._dialog_closed)
         self._devtools.on("Page.frameNavigated", self._navigated)
@@ -210,7 +207,7 @@ class CdpBackend(Backend):
     def _navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame")
         if isinstance(frame, dict) and not frame.get("parentId"):
-            self.navigations.append(time.monotonic())
+            self._page.navigations.append(time.monotonic())
 
     def _dialog_opened(self, params: dict[str, Any]) -> None:
         self._dialog = str(params.get("message", ""))
