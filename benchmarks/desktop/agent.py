@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PYAUTOGUI_KEYS = {"asterisk": "*", "Return": "enter", "Tab": "tab"}
+PYAUTOGUI_KEYS = {"asterisk": "*", "Return": "enter", "Tab": "tab", "End": "end", "Left": "left"}
 
 
 def act_pyautogui(step: dict[str, Any]) -> None:
@@ -35,7 +35,7 @@ def act_pyautogui(step: dict[str, Any]) -> None:
     elif step["op"] == "press":
         pyautogui.press(PYAUTOGUI_KEYS.get(step["key"], step["key"]))
     elif step["op"] == "hotkey":
-        pyautogui.hotkey(*step["keys"])
+        pyautogui.hotkey(*(PYAUTOGUI_KEYS.get(key, key) for key in step["keys"]))
 
 
 def act_xdotool(step: dict[str, Any]) -> None:

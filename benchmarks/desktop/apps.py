@@ -19,9 +19,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlencode
 from xml.etree import ElementTree as ET
 
@@ -34,6 +36,7 @@ REPO = HERE.parent.parent
 SYSTEM_PYTHON = "/usr/bin/python3"  # PyQt5 comes from Debian (python3-pyqt5)
 
 Plan = list[dict[str, object]]
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -810,7 +813,7 @@ def _expose(g: Geometry) -> None:
 
 # ----- a spreadsheet: LibreOffice Calc on a document ------------------------------------
 
-CALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+OFFICE_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" \
 xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
 <item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse">\
@@ -826,22 +829,11 @@ the first time" bar; otherwise as installed."""
 
 
 @dataclass
-class Calc(App):
-    """LibreOffice Calc on a flat ODS document with a header row: click A2, type the name,
-    Tab, the salary, Tab, the city, save (Ctrl+S); the record is row 2 of the saved file.
+class LibreOffice(App):
+    """A LibreOffice app on one document (`document`), with a fresh user profile per start,
+    its window un-maximized to `size`; the record read from the saved document."""
 
-    Prefill puts text in A2 (typing into a cell replaces it: a saved row that lost the
-    prefilled text says so); the error text is a red cell below the task; the other page
-    is the sheet "Delete" whose header asks for the person to delete."""
-
-    key: str = "calc"
-    title: str = "^people.fods - LibreOffice Calc$"
-    programs: tuple[str, ...] = ("localc", "wmctrl")
-    value: str = "Anna"
-    other_value: str = "Hannah"
-    native: frozenset[str] = frozenset({"prefill", "error", "other_page"})
     size: tuple[int, int] = (760, 480)
-    salary: str = "5000"
     _variant: Variant = field(default_factory=Variant)
     _version: str = ""
     _written: bytes = b""
@@ -849,42 +841,38 @@ class Calc(App):
 
     @property
     def document(self) -> Path:
-        return self.work / "people.fods"
+        raise NotImplementedError
+
+    def write_document(self, variant: Variant) -> None:
+        raise NotImplementedError
 
     def profile(self) -> Path:
         profile = self.work / "lo-profile"
         settings = profile / "user" / "registrymodifications.xcu"
-        # Written before every start: Calc saves its toolbars' state there on exit, and a
-        # later start then shows other toolbars (Undo and Redo appear on the third).
+        # Written before every start: LibreOffice saves its toolbars' state there on exit,
+        # and a later start then shows other toolbars (Undo and Redo appear on the third).
         settings.parent.mkdir(parents=True, exist_ok=True)
         if not self._version:
-            out = subprocess.run(["localc", "--version"], capture_output=True, text=True)
+            out = subprocess.run([self.programs[0], "--version"], capture_output=True, text=True)
             found = re.search(r"(\d+\.\d+)\.", out.stdout)
             self._version = found.group(1) if found else "99.9"
-        settings.write_text(CALC_PROFILE.format(version=self._version))
+        settings.write_text(OFFICE_PROFILE.format(version=self._version))
         return profile
 
     def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
         self._variant = variant
-        header = "Delete: name" if variant.other_page else "Name"
-        rows: list[list[ods.Cell]] = [
-            [(header, "head"), ("Salary", "head"), ("City", "head")],
-            [(variant.prefill, "")],
-            [],
-            [("Error: server unreachable", "error")] if variant.error else [],
-        ]
         self.document.with_name(f".~lock.{self.document.name}#").unlink(missing_ok=True)
-        ods.write(self.document, "Delete" if variant.other_page else "People", rows)
+        self.write_document(variant)
         self._written = self.document.read_bytes()
         return subprocess.Popen(
-            ["localc", "--norestore", "--nologo",
+            [self.programs[0], "--norestore", "--nologo",
              f"-env:UserInstallation=file://{self.profile()}", str(self.document)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
 
     def place(self) -> None:
-        # Calc opens maximized (its profile is reset before each start): un-maximized and
-        # sized, for the benchmark moves the window.
+        # LibreOffice opens maximized (its profile is reset before each start):
+        # un-maximized and sized, for the benchmark moves the window.
         wid = str(self.wid)
         self.desktop.settle()
         subprocess.run(
@@ -894,7 +882,7 @@ class Calc(App):
         deadline = time.monotonic() + 10
         while (g := self.geometry()).w != self.size[0] or g.h != self.size[1]:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"Calc's window stays {g.w}x{g.h}")
+                raise RuntimeError(f"{self.key}'s window stays {g.w}x{g.h}")
             subprocess.run(["xdotool", "windowsize", wid, *map(str, self.size)], check=True)
             time.sleep(0.3)
         super().place()
@@ -920,6 +908,52 @@ class Calc(App):
     def reset_result(self) -> None:
         self._written = b""
 
+    def saved(self, exit_code: int, read: Callable[[Path], _T]) -> _T | None:
+        """The saved document as `read` parses it; None when it was not saved."""
+        deadline = time.monotonic() + (6.0 if exit_code == 0 else 2.0)
+        while True:
+            saved = self.document.read_bytes() if self.document.exists() else b""
+            if saved and saved != self._written:
+                try:  # written in place: complete once it parses
+                    return read(self.document)
+                except (ET.ParseError, ValueError):
+                    pass
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.1)
+
+
+@dataclass
+class Calc(LibreOffice):
+    """LibreOffice Calc on a flat ODS document with a header row: click A2, type the name,
+    Tab, the salary, Tab, the city, save (Ctrl+S); the record is row 2 of the saved file.
+
+    Prefill puts text in A2 (typing into a cell replaces it: a saved row that lost the
+    prefilled text says so); the error text is a red cell below the task; the other page
+    is the sheet "Delete" whose header asks for the person to delete."""
+
+    key: str = "calc"
+    title: str = "^people.fods - LibreOffice Calc$"
+    programs: tuple[str, ...] = ("localc", "wmctrl")
+    value: str = "Anna"
+    other_value: str = "Hannah"
+    native: frozenset[str] = frozenset({"prefill", "error", "other_page"})
+    salary: str = "5000"
+
+    @property
+    def document(self) -> Path:
+        return self.work / "people.fods"
+
+    def write_document(self, variant: Variant) -> None:
+        header = "Delete: name" if variant.other_page else "Name"
+        rows: list[list[ods.Cell]] = [
+            [(header, "head"), ("Salary", "head"), ("City", "head")],
+            [(variant.prefill, "")],
+            [],
+            [("Error: server unreachable", "error")] if variant.error else [],
+        ]
+        ods.write(self.document, "Delete" if variant.other_page else "People", rows)
+
     def first_field(self) -> tuple[int, int]:
         return self.at(80, 149)  # A2
 
@@ -939,18 +973,9 @@ class Calc(App):
 
     def result(self, exit_code: int) -> str | None:
         """Row 2 of the saved document; None when it was not saved."""
-        deadline = time.monotonic() + (6.0 if exit_code == 0 else 2.0)
-        while True:
-            saved = self.document.read_bytes() if self.document.exists() else b""
-            if saved and saved != self._written:
-                try:  # written in place: complete once it parses
-                    table = ods.rows(self.document)
-                    break
-                except (ET.ParseError, ValueError):
-                    pass
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(0.1)
+        table = self.saved(exit_code, ods.rows)
+        if table is None:
+            return None
         row = (table[1] if len(table) > 1 else [])[:3]
         while row and not row[-1]:
             row = row[:-1]
@@ -989,7 +1014,7 @@ class SwingForm(PersonForm):
         return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
 
 
-APPS: dict[str, type[App]] = {
+FORMS: dict[str, type[App]] = {
     "gtk": Zenity,
     "qt": QtForm,
     "chromium": Chromium,

@@ -87,8 +87,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchmarks.desktop.apps import APPS, App
+from benchmarks.desktop.apps import FORMS, App
 from benchmarks.desktop.bench import Bench, Judgement, Outcome, Recorded, classify
+from benchmarks.desktop.catalog import APPS
 from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
 from benchmarks.desktop.hostile_report import line, report, write_json
 from benchmarks.desktop.hostile_windows import Arranged, arrange
@@ -371,7 +372,7 @@ def run_app(
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--apps", nargs="*", choices=sorted(APPS), default=list(APPS))
+    parser.add_argument("--apps", nargs="*", choices=sorted(APPS), default=list(FORMS))
     parser.add_argument("--wm", nargs="*", choices=WMS, default=["openbox"])
     parser.add_argument("--styles", nargs="*", choices=STYLES, default=["pyautogui"])
     parser.add_argument("--kinds", nargs="*", choices=[k.key for k in KINDS])

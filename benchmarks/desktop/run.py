@@ -25,7 +25,6 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks.desktop.apps import APPS
 from benchmarks.desktop.bench import (
     Bench,
     Judgement,
@@ -34,6 +33,7 @@ from benchmarks.desktop.bench import (
     outcome_cell,
     step_summary,
 )
+from benchmarks.desktop.catalog import APPS
 from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
 from benchmarks.desktop.scenarios import SCENARIOS, Scenario
 from examples.vncserver import VncServer
@@ -135,8 +135,9 @@ def main() -> int:
         choices=sorted(APPS),
         default=list(APPS),
         help="the apps to drive (default: all): gtk (zenity), qt, chromium and firefox (on "
-        "the same page), xaw (xcalc), tk, wine (notepad), calc (LibreOffice Calc); firefox "
-        "needs benchmarks/desktop/setup",
+        "the same page), xaw (xcalc), tk, wine (notepad), calc (LibreOffice Calc), java "
+        "(Swing), writer (LibreOffice Writer), gimp; firefox, java, writer and gimp need "
+        "benchmarks/desktop/setup",
     )
     parser.add_argument("--scenarios", nargs="*", help="only these scenario keys")
     parser.add_argument("--recordings", type=int, default=10, help="recordings per task")

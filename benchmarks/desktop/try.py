@@ -11,8 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.desktop.apps import APPS
 from benchmarks.desktop.bench import Bench
+from benchmarks.desktop.catalog import APPS
 from benchmarks.desktop.desktop import WMS, Desktop
 from benchmarks.desktop.scenarios import BY_KEY
 

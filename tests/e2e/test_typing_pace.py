@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.desktop.apps import CALC_PROFILE
+from benchmarks.desktop.apps import OFFICE_PROFILE
 from mmcli.screen.fingerprint import Rect
 from tests.desktop import Desktop, need, wait_until, x
 from tests.e2e.conftest import mm
@@ -43,7 +43,7 @@ class Calc:
         # Not a first start: no tips, no "running version N for the first time" bar.
         version = subprocess.run(["localc", "--version"], capture_output=True, text=True)
         found = re.search(r"(\d+\.\d+)\.", version.stdout)
-        profile = CALC_PROFILE.format(version=found.group(1) if found else "99.9")
+        profile = OFFICE_PROFILE.format(version=found.group(1) if found else "99.9")
         (self.profile / "user" / "registrymodifications.xcu").write_text(profile)
         self.proc: subprocess.Popen[bytes] | None = None
 
