@@ -11,12 +11,10 @@ from functools import reduce
 from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.replay.screens import RecordedScreens
-from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
 from mmcli.screen.excuses import inner_workarea, task_window_areas
 from mmcli.screen.explain import OWN_APP
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Difference, Policy, Verdict, compare, target_rect
-from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, find_offset, shifted
 from mmcli.screen.windows import (
     StackedWindow,
@@ -117,7 +115,6 @@ class Judge:
         self._stacked: tuple[Frame, list[StackedWindow] | None] | None = None
         """The window system's stack, asked once per live screen."""
         self._left: dict[int, tuple[StackedWindow, ...]] = {}
-        self._changes: dict[int, list[Rect] | None] = {}
 
     def verdict(
         self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
@@ -234,9 +231,12 @@ class Judge:
         patch = step.fingerprint.patch
         if patch is None:
             return []
-        return self._left_out(frame, [target_rect(patch), *self.typed])
+        return self.left_out_of(frame, [target_rect(patch), *self.typed])
 
-    def _left_out(self, frame: Frame, protected: list[Rect]) -> list[StackedWindow]:
+    def left_out_of(self, frame: Frame, protected: list[Rect] | None) -> list[StackedWindow]:
+        """`windows.left_out` on the live screen (`frame`) with `protected`; nothing under
+        `--policy strict`, where the window system says nothing, or for a recording that
+        does not know its windows."""
         if self.policy is Policy.STRICT or not self.task_classes:
             return []
         stack = self._stack(frame)
@@ -310,71 +310,3 @@ class Judge:
         if self.area is None or reference is None:
             return None
         return find_offset(reference, self.area, frame)
-
-    def outcome_verdict(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
-        """`frame` against the outcome recorded after `end`, with the task at `offset`
-        (moved, `--relocate`). A task whose window closed at the end leaves no window to
-        find moved: a screen that shows the recorded outcome as it was recorded, unshifted,
-        is that outcome too."""
-        verdict = self._outcome_at(end, frame, offset)
-        if verdict.ok or offset == (0, 0):
-            return verdict
-        unshifted = self._outcome_at(end, frame, (0, 0))
-        return unshifted if unshifted.ok else verdict
-
-    def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
-        """The outcome check at one offset. A notification or dock that covers none of
-        what the last action changed when it was recorded (`last_change`, less what it
-        changed in the desktop's panels: Xfce's pager redraws its miniature of the
-        window a dialog closed in) nor the fields the task typed into is left out, as in
-        a step's check."""
-        assert end.outcome is not None
-        reference = self.screens.outcome(end)
-        beyond = [
-            *self.beyond_windows(frame, offset),
-            *self.titles_shown(end.outcome.titles, offset),
-        ]
-
-        def check(leave_out: Sequence[Rect] = ()) -> Verdict:
-            assert end.outcome is not None
-            return judge_outcome(
-                end.outcome.fingerprint,
-                reference,
-                frame,
-                policy=self.policy,
-                ignore=[*self.ignore, *beyond],
-                area=self.area,
-                workarea=self.workarea,
-                offset=offset,
-                left_out=leave_out,
-                moved_windows=self.moved_frames(frame, offset),
-                task_windows=self.window_areas,
-            )
-
-        verdict = check()
-        if verdict.ok or offset != (0, 0) or reference is None:
-            return verdict
-        if any(d.matcher != "regions" for d in verdict.differences):
-            return verdict
-        changed = self.last_change(end)
-        if changed is None:
-            return verdict
-        if self.workarea is not None:  # a taskbar button, a pager's miniature: not the task's
-            inner = inner_workarea(self.workarea)
-            changed = [c for r in changed if (c := r.intersection(inner)) is not None]
-        harmless = self._left_out(frame, [*changed, *self.typed])
-        if not harmless:
-            return verdict
-        return check([w.frame for w in harmless])
-
-    def last_change(self, end: Step) -> list[Rect] | None:
-        """What `end`'s action changed on the screen when it was recorded: the regions
-        where its outcome differs from the screen before it (kept per step), else the
-        step's effect; None when neither is known."""
-        if end.id not in self._changes:
-            before, after = self.screens.reference(end), self.screens.outcome(end)
-            if before is not None and after is not None:
-                self._changes[end.id] = changed_regions(before, after, PIXEL_THRESHOLD)
-            else:
-                self._changes[end.id] = [end.effect] if end.effect is not None else None
-        return self._changes[end.id]

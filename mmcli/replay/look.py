@@ -145,8 +145,8 @@ class Looker:
         if match.left_out:
             windows = ", ".join(described(w) for w in match.left_out)
             self.progress(
-                f"step {depth + 1}: {windows} over the task but no target or typed field: "
-                "left out of the check"
+                f"step {depth + 1}: left out of the check, another app's over no target "
+                f"or typed field: {windows}"
             )
 
     def wait_for_match(self, children: list[Step], depth: int) -> Match:

@@ -7,6 +7,10 @@ Apps take a moment to save, so the check looks again as the screen changes, up t
 step timeout; a screen still showing something else then ("Upload failed") is a run
 whose steps were performed but whose result differs. Nothing is performed here, and the
 agent is not called: the last action, the one that commits, has already been performed.
+
+`OutcomeJudge` judges a screen against an outcome with the step judge's masks, ignored
+regions, task area and windows; another app's window over part of what the last action
+changed is waited out (`await_outcome`), never left out.
 """
 
 from __future__ import annotations
@@ -17,14 +21,24 @@ from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
 from mmcli.model import Step
-from mmcli.screen.fingerprint import Frame
+from mmcli.replay.judge import Judge
+from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
+from mmcli.screen.excuses import inner_workarea
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict
+from mmcli.screen.outcome import judge_outcome
+from mmcli.screen.relocate import Offset
+from mmcli.screen.windows import StackedWindow, described
 
 QUIET = 0.1
 """The outcome is judged on a screen still this long: the app has finished drawing."""
 LOOK_LIMIT = 0.5
 """At most this long each look waits for a still screen."""
 POLL = 0.05
+COVER_WAIT = 10.0
+"""How much longer than the step timeout the outcome is looked at while another app's
+window (a notification, a tooltip) covers part of what the last action changed: a
+notification goes after a few seconds (dunst's default: 10 s)."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +48,122 @@ class OutcomeSeen:
     verdict: Verdict | None
     """Against the path's own outcome, the last look (why it does not match)."""
     frame: Frame
+    covered_by: tuple[StackedWindow, ...] = ()
+    """Another app's windows over part of what the path's last action changed, at the
+    last look: the outcome was not seen whole."""
+
+    def reason(self) -> str:
+        """Why the screen was not taken for the path's outcome."""
+        differs = self.verdict.summary() if self.verdict else "not judged"
+        if self.covered_by:
+            windows = ", ".join(described(w) for w in self.covered_by)
+            return (
+                f"{windows} covers part of what the last action changed, so the outcome "
+                f"could not be seen whole: {differs}"
+            )
+        return f"the screen after the last step does not show the recorded outcome: {differs}"
+
+
+class OutcomeJudge:
+    """The outcome check of a replay: the live screen against the outcome a path recorded,
+    with `judge`'s masks, ignored regions, task area and windows."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self._changes: dict[int, list[Rect] | None] = {}
+
+    def verdict(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
+        """`frame` against the outcome recorded after `end`, with the task at `offset`
+        (moved, `--relocate`). A task whose window closed at the end leaves no window to
+        find moved: a screen that shows the recorded outcome as it was recorded, unshifted,
+        is that outcome too."""
+        verdict = self._outcome_at(end, frame, offset)
+        if verdict.ok or offset == (0, 0):
+            return verdict
+        unshifted = self._outcome_at(end, frame, (0, 0))
+        return unshifted if unshifted.ok else verdict
+
+    def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
+        """The outcome check at one offset. A notification or dock that covers none of
+        what the last action changed when it was recorded (`last_change`, less what it
+        changed in the desktop's panels: Xfce's pager redraws its miniature of the
+        window a dialog closed in) nor the fields the task typed into is left out, as in
+        a step's check."""
+        assert end.outcome is not None
+        reference = self.judge.screens.outcome(end)
+        beyond = [
+            *self.judge.beyond_windows(frame, offset),
+            *self.judge.titles_shown(end.outcome.titles, offset),
+        ]
+
+        def check(leave_out: Sequence[Rect] = ()) -> Verdict:
+            assert end.outcome is not None
+            return judge_outcome(
+                end.outcome.fingerprint,
+                reference,
+                frame,
+                policy=self.judge.policy,
+                ignore=[*self.judge.ignore, *beyond],
+                area=self.judge.area,
+                workarea=self.judge.workarea,
+                offset=offset,
+                left_out=leave_out,
+                moved_windows=self.judge.moved_frames(frame, offset),
+                task_windows=self.judge.window_areas,
+            )
+
+        verdict = check()
+        if verdict.ok or offset != (0, 0) or reference is None:
+            return verdict
+        if any(d.matcher != "regions" for d in verdict.differences):
+            return verdict
+        changed = self.task_change(end)
+        if not changed:
+            return verdict
+        harmless = self.judge.left_out_of(frame, [*changed, *self.judge.typed])
+        if not harmless:
+            return verdict
+        return check([w.frame for w in harmless])
+
+    def task_change(self, end: Step) -> list[Rect] | None:
+        """`last_change` less what it changed in the desktop's panels (a taskbar button,
+        Xfce's pager redrawing its miniature of the window a dialog closed in)."""
+        changed = self.last_change(end)
+        if changed is None or self.judge.workarea is None:
+            return changed
+        inner = inner_workarea(self.judge.workarea)
+        return [c for r in changed if (c := r.intersection(inner)) is not None]
+
+    def obscured(self, end: Step, frame: Frame) -> list[StackedWindow]:
+        """The windows on the live screen (`frame`) that a step's check would leave out
+        (another app's notification, tooltip, or window beside the task) but that cover
+        part of what `end`'s action changed when recorded: while one stays, the outcome
+        cannot be seen whole (an error the app shows there would be hidden)."""
+        changed = self.task_change(end)
+        if not changed:
+            return []
+        # No target: nothing is acted on after the last action.
+        free = self.judge.left_out_of(frame, list(self.judge.typed))
+        return [w for w in free if any(w.frame.intersects(c) for c in changed)]
+
+    def last_change(self, end: Step) -> list[Rect] | None:
+        """What `end`'s action changed on the screen when it was recorded: the regions
+        where its outcome differs from the screen before it (kept per step), found inside
+        the desktop's work area (a taskbar button that changed beside a title bar that
+        did is no part of the task, and joins none of it: Xfce's window buttons run along
+        the top of the screen), else the step's effect; None when neither is known."""
+        if end.id not in self._changes:
+            before, after = self.judge.screens.reference(end), self.judge.screens.outcome(end)
+            if before is not None and after is not None:
+                inner = (
+                    inner_workarea(self.judge.workarea) if self.judge.workarea is not None else None
+                )
+                self._changes[end.id] = changed_regions(
+                    before, after, PIXEL_THRESHOLD, within=inner
+                )
+            else:
+                self._changes[end.id] = [end.effect] if end.effect is not None else None
+        return self._changes[end.id]
 
 
 def await_outcome(
@@ -42,10 +172,15 @@ def await_outcome(
     judge: Callable[[Step, Frame], Verdict],
     timeout: float,
     check_abort: Callable[[], None],
+    obscured: Callable[[Step, Frame], list[StackedWindow]] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> OutcomeSeen:
     """Look until a still screen shows the outcome of one of `ends` (the path's own
-    first), or `timeout` seconds pass."""
+    first), or `timeout` seconds pass; `COVER_WAIT` more while `obscured` says another
+    app's window covers part of what the path's last action changed (it is waited out,
+    never left out: what it hides may be the app's error)."""
     deadline = time.monotonic() + timeout
+    waited = False
     while True:
         check_abort()
         settled = backend.settle(QUIET, LOOK_LIMIT)
@@ -57,7 +192,17 @@ def await_outcome(
             if first is None:
                 first = verdict
         if time.monotonic() >= deadline:
-            return OutcomeSeen(None, first, settled.frame)
+            covered = tuple(obscured(ends[0], settled.frame)) if obscured else ()
+            if not covered or waited:
+                return OutcomeSeen(None, first, settled.frame, covered)
+            waited = True
+            deadline = time.monotonic() + COVER_WAIT
+            if progress is not None:
+                windows = ", ".join(described(w) for w in covered)
+                progress(
+                    f"outcome: {windows} covers part of what the last action changed; "
+                    f"waiting up to {COVER_WAIT:g}s for it to go"
+                )
         backend.wait_change(settled.at, POLL)
 
 

@@ -33,7 +33,7 @@ from mmcli.replay.journal import journal
 from mmcli.replay.judge import Judge, Match
 from mmcli.replay.landed import Landing, both
 from mmcli.replay.look import Looker
-from mmcli.replay.outcome import await_outcome, pending_reason
+from mmcli.replay.outcome import OutcomeJudge, await_outcome, pending_reason
 from mmcli.replay.preconditions import check_geometry, check_values
 from mmcli.replay.report import Divergence, ReplayOptions, ReplayReport
 from mmcli.replay.screens import RecordedScreens
@@ -96,6 +96,7 @@ class Replayer:
             options.relocate,
             values=values.all,
         )
+        self.outcome = OutcomeJudge(self.judge)
         self.look = Looker(
             backend,
             self.judge,
@@ -285,19 +286,18 @@ class Replayer:
         seen = await_outcome(
             self.backend,
             ends,
-            lambda end, frame: self.judge.outcome_verdict(end, frame, self.look.offset),
+            lambda end, frame: self.outcome.verdict(end, frame, self.look.offset),
             self.options.timeout,
             self.look.check_abort,
+            self.outcome.obscured if self.look.offset == (0, 0) else None,
+            self.progress,
         )
         if seen.matched is not None:
             other = self.recording.step_label(seen.matched)
             same = "" if seen.matched.id == leaf.id else f" (that of {other})"
             self.progress(f"outcome: the screen shows the recorded outcome{same}")
             return _Ending(Outcome.FROM_MEMORY, outcome_seen=True)
-        reason = (
-            "the screen after the last step does not show the recorded outcome: "
-            f"{seen.verdict.summary() if seen.verdict else 'not judged'}"
-        )
+        reason = seen.reason()
         masks = leaf.outcome.fingerprint.masks
         thumb = self.diagnosis.keep_live_thumbnail(seen.frame, walked.depth, masks)
         offset = self.look.offset

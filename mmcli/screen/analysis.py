@@ -154,16 +154,26 @@ BLOCK = 8
 """Changed-region analysis works on blocks of 8x8 downscaled pixels (32x32 px)."""
 
 
-def changed_regions(before: np.ndarray, after: np.ndarray, threshold: int = 12) -> list[Rect]:
-    """The separate regions (screen pixels) that changed between two downscaled images.
+def changed_regions(
+    before: np.ndarray, after: np.ndarray, threshold: int = 12, within: Rect | None = None
+) -> list[Rect]:
+    """The separate regions (screen pixels) that changed between two downscaled images;
+    with `within`, only what changed inside it (a change outside never joins one inside).
 
     Changed blocks that touch (8-neighbourhood) form one region, so a clock ticking in one
     corner and a caret blinking in another give two small rectangles, not one big one.
     """
     if before.shape != after.shape:
         h, w = after.shape
-        return [Rect(0, 0, w * SCALE, h * SCALE)]
-    return _regions_of(_moved(before, after, threshold))
+        whole = Rect(0, 0, w * SCALE, h * SCALE)
+        return [whole if within is None else within.intersection(whole) or within]
+    moved = _moved(before, after, threshold)
+    if within is not None:
+        ys, xs = small_slice(within, moved.shape)
+        inside = np.zeros_like(moved)
+        inside[ys, xs] = moved[ys, xs]
+        moved = inside
+    return _regions_of(moved)
 
 
 def changed_within(

@@ -24,7 +24,7 @@ transient window, one over the target) stays for the pixels to judge, as before.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mmcli.model import render_template
 from mmcli.screen.fingerprint import Rect
@@ -255,28 +255,37 @@ not among them: an open menu takes the pointer, and a click would only close it.
 
 
 def left_out(
-    stack: Sequence[StackedWindow], protected: Sequence[Rect], task_classes: set[str]
+    stack: Sequence[StackedWindow], protected: Sequence[Rect] | None, task_classes: set[str]
 ) -> list[StackedWindow]:
     """The windows of `stack` (bottom to top) whose rectangle the pixel check may leave
-    out: a notification, a dock, or (override-redirect) a tooltip, of a class other than
-    the task's (`task_classes`, the classes the recording acted and typed in; a window
-    with no class is not known to be another app's), not transient for any window, not
-    holding the keyboard, covering none of `protected` (the action's target, the fields
-    the task types into), and with no other window stacked above it over any part of it
-    (it would show through). Nothing when the task's classes are not known."""
-    if not task_classes or not protected:
+    out: of a class other than the task's (`task_classes`, the classes the recording
+    acted and typed in; a window with no class is not known to be another app's), not
+    transient for any window, not holding the keyboard, covering none of `protected` (the
+    action's target, the fields the task types into), with no other window stacked above
+    it over any part of it (it would show through), and either a notification, a dock or
+    (override-redirect) a tooltip, or a window the window manager placed that covers no
+    window of the task's classes (`beside`). Nothing when the task's classes are not
+    known, or what to protect is not (None; after the last action, nothing is)."""
+    if not task_classes or protected is None:
         return []
+    task = [w.frame for w in stack if w.ref.wm_class in task_classes]
+    kept: list[StackedWindow] = []
     out: list[StackedWindow] = []
     for i in range(len(stack) - 1, -1, -1):
         window = stack[i]
-        if not _harmless(window, task_classes):
+        if _harmless(window, task_classes):
+            cover = window
+        elif beside(window, task, task_classes):
+            cover = replace(window, frame=window.frame.grow(SHADOW))
+        else:
             continue
-        if any(window.frame.intersects(r) for r in protected):
+        if any(cover.frame.intersects(r) for r in protected):
             continue
         above = stack[i + 1 :]
-        if any(o.frame.intersects(window.frame) and o not in out for o in above):
+        if any(o.frame.intersects(cover.frame) and o not in kept for o in above):
             continue
-        out.append(window)
+        kept.append(window)
+        out.append(cover)
     return out[::-1]
 
 
@@ -284,12 +293,41 @@ def _harmless(window: StackedWindow, task_classes: set[str]) -> bool:
     kind_harmless = window.kind in HARMLESS_KINDS or (
         window.override_redirect and window.kind in HARMLESS_OVERRIDE_KINDS
     )
+    return kind_harmless and _another_apps(window, task_classes)
+
+
+def _another_apps(window: StackedWindow, task_classes: set[str]) -> bool:
+    """Whether `window` is known to be another app's, on its own (no window's dialog or
+    popup), and does not hold the keyboard."""
     return (
-        kind_harmless
-        and bool(window.ref.wm_class)
+        bool(window.ref.wm_class)
         and window.ref.wm_class not in task_classes
         and not window.transient
         and not window.focused
+    )
+
+
+SHADOW = 12
+"""How far past its frame a window the window manager placed may darken the screen:
+Xfce's window manager composites by default and draws a shadow 6-8 px below and beside
+each window (measured on xfwm4 4.18 at its defaults)."""
+
+
+def beside(window: StackedWindow, task: Sequence[Rect], task_classes: set[str]) -> bool:
+    """Whether `window` is another app's window beside the task: placed by the window
+    manager (a window that places itself may be a menu, which takes the pointer), of any
+    type but the desktop's, and standing clear of the task's windows (`task`, their
+    frames) by its shadow's reach (`SHADOW`) — so it hides nothing of the task, and a
+    click into the task raises the task over nothing. Left out with that reach round it.
+    A small window in a corner near a task that fills most of the screen (GIMP's export
+    dialog) is near the task's area, not in it."""
+    reach = window.frame.grow(SHADOW)
+    return (
+        _another_apps(window, task_classes)
+        and not window.override_redirect
+        and window.kind != "DESKTOP"
+        and bool(task)
+        and not any(reach.intersects(t) for t in task)
     )
 
 
@@ -346,8 +384,8 @@ def same_over(
 
 def described(window: StackedWindow) -> str:
     """A window left out, as the replay's progress names it."""
-    kind = window.kind.lower()
-    return f"a {kind} window ({_named(WindowRef(window.ref.wm_class, window.frame))})"
+    kind = f"{window.kind.lower()} " if window.kind else ""
+    return f"a {kind}window ({_named(WindowRef(window.ref.wm_class, window.frame))})"
 
 
 def relocation(recorded: WindowRef, live: Sequence[WindowRef]) -> Offset | None:

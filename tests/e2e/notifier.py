@@ -3,11 +3,13 @@ it (python-xlib): its EWMH type set before it is mapped, override-redirect like 
 notifications of dunst or xfce4-notifyd, or managed and transient for another window.
 
     python -m tests.e2e.notifier --kind NOTIFICATION --override --at 700,130,300,90 \\
-        --ready READY_FILE [--transient-for WID] [--until-grows FILE] [--take-focus KEYS]
+        --ready READY_FILE [--transient-for WID] [--until-grows FILE [--linger S]]
+        [--take-focus KEYS]
 
 It paints a coloured card with a few bars (what a notification's text looks like to the
 pixels), touches READY_FILE once it is on the screen, and stays until terminated, or
-(`--until-grows`) until FILE grows: a notification that expires once the task saved.
+(`--until-grows`) until FILE grows (and `--linger` seconds more): a notification that
+expires once the task saved.
 With `--take-focus`, it takes the X input focus itself once shown (as a window manager's
 active window never shows) and appends a line to KEYS for each key it receives.
 """
@@ -31,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--transient-for", type=lambda v: int(v, 0), default=None)
     p.add_argument("--ready", type=Path, required=True)
     p.add_argument("--until-grows", type=Path, default=None)
+    p.add_argument("--linger", type=float, default=0.0, help="seconds it stays once FILE grew")
     p.add_argument("--take-focus", type=Path, default=None, metavar="KEYS")
     args = p.parse_args(argv)
     x, y, w, h = (int(v) for v in args.at.split(","))
@@ -79,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             d.sync()
             args.ready.touch()
         if watched is not None and watched.exists() and watched.stat().st_size != size:
+            time.sleep(args.linger)
             return 0
         time.sleep(0.02)
 

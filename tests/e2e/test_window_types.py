@@ -151,6 +151,91 @@ def test_a_notification_still_there_at_the_end_is_left_out(
     assert json.loads(result.stdout)["outcome"] == "from-memory"
 
 
+def test_another_apps_window_beside_the_form_is_left_out(
+    desktop: Desktop, recorded: tuple[LoanApp, Path]
+) -> None:
+    """A normal window of another program just right of the form's frame, by the Name
+    field (within the task area's margin, over no part of the form): it hides nothing of
+    the task, and the click into the form raises the form over nothing. Without the rule
+    this replay diverged at its first step (exit 3)."""
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    form = json.loads(app.layout.read_text())["windows"][0]
+    name = app.widgets()["Name"]
+    beside = (form["w"] + 40, name["y"] - form["y"], 120, 60)
+    window = _open(app, beside, "--kind", "NORMAL")
+    try:
+        result = _replay(store)
+    finally:
+        _stop(window)
+    assert result.returncode == 0, result.stderr
+    assert "a normal window ('notifier.Notifier'" in result.stderr
+    assert "left out of the check" in result.stderr
+    records = app.records()
+    assert len(records) == before + 1
+    assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+
+
+def test_another_apps_window_over_the_form_s_edge_is_refused(
+    desktop: Desktop, recorded: tuple[LoanApp, Path]
+) -> None:
+    """The same window over the form's right edge: over the task, so the pixels judge it
+    (a normal window is not left out there): refused, nothing submitted."""
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    form = json.loads(app.layout.read_text())["windows"][0]
+    name = app.widgets()["Name"]
+    over_edge = (form["w"] - 40, name["y"] - form["y"], 120, 60)
+    window = _open(app, over_edge, "--kind", "NORMAL")
+    try:
+        result = _replay(store)
+    finally:
+        _stop(window)
+    assert result.returncode == 3, result.stderr
+    assert len(app.records()) == before
+
+
+def _over_the_status_line(app: LoanApp) -> tuple[int, int, int, int]:
+    """Over the middle of the status line, where Submit's outcome shows ("Saved ...")."""
+    layout = json.loads(app.layout.read_text())
+    (status,) = [w for w in layout["windows"][0]["widgets"] if w["id"] == "status"]
+    return (status["x"] + status["w"] // 3, status["y"] - 10, status["w"] // 3, 40)
+
+
+@pytest.mark.parametrize("linger", [4.0, None], ids=["goes", "stays"])
+def test_a_notification_over_the_outcome_is_waited_out_never_left_out(
+    desktop: Desktop, recorded: tuple[LoanApp, Path], linger: float | None
+) -> None:
+    """A notification over the status line that Submit's outcome is read in: it may hide
+    the app's error, so it is waited out past the step timeout (2 s here): gone 4 s after
+    the save, the outcome is seen whole (exit 0; without the wait, exit 6); still there,
+    exit 6 saying the outcome could not be seen whole."""
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    flags = ["--until-grows", str(app.out), "--linger", str(linger)] if linger else []
+    card = _open(
+        app, _over_the_status_line(app), "--kind", "NOTIFICATION", "--override", *flags,
+        origin=(0, 0),
+    )  # fmt: skip
+    try:
+        result = mm(
+            "--store", str(store), "replay", "loan", "--no-agent", "--timeout", "2", "--json"
+        )  # fmt: skip
+    finally:
+        _stop(card)
+    records = app.records()
+    assert len(records) == before + 1  # performed either way
+    assert "covers part of what the last action changed; waiting up to" in result.stderr
+    if linger:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 6, result.stderr
+        assert "so the outcome could not be seen whole" in result.stderr
+
+
 @pytest.mark.parametrize("place", [OVER_SUBMIT, BESIDE_SUBMIT], ids=["over", "beside"])
 def test_a_notification_over_a_click_target_is_refused(
     desktop: Desktop, recorded: tuple[LoanApp, Path], place: tuple[int, int, int, int]

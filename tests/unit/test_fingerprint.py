@@ -152,3 +152,19 @@ def test_a_window_sized_change_under_the_point_is_a_window_that_opened_or_closed
     assert not window_changed_at(ground, _with_box(400, 300, w - 8, 96), (420, 320))  # an icon
     assert not window_changed_at(ground, _with_box(400, 300, 200, h - 8), (420, 320))
     assert not window_changed_at(ground, ground, (500, 350))
+
+
+def test_changes_found_within_a_rectangle_join_nothing_outside_it() -> None:
+    """A taskbar button that changed along the top of the screen, touching a title bar
+    that changed below it: within the work area, only the title bar's change is found,
+    not one box from the button's left edge."""
+    before = np.full((60, 100), 120, np.uint8)
+    after = before.copy()
+    after[0:7, 10:40] = 30  # the taskbar button (rows 0-6: the panel)
+    after[7:12, 30:90] = 30  # the title bar just under it
+    assert changed_regions(before, after) == [Rect(10 * SCALE, 0, 80 * SCALE, 12 * SCALE)]
+    work = Rect(0, 7 * SCALE, 100 * SCALE, 53 * SCALE)
+    inside = changed_regions(before, after, within=work)
+    assert inside == [Rect(30 * SCALE, 7 * SCALE, 60 * SCALE, 5 * SCALE)]
+    # screens of two sizes: all of the rectangle on the screen
+    assert changed_regions(before, after[:30], within=work) == [Rect(0, 28, 400, 92)]

@@ -5,6 +5,8 @@ before; where the window system says nothing, the pixels alone judge."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -14,7 +16,8 @@ from mmcli.backends import FakeBackend
 from mmcli.errors import Outcome
 from mmcli.model import ActionKind, EndScreen
 from mmcli.params import Values
-from mmcli.replay.report import ReplayOptions
+from mmcli.replay import outcome as outcome_step
+from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.screen.analysis import fingerprint_of
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy
@@ -66,9 +69,69 @@ def test_anything_else_is_left_to_the_pixels(window: StackedWindow) -> None:
     assert left_out([FORM, window], [TARGET], {TASK}) == []
 
 
+BESIDE = Rect(10, 660, 160, 100)
+"""Below and left of the form, touching none of it."""
+
+
+def managed(kind: str = "NORMAL", at: Rect = BESIDE, **what: object) -> StackedWindow:
+    return StackedWindow(WindowRef("xmessage.Xmessage", at), at, kind, **what)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["NORMAL", "DIALOG", "UTILITY", ""])
+def test_another_apps_window_beside_the_task_s_windows_is_left_out(kind: str) -> None:
+    """A window placed by the window manager hides nothing of the task and a click into
+    the task raises the task over nothing, whatever it says it is."""
+    window = managed(kind)
+    # left out with its shadow's reach round it
+    assert left_out([FORM, window], [TARGET], {TASK}) == [replace(window, frame=BESIDE.grow(12))]
+    clear = managed(kind, Rect(FORM.frame.right + 12, 200, 100, 80))
+    assert len(left_out([FORM, clear], [TARGET], {TASK})) == 1
+    # touching the form's edge, its shadow would darken the form: the pixels judge
+    touching = managed(kind, Rect(FORM.frame.right + 11, 200, 100, 80))
+    assert left_out([FORM, touching], [TARGET], {TASK}) == []
+    # with no window of the task's on the screen, nothing is beside it
+    assert left_out([window], [TARGET], {TASK}) == []
+
+
+def test_a_window_beside_the_task_under_another_beside_it_is_left_out_too() -> None:
+    lower = managed(at=Rect(10, 660, 160, 100))
+    upper = managed(at=Rect(100, 700, 160, 90))
+    covered = left_out([FORM, lower, upper], [TARGET], {TASK})
+    assert [w.ref for w in covered] == [lower.ref, upper.ref]
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        managed(at=Rect(640, 400, 100, 100)),  # over the form's corner
+        managed(focused=True),  # has the keyboard
+        managed(transient=True),  # belongs to a window
+        managed(override_redirect=True),  # placed itself: may be a menu, which grabs
+        managed("DESKTOP"),
+        StackedWindow(WindowRef(TASK, BESIDE), BESIDE, "NORMAL"),  # the task's own
+        StackedWindow(WindowRef("", BESIDE), BESIDE, "NORMAL"),  # whose: not known
+    ],
+    ids=["over-task", "focused", "transient", "override", "desktop", "task-class", "no-class"],
+)
+def test_a_window_beside_the_task_is_left_to_the_pixels_unless_all_holds(
+    window: StackedWindow,
+) -> None:
+    assert left_out([FORM, window], [TARGET], {TASK}) == []
+
+
+def test_a_window_beside_one_of_the_task_s_windows_but_over_another_is_not_left_out() -> None:
+    """The task's dialog stands elsewhere: a window over it is over the task."""
+    dialog = StackedWindow(WindowRef(TASK, Rect(700, 600, 300, 150)), Rect(700, 600, 300, 150))
+    window = managed(at=Rect(900, 700, 120, 60))
+    assert not window.frame.intersects(FORM.frame)
+    assert left_out([FORM, dialog, window], [TARGET], {TASK}) == []
+
+
 def test_nothing_is_left_out_without_the_task_s_classes_or_a_target() -> None:
     assert left_out([FORM, card()], [TARGET], set()) == []
-    assert left_out([FORM, card()], [], {TASK}) == []
+    assert left_out([FORM, card()], None, {TASK}) == []
+    # after the last action nothing is clicked: an empty list protects nothing
+    assert left_out([FORM, card()], [], {TASK}) == [card()]
 
 
 def test_a_notification_under_another_window_is_not_left_out() -> None:
@@ -271,16 +334,47 @@ def _paged(image: Image.Image) -> Image.Image:
     return image
 
 
-def _replay_to_the_end(at: Rect, policy: Policy = Policy.DEFAULT, panel: bool = False) -> Outcome:
+TASKBAR_BUTTON = Rect(100, 4, 600, 16)
+"""The form's button in a taskbar along the panel, pressed by the last action."""
+UNDER_PANEL = Rect(600, 24, 400, 12)
+"""Something the last action changed right under the panel, touching the button."""
+
+
+def _taskbar(image: Image.Image) -> Image.Image:
+    image = image.copy()
+    d = ImageDraw.Draw(image)
+    for r in (TASKBAR_BUTTON, UNDER_PANEL):
+        d.rectangle([r.x, r.y, r.right - 1, r.bottom - 1], fill="#202020")
+    return image
+
+
+def _replay_to_the_end(
+    at: Rect,
+    policy: Policy = Policy.DEFAULT,
+    panel: bool = False,
+    drawn: Callable[[Image.Image], Image.Image] = _paged,
+    gone_after: float | None = None,
+) -> Outcome:
+    return _report_to_the_end(at, policy, panel, drawn, gone_after)[0].outcome
+
+
+def _report_to_the_end(
+    at: Rect,
+    policy: Policy = Policy.DEFAULT,
+    panel: bool = False,
+    drawn: Callable[[Image.Image], Image.Image] = _paged,
+    gone_after: float | None = None,
+) -> tuple[ReplayReport, list[str]]:
     """The form replayed to its recorded outcome ("Saved: John") with a notification
-    shown only from the last action on, `at`, and the window system telling it. With
-    `panel`, the last action also redrew a pager in a panel at the top when recorded."""
+    shown only from the last action on, `at`, and the window system telling it (gone
+    `gone_after` seconds after the last action). With `panel`, the last action also
+    redrew a panel at the top when recorded (`drawn`: a pager's miniature)."""
     store = Store()
     rec = form_recording()
     screens = [form_screen(), form_screen(), form_screen(text="John")]
     end = _saved(form_screen())
     if panel:
-        end = _paged(end)
+        end = drawn(end)
     rec.steps = [
         replace(s, window=WINDOW, thumbnail=f"t-{i:04d}.png") for i, s in enumerate(rec.steps)
     ]
@@ -294,17 +388,24 @@ def _replay_to_the_end(at: Rect, policy: Policy = Policy.DEFAULT, panel: bool = 
     def app(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
         typing_app(backend, action)
         if action.kind is ActionKind.CLICK and (action.x, action.y) == SUBMIT:
-            saved = _saved(form_screen())
-            backend.screen = with_card(_paged(saved) if panel else saved, at)
+            saved = drawn(_saved(form_screen())) if panel else _saved(form_screen())
+            backend.screen = with_card(saved, at)
             backend.stacked = [FORM, card(at=at)]
+            if gone_after is not None:
+
+                def gone() -> None:
+                    backend.screen, backend.stacked = saved, [FORM]
+
+                threading.Timer(gone_after, gone).start()
 
     backend = FakeBackend(form_screen(), on_action=app)
     backend.stacked = [FORM]
     if panel:
         backend.work_area = Rect(0, PANEL.bottom, 1920, 1080 - PANEL.bottom)
     options = ReplayOptions(timeout=0.3, policy=policy)
-    report = replay(store, backend, "form", Values({"name": "John"}), options, lambda _: None)
-    return report.outcome
+    progress: list[str] = []
+    report = replay(store, backend, "form", Values({"name": "John"}), options, progress.append)
+    return report, progress
 
 
 def test_a_notification_at_the_end_beside_what_the_task_changed_is_left_out() -> None:
@@ -320,12 +421,43 @@ def test_what_the_last_action_changed_in_a_panel_is_not_the_tasks() -> None:
     assert _replay_to_the_end(over_pager_and_form, panel=True) is Outcome.FROM_MEMORY
 
 
+def test_a_panel_change_joins_nothing_the_task_changed() -> None:
+    """The taskbar button (in the panel) and a change right under the panel touch: found
+    as one region, it would take in the 500 px left of what the task changed, and a
+    notification there would count as over the task's outcome (exit 6)."""
+    left_of_the_change = Rect(150, 30, 120, 50)
+    assert left_of_the_change.intersects(Rect(100, 24, 900, 12))  # the joined box
+    assert not left_of_the_change.intersects(UNDER_PANEL)
+    outcome = _replay_to_the_end(left_of_the_change, panel=True, drawn=_taskbar)
+    assert outcome is Outcome.FROM_MEMORY
+
+
 @pytest.mark.parametrize(
     ("at", "policy"),
     [(SAVED, Policy.DEFAULT), (OVER_NAME, Policy.DEFAULT), (BESIDE_SAVED, Policy.STRICT)],
     ids=["over-what-changed", "over-typed-field", "strict"],
 )
 def test_a_notification_at_the_end_over_what_the_task_changed_is_not(
-    at: Rect, policy: Policy
+    at: Rect, policy: Policy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert _replay_to_the_end(at, policy) is Outcome.OUTCOME_DIFFERS
+    monkeypatch.setattr(outcome_step, "COVER_WAIT", 0.5)
+    report, progress = _report_to_the_end(at, policy)
+    assert report.outcome is Outcome.OUTCOME_DIFFERS
+    assert report.divergence is not None
+    covers = "covers part of what the last action changed"
+    if at == SAVED:  # waited out for a while, then said why the outcome was not seen
+        assert any(covers in line and "waiting up to 0.5s" in line for line in progress)
+        assert "could not be seen whole" in report.divergence.reason
+    else:
+        assert not any(covers in line for line in progress)
+
+
+def test_a_notification_over_what_the_task_changed_is_waited_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Gone a while after the last action: the outcome is then seen whole (exit 0),
+    never judged without what it hid."""
+    monkeypatch.setattr(outcome_step, "COVER_WAIT", 5.0)
+    report, progress = _report_to_the_end(SAVED, gone_after=1.0)
+    assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+    assert any("waiting up to 5s for it to go" in line for line in progress)
