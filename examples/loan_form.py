@@ -86,8 +86,10 @@ def _pair(text: str) -> tuple[int, int]:
 def _prefill(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     key = key.strip().lower()
-    if not sep or key not in FIELDS:
-        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE with FIELD in {FIELDS}")
+    if not sep or key not in (*FIELDS, "product"):
+        raise argparse.ArgumentTypeError(
+            f"expected FIELD=VALUE with FIELD in {(*FIELDS, 'product')}"
+        )
     return key, value
 
 
@@ -106,7 +108,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="prefill name, email or amount (repeatable)",
+        help="prefill name, email, amount or product (repeatable)",
     )
     p.add_argument("--disable-submit", action="store_true", help="Submit shown disabled")
     p.add_argument("--submit-offset", type=_pair, default=(0, 0), metavar="DX,DY")
@@ -296,7 +298,8 @@ class LoanFormApp:
         self.entries: dict[str, tk.Entry] = {}
         self.vars = {f: self._entry_row(f.capitalize(), i) for i, f in enumerate(FIELDS)}
         for f, value in self.opts.prefill.items():
-            self.vars[f].set(value)
+            if f in self.vars:
+                self.vars[f].set(value)
         self.urgent = tk.BooleanVar(self.root, value=False)
         check = tk.Checkbutton(
             self.root,
@@ -307,7 +310,7 @@ class LoanFormApp:
         )
         check.place(x=ENTRY_X - 4, y=URGENT_Y)
         self.described[check] = ("checkbox", "Urgent", "urgent")
-        self.product = tk.StringVar(self.root, value="")
+        self.product = tk.StringVar(self.root, value=self.opts.prefill.get("product", ""))
         self._label(self.root, "Product", LABEL_X, PRODUCT_Y + 2, "product_label")
         for x, name in zip(RADIO_X, PRODUCTS, strict=True):
             # tristatevalue defaults to "", which would draw "no product yet" as a

@@ -14,6 +14,7 @@ from mmcli.backends.base import Backend, Settled, in_failsafe_corner
 from mmcli.desktop.agent import Interrupt
 from mmcli.errors import Aborted
 from mmcli.model import Action, ActionKind, Step
+from mmcli.replay.aside import StepAside
 from mmcli.replay.focus import FocusHandBack
 from mmcli.replay.judge import Judge, Match, fewer
 from mmcli.screen.fingerprint import Frame
@@ -65,6 +66,7 @@ class Looker:
         self.offset: Offset = (0, 0)
         """How far the task has moved from where it was recorded (`--relocate`)."""
         self.focus = FocusHandBack(backend, judge, progress)
+        self.aside = StepAside(backend, judge, progress)
         self.found_pointer: tuple[int, int] | None = None
         """Where the pointer was when the current step's look began."""
         self._found: Settled | None = None
@@ -169,6 +171,7 @@ class Looker:
         best: Match | None = None
         told = False
         handed = self.dry_run  # a dry run changes nothing on the screen
+        stepped = self.dry_run
         looked = 0.0
         while True:
             if not told and time.monotonic() - started > WAIT_NOTICE:
@@ -197,6 +200,13 @@ class Looker:
                     return match
                 if match.step is None and (best is None or fewer(match, best)):
                     best = match
+                if match.step is None and not stepped and settled.still:
+                    stepped = True  # the pointer is moved aside once a wait at most
+                    aside = self.aside.attempt(
+                        group, settled, self.offset, depth, self.found_pointer
+                    )
+                    if aside is not None:
+                        return aside
                 if match.step is None and not handed and settled.still:
                     given = self.focus.attempt(group, settled, self.offset, depth)
                     handed = self.focus.activated  # the focus is moved once a wait at most
