@@ -122,6 +122,22 @@ class App:
         self.home = self.placed(self.geometry())
         self.desktop.move(self.wid, *self.home)
 
+    def resize(self, size: tuple[int, int]) -> None:
+        """The task window un-maximized and its client area `size`, once the app has
+        settled (an app that opens maximized, or bigger than the benchmark moves)."""
+        wid = str(self.wid)
+        self.desktop.settle()
+        subprocess.run(
+            ["wmctrl", "-i", "-r", wid, "-b", "remove,maximized_vert,maximized_horz"],
+            check=True,
+        )
+        deadline = time.monotonic() + 10
+        while (g := self.geometry()).w != size[0] or g.h != size[1]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.key}'s window stays {g.w}x{g.h}")
+            subprocess.run(["xdotool", "windowsize", wid, *map(str, size)], check=True)
+            time.sleep(0.3)
+
     def stop(self) -> None:
         for proc in [self.proc, *self.extra]:
             if proc is not None:
@@ -873,18 +889,7 @@ class LibreOffice(App):
     def place(self) -> None:
         # LibreOffice opens maximized (its profile is reset before each start):
         # un-maximized and sized, for the benchmark moves the window.
-        wid = str(self.wid)
-        self.desktop.settle()
-        subprocess.run(
-            ["wmctrl", "-i", "-r", wid, "-b", "remove,maximized_vert,maximized_horz"],
-            check=True,
-        )
-        deadline = time.monotonic() + 10
-        while (g := self.geometry()).w != self.size[0] or g.h != self.size[1]:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.key}'s window stays {g.w}x{g.h}")
-            subprocess.run(["xdotool", "windowsize", wid, *map(str, self.size)], check=True)
-            time.sleep(0.3)
+        self.resize(self.size)
         super().place()
         _expose(self.geometry())
 

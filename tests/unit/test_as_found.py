@@ -54,6 +54,18 @@ class HoveringApp(FakeBackend):
         self._draw()
 
 
+def show_an_error(app: HoveringApp) -> None:
+    """Have `app` draw an error label the recording never showed once text is typed."""
+    original = app._draw
+
+    def with_error() -> None:
+        original()
+        if app.text:
+            app.screen = form_screen(text=app.text, error=True)
+
+    app._draw = with_error  # type: ignore[method-assign]
+
+
 def recording(submit_screen: Image.Image) -> Recording:
     """click Name, type {{name}}, click Submit, each recorded with the pointer where it
     acted; Submit's screen as given."""
@@ -94,14 +106,7 @@ def test_a_screen_as_found_that_differs_is_still_refused() -> None:
     rec = recording(form_screen(text="John"))
     Store().save(rec, overwrite=True)
     app = HoveringApp()
-    original = app._draw
-
-    def with_error() -> None:
-        original()
-        if app.text:
-            app.screen = form_screen(text=app.text, error=True)
-
-    app._draw = with_error  # type: ignore[method-assign]
+    show_an_error(app)
     report = replay(Store(), app, "form", Values({"name": "John"}), ReplayOptions(timeout=0.3))
     assert report.outcome is Outcome.DIVERGED
     assert ("click", SUBMIT) not in app.inputs
@@ -168,14 +173,7 @@ def test_a_screen_that_differs_with_the_pointer_aside_is_still_refused() -> None
     rec.steps = [replace(s, window=FORM_WINDOW) for s in rec.steps]
     Store().save(rec, overwrite=True)
     app = RestingApp(SUBMIT)
-    original = app._draw
-
-    def with_error() -> None:
-        original()
-        if app.text:
-            app.screen = form_screen(text=app.text, error=True)
-
-    app._draw = with_error  # type: ignore[method-assign]
+    show_an_error(app)
     report = replay(Store(), app, "form", Values({"name": "John"}), ReplayOptions(timeout=0.3))
     assert report.outcome is Outcome.DIVERGED
     assert ("click", SUBMIT) not in app.inputs
