@@ -84,11 +84,10 @@ class OutcomeJudge:
         return unshifted if unshifted.ok else verdict
 
     def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
-        """The outcome check at one offset. A notification or dock that covers none of
-        what the last action changed when it was recorded (`last_change`, less what it
-        changed in the desktop's panels: Xfce's pager redraws its miniature of the
-        window a dialog closed in) nor the fields the task typed into is left out, as in
-        a step's check."""
+        """The outcome check at one offset. Another app's window a step's check would
+        leave out (a notification, a dock, a tooltip, a window beside the task's) that
+        covers none of what the last action changed when it was recorded (`task_change`)
+        nor the fields the task typed into is left out, as in a step's check."""
         assert end.outcome is not None
         reference = self.judge.screens.outcome(end)
         beyond = [
