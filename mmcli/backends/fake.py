@@ -72,8 +72,7 @@ class FakeBackend(Backend):
 
     def window_at(self, x: int, y: int) -> WindowRef | None:
         for window in reversed(self.window_list or []):  # topmost last, as X stacks them
-            r = window.rect
-            if r.x <= x < r.right and r.y <= y < r.bottom:
+            if window.rect.holds(x, y):
                 return window
         return None
 

@@ -420,7 +420,7 @@ def _final_title_at(run: FinishedRun) -> Callable[[int, int], str | None]:
 
     def title_at(x: int, y: int) -> str | None:
         for rect, title in run.final_titles:
-            if rect.x <= x < rect.right and rect.y <= y < rect.bottom:
+            if rect.holds(x, y):
                 return title
         return None
 

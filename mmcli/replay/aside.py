@@ -28,11 +28,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mmcli.backends.base import Backend, Settled, in_failsafe_corner
-from mmcli.model import ActionKind, Step
+from mmcli.model import Step
+from mmcli.replay.focus import clicked_window
 from mmcli.replay.judge import Judge, Match
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.relocate import Offset, moved_point
-from mmcli.screen.windows import StackedWindow, WindowRef, layout
+from mmcli.screen.windows import StackedWindow, layout
 
 QUIET = 0.015
 LIMIT = 0.25
@@ -63,12 +64,12 @@ class StepAside:
         did not match, when the look began with the pointer resting there (`rested`):
         the match once the pointer stands beside their window, under the rules above;
         None (the pointer back where it was) otherwise."""
+        if rested is None or found.stack is None:
+            return None
+        window = _resting_in(group, rested, offset, found.stack)
+        if window is None:
+            return None
         pointer = self.backend.pointer()
-        if rested is None:
-            return None
-        window = self._resting_in(group, rested, offset, found.stack)
-        if window is None or found.stack is None:
-            return None
         point = self._beside(window.frame, pointer, found.stack)
         if point is None:
             return None
@@ -87,41 +88,13 @@ class StepAside:
         self.backend.move(*pointer)
         return None
 
-    @staticmethod
-    def _resting_in(
-        group: list[Step],
-        pointer: tuple[int, int],
-        offset: Offset,
-        stack: list[StackedWindow] | None,
-    ) -> StackedWindow | None:
-        """The one window the group's clicks were recorded in, as it stands now, when the
-        pointer rests on (within `REACH` of) one of their points; else None."""
-        if stack is None or not group:
-            return None
-        if not all(s.action.kind is ActionKind.CLICK for s in group):
-            return None
-        windows = {s.window for s in group}
-        if len(windows) != 1:
-            return None
-        (recorded,) = windows
-        if recorded is None:
-            return None
-        ref = WindowRef(recorded.wm_class, recorded.rect.moved(*offset))
-        live = [w for w in stack if w.ref == ref]
-        if len(live) != 1:
-            return None
-        for step in group:
-            point = moved_point(step.fingerprint.pointer, offset)
-            if point is not None and _near(point, pointer):
-                return live[0]
-        return None
-
     def _beside(
         self, frame: Rect, pointer: tuple[int, int], stack: list[StackedWindow]
     ) -> tuple[int, int] | None:
         """A point `OUT` px beside `frame`, on the screen, out of its corners, over no
         window; None when there is none."""
         width, height = self.backend.size()
+        screen = Rect(0, 0, width, height)
         x, y = pointer
         for point in (
             (frame.x - OUT, y),
@@ -129,20 +102,31 @@ class StepAside:
             (x, frame.y - OUT),
             (x, frame.bottom + OUT),
         ):
-            px, py = point
-            if not (0 <= px < width and 0 <= py < height):
+            if not screen.holds(*point):
                 continue
             if in_failsafe_corner(point, (width, height)):
                 continue
-            if any(_holds(w.frame, point) for w in stack):
+            if any(w.frame.holds(*point) for w in stack):
                 continue
             return point
         return None
 
 
-def _holds(rect: Rect, point: tuple[int, int]) -> bool:
-    x, y = point
-    return rect.x <= x < rect.right and rect.y <= y < rect.bottom
+def _resting_in(
+    group: list[Step], pointer: tuple[int, int], offset: Offset, stack: list[StackedWindow]
+) -> StackedWindow | None:
+    """The one window the group's clicks were recorded in (`focus.clicked_window`), as it
+    stands now, when the pointer rests on (within `REACH` of) one of their points; else
+    None."""
+    ref = clicked_window(group, offset)
+    live = [w for w in stack if w.ref == ref]
+    if ref is None or len(live) != 1:
+        return None
+    for step in group:
+        point = moved_point(step.fingerprint.pointer, offset)
+        if point is not None and _near(point, pointer):
+            return live[0]
+    return None
 
 
 def _near(a: tuple[int, int], b: tuple[int, int]) -> bool:

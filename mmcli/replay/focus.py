@@ -55,7 +55,7 @@ class FocusHandBack:
         on the screen after giving their window the focus, under the rules above; None
         (the focus where it was found) when a rule does not hold."""
         self.activated = False
-        ref = self._window(group, offset)
+        ref = clicked_window(group, offset)
         stack = found.stack
         if ref is None or stack is None:
             return None
@@ -96,15 +96,17 @@ class FocusHandBack:
                 return None
             self.backend.wait_change(after.at, min(LIMIT, max(deadline - time.monotonic(), 0)))
 
-    @staticmethod
-    def _window(group: list[Step], offset: Offset) -> WindowRef | None:
-        """The one window the group's clicks were recorded in, where it stands now."""
-        if not group or not all(s.action.kind is ActionKind.CLICK for s in group):
-            return None
-        windows = {s.window for s in group}
-        if len(windows) != 1:
-            return None
-        (window,) = windows
-        if window is None:
-            return None
-        return WindowRef(window.wm_class, window.rect.moved(*offset))
+
+def clicked_window(group: list[Step], offset: Offset) -> WindowRef | None:
+    """The one window `group`'s clicks were recorded in, where it stands now with the task
+    at `offset`; None when a child is no click, or they were recorded in several windows
+    or in none the recording knows."""
+    if not group or not all(s.action.kind is ActionKind.CLICK for s in group):
+        return None
+    windows = {s.window for s in group}
+    if len(windows) != 1:
+        return None
+    (window,) = windows
+    if window is None:
+        return None
+    return WindowRef(window.wm_class, window.rect.moved(*offset))

@@ -60,6 +60,10 @@ class Rect:
             and self.bottom <= outer.bottom
         )
 
+    def holds(self, x: int, y: int) -> bool:
+        """Whether the point (x, y) lies within this rectangle."""
+        return self.x <= x < self.right and self.y <= y < self.bottom
+
     def intersects(self, other: Rect) -> bool:
         return (
             self.x < other.right
