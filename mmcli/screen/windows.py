@@ -268,7 +268,7 @@ def left_out(
     known, or what to protect is not (None; after the last action, nothing is)."""
     if not task_classes or protected is None:
         return []
-    task = [w.frame for w in stack if w.ref.wm_class in task_classes]
+    task = [w for w in stack if w.ref.wm_class in task_classes]
     kept: list[StackedWindow] = []
     out: list[StackedWindow] = []
     for i in range(len(stack) - 1, -1, -1):
@@ -313,21 +313,23 @@ Xfce's window manager composites by default and draws a shadow 6-8 px below and 
 each window (measured on xfwm4 4.18 at its defaults)."""
 
 
-def beside(window: StackedWindow, task: Sequence[Rect], task_classes: set[str]) -> bool:
+def beside(window: StackedWindow, task: Sequence[StackedWindow], task_classes: set[str]) -> bool:
     """Whether `window` is another app's window beside the task: placed by the window
     manager (a window that places itself may be a menu, which takes the pointer), of any
-    type but the desktop's, and standing clear of the task's windows (`task`, their
-    frames) by its shadow's reach (`SHADOW`) — so it hides nothing of the task, and a
-    click into the task raises the task over nothing. Left out with that reach round it.
-    A small window in a corner near a task that fills most of the screen (GIMP's export
-    dialog) is near the task's area, not in it."""
+    type but the desktop's, of no app of the task's windows (`task`) whatever its class
+    (a Tk dialog's class is "Toplevel": the app's own error beside its form is the
+    task's), and standing clear of their frames by its shadow's reach (`SHADOW`) — so it
+    hides nothing of the task, and a click into the task raises the task over nothing.
+    Left out with that reach round it. A small window in a corner near a task that fills
+    most of the screen (GIMP's export dialog) is near the task's area, not in it."""
     reach = window.frame.grow(SHADOW)
     return (
         _another_apps(window, task_classes)
         and not window.override_redirect
         and window.kind != "DESKTOP"
         and bool(task)
-        and not any(reach.intersects(t) for t in task)
+        and not any(same_app(t, window) for t in task)
+        and not any(reach.intersects(t.frame) for t in task)
     )
 
 

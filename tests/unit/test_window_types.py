@@ -69,6 +69,8 @@ def test_anything_else_is_left_to_the_pixels(window: StackedWindow) -> None:
     assert left_out([FORM, window], [TARGET], {TASK}) == []
 
 
+FORM_CLIENT, FORM_PID = 0x1200000, 4242
+"""The form's connection to the window system and its process (`same_app`)."""
 BESIDE = Rect(10, 660, 160, 100)
 """Below and left of the form, touching none of it."""
 
@@ -110,13 +112,27 @@ def test_a_window_beside_the_task_under_another_beside_it_is_left_out_too() -> N
         managed("DESKTOP"),
         StackedWindow(WindowRef(TASK, BESIDE), BESIDE, "NORMAL"),  # the task's own
         StackedWindow(WindowRef("", BESIDE), BESIDE, "NORMAL"),  # whose: not known
+        # the task's app under another class (a Tk dialog is "Toplevel"): its own error
+        managed(client=FORM_CLIENT),
+        managed(pid=FORM_PID),
     ],
-    ids=["over-task", "focused", "transient", "override", "desktop", "task-class", "no-class"],
+    ids=[
+        "over-task",
+        "focused",
+        "transient",
+        "override",
+        "desktop",
+        "task-class",
+        "no-class",
+        "task-connection",
+        "task-process",
+    ],
 )
 def test_a_window_beside_the_task_is_left_to_the_pixels_unless_all_holds(
     window: StackedWindow,
 ) -> None:
-    assert left_out([FORM, window], [TARGET], {TASK}) == []
+    form = replace(FORM, client=FORM_CLIENT, pid=FORM_PID)
+    assert left_out([form, window], [TARGET], {TASK}) == []
 
 
 def test_a_window_beside_one_of_the_task_s_windows_but_over_another_is_not_left_out() -> None:
