@@ -400,21 +400,38 @@ def _value_mask(rect: Rect, *screens: np.ndarray, spill: int = 0) -> Rect:
 def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[Rect]:
     """What the captured action changed on the screen, judged region by region: a region
     wholly inside a masked one (a clock ticking between two captures) is not the action's
-    doing. For typed text, what changed on the line of the field that has the focus (what
-    the typing produced), cut to that line where a region reaches over other lines too (an
+    doing. For typed text, the lines of text it changed where the keys went
+    (`typed_lines`), cut to that line where a region reaches over other lines too (an
     input line just above a spreadsheet's cell); when nothing changed there, everything
     else that changed.
     """
     changed = changed_regions(cap.small, after)
     regions = _unmasked(changed, masks)
-    if cap.action.kind is ActionKind.TYPE and cap.patch is not None:
+    if cap.action.kind is ActionKind.TYPE:
         # What the typing wrote, even where a mask lies over it (the field's caret was
         # learned as volatile): the param's value at replay may be longer.
-        focus = (cap.patch.x, cap.patch.y)
         moved = moved_pixels(cap.small, after)
         lines = [b for r in changed for b in text_lines(moved, r)]
-        regions = [b for b in lines if on_focus_line(b, focus)] or regions
+        regions = typed_lines(cap, lines) or regions
     return regions
+
+
+def typed_lines(cap: Capture, lines: list[Rect]) -> list[Rect]:
+    """Of the lines of text that changed as `cap`'s text was typed, those it wrote: on the
+    line of the last clicked point; when nothing changed there, those inside the window
+    that had the keyboard (a hotkey opened a dialog whose field holds the focus: GIMP's
+    export dialog, its name field far from the menu item clicked before, while the
+    taskbar's button and the image window's title changed too); none when neither is
+    known."""
+    if cap.patch is not None:
+        focus = (cap.patch.x, cap.patch.y)
+        on_line = [b for b in lines if on_focus_line(b, focus)]
+        if on_line:
+            return on_line
+    if cap.window is None:
+        return []
+    window = cap.window.rect.grow(SCALE)
+    return [b for b in lines if b.inside(window)]
 
 
 def _unmasked(regions: list[Rect], masks: list[Rect]) -> list[Rect]:

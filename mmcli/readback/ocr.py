@@ -220,29 +220,34 @@ def _frame_line(line: np.ndarray) -> bool:
 
 
 def _caret_columns(ink: np.ndarray, widest: int = 3) -> list[int]:
-    """The columns of a text caret at the end of the text (where typing leaves it), which
-    tesseract would read as a "|" or "]", or merge with the letter it touches ("z|" as
-    "q"): the last ink, a solid bar at most `widest` px wide, half the field's inner
-    height or more, 2 px longer than any other stroke and reaching 2 px or more below
-    the baseline (an "l" or "I" at the end stops at the baseline)."""
+    """The columns of a text caret, which tesseract would read as a "|", "]" or "l", or
+    merge with the letter it touches ("z|" as "q"): one solid bar at most `widest` px
+    wide, half the field's inner height or more, 2 px longer than any other stroke and
+    reaching 2 px or more below the baseline (an "l" or "I" stops at the baseline). Where
+    typing leaves it: after the text, or inside it when the field kept text after the
+    typed part (GIMP's export name "Ada|.png", read "Adalpng" with the caret)."""
     height = ink.shape[0]
     filled = np.flatnonzero(ink.any(axis=0))
-    bar: list[int] = []
-    for x in filled[::-1][:widest]:
-        rows = np.flatnonzero(ink[:, x])
-        solid = len(rows) == rows[-1] - rows[0] + 1
-        if not solid or len(rows) < height / 2 or (bar and bar[-1] != x + 1):
-            break
-        bar.append(int(x))
-    if not bar or len(bar) == len(filled):
-        return bar  # nothing, or a bar alone: the caret in an empty field (or a lone "I")
-    others = [int(x) for x in filled if x not in bar]
-    longest = max(_longest_run(ink[:, x]) for x in others)
+    runs = {int(x): _longest_run(ink[:, x]) for x in filled}
+    tallest = max(runs.values(), default=0)
+    bar = [x for x in runs if runs[x] >= max(tallest - 1, height / 2) and _solid(ink[:, x])]
+    if not bar or len(bar) > widest or bar[-1] - bar[0] != len(bar) - 1:
+        return []  # no bar, or more than one: no caret told from the text
+    if len(bar) == len(filled):
+        return bar  # a bar alone: the caret in an empty field (or a lone "I")
+    others = [x for x in runs if x not in bar]
+    longest = max(runs[x] for x in others)
     bottoms = np.array([np.flatnonzero(ink[:, x])[-1] for x in others])
     baseline = int(np.bincount(bottoms).argmax())
-    bar_run = min(_longest_run(ink[:, x]) for x in bar)
+    bar_run = min(runs[x] for x in bar)
     bar_bottom = max(int(np.flatnonzero(ink[:, x])[-1]) for x in bar)
     return bar if bar_run >= longest + 2 and bar_bottom >= baseline + 2 else []
+
+
+def _solid(column: np.ndarray) -> bool:
+    """Whether a column's ink is one unbroken run."""
+    rows = np.flatnonzero(column)
+    return rows.size > 0 and len(rows) == rows[-1] - rows[0] + 1
 
 
 def _longest_run(column: np.ndarray) -> int:

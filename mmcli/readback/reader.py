@@ -14,7 +14,7 @@ import numpy as np
 
 from mmcli.readback import atspi, ocr
 from mmcli.readback.field import FieldText, NotRead
-from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.fingerprint import SCALE, Frame, Rect
 
 BOX_MARGIN = 2
 """Pixels of the field's ground kept around its box for OCR (its border is painted out)."""
@@ -59,7 +59,8 @@ def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
     """The field typed `text` (screen pixels) is in, as wide as it runs on its line: from
     the text out to the first column either side that is not the field's ground anywhere
     from the band's top to its bottom (the field's border, a vertical line, or what lies
-    past the field: no glyph fills its line's height), or as far as `FIELD_REACH`. The
+    past the field: no glyph fills its line's height), or as far as `FIELD_REACH`; or
+    to a border inside the text's box at its edge (the box is in whole blocks). The
     ground is the commonest colour around the text. A field's earlier text (a value typed
     twice) is inside it, and so inside what OCR reads. `pixels`: the screen, BGRX."""
     height, width = pixels.shape[:2]
@@ -75,8 +76,25 @@ def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
     ink = (np.abs(band.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
     border = ink.all(axis=0)
     left, right = x0 - offset, x1 - offset
-    while left > 0 and not border[left - 1]:
-        left -= 1
-    while right < border.size and not border[right]:
-        right += 1
+    # The text's box is in whole blocks of the downscaled screen: its first or last
+    # columns may be the field's border itself (GIMP's export name field: its border at
+    # the box's first column, the dialog's ground just outside within tolerance). A
+    # border there runs on above and below the text's rows, a caret beside the text
+    # does not (it changed with the text: its rows are the text's).
+    edge = min(SCALE, (right - left) // 2)
+    tall = pixels[max(y0 - 1, 0) : min(y1 + 1, height), offset : offset + band.shape[1], :3]
+    outside = np.abs(tall.astype(np.int16) - ground) > GROUND_TOLERANCE
+    border_tall = outside.any(axis=2).all(axis=0)
+    inner = np.flatnonzero(border_tall[left : left + edge])
+    if inner.size:
+        left += int(inner[-1]) + 1
+    else:
+        while left > 0 and not border[left - 1]:
+            left -= 1
+    inner = np.flatnonzero(border_tall[right - edge : right])
+    if inner.size:
+        right += int(inner[0]) - edge
+    else:
+        while right < border.size and not border[right]:
+            right += 1
     return Rect(left + offset, y0, right - left, y1 - y0)

@@ -19,6 +19,7 @@ from mmcli.capture.steps import (
 from mmcli.model import Action, ActionKind
 from mmcli.screen.analysis import box_of, patch_of
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.windows import WindowRef
 from tests.helpers import form_screen
 
 FIELD_CLICK = (350, 185)
@@ -483,6 +484,28 @@ def test_typing_s_effect_keeps_to_the_focused_line_of_a_region_over_two() -> Non
         (400, 240), datetime(2026, 11, 1, tzinfo=UTC),
     )  # fmt: skip
     assert effect_regions(cap, after, []) == [Rect(120, 124, 40, 12)]
+
+
+def test_typing_into_a_dialog_a_hotkey_opened_is_found_in_the_window_with_the_keyboard() -> None:
+    """The last click was on a menu item far below the dialog's field (GIMP: Flip, then
+    Shift+Ctrl+E and the name): nothing changed on that line, so what the typing wrote is
+    what changed on a line inside the window that had the keyboard, not the taskbar's
+    button above it, nor the image window's title beside it."""
+    before = np.full((60, 100), 255, np.uint8)
+    after = before.copy()
+    after[2:4, 28:33] = 60  # the taskbar's button, over no window
+    after[10:12, 4:8] = 60  # the image window's title, left of the dialog
+    after[17:19, 40:50] = 50  # the name in the dialog's field
+    frame = Frame(bytes(400 * 240 * 4), 400, 240)
+    cap = Capture(
+        Action(ActionKind.TYPE, text="Ada"), before, patch_of(frame, 200, 200), (200, 200),
+        (400, 240), datetime(2026, 11, 1, tzinfo=UTC),
+        window=WindowRef("gimp.Gimp", Rect(80, 56, 300, 170)),
+    )  # fmt: skip
+    assert effect_regions(cap, after, []) == [Rect(160, 68, 40, 8)]
+    # No window known: everything that changed, as before.
+    cap.window = None
+    assert len(effect_regions(cap, after, [])) == 3
 
 
 @pytest.mark.parametrize("secret", [False, True])

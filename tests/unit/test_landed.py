@@ -237,6 +237,27 @@ def test_typed_text_is_read_in_its_whole_field_its_earlier_text_included() -> No
     assert widen_to_field(Frame.from_image(flat).pixels, second) == Rect(100, 84, 401, 16)
 
 
+def test_a_border_inside_the_typed_texts_block_bounds_the_field() -> None:
+    """GIMP's export name field at Xfce's dark theme: its black border stands in the
+    first column of what the typing changed (a whole block), the dialog's ground just
+    outside is within tolerance of the field's; a caret after the text, of the text's
+    rows, is no border."""
+    from PIL import Image, ImageDraw
+
+    from mmcli.readback.reader import widen_to_field
+    from mmcli.screen.fingerprint import Frame
+
+    image = Image.new("RGB", (800, 120), (69, 69, 69))
+    d = ImageDraw.Draw(image)
+    d.rectangle([20, 40, 80, 60], fill=(170, 170, 170))  # the "Name:" label's ink
+    d.rectangle([152, 35, 700, 59], fill=(48, 48, 48), outline=(0, 0, 0))
+    d.text((158, 40), "Ada", fill=(220, 220, 220))
+    d.line([(187, 38), (187, 56)], fill=(220, 220, 220))  # the caret, the text's rows
+    pixels = Frame.from_image(image).pixels
+    typed = Rect(152, 38, 36, 19)  # block-rounded: the border at its first column
+    assert widen_to_field(pixels, typed) == Rect(153, 38, 547, 19)
+
+
 def test_the_field_is_read_on_the_screen_as_found_before_the_pointer_moves() -> None:
     """The field typed into is read before the next step's look moves the pointer onto
     its target: a hover the move brings is not read as the field's text, and no read
