@@ -87,6 +87,17 @@ def outcome_cell(outcomes: Iterable[Outcome]) -> str:
     return " ".join(f"{counts[o]}{SHORT[o]}" for o in Outcome if counts[o])
 
 
+def verified_summary(judgements: Iterable[Judgement]) -> str:
+    """How many replays that exited 0 and typed read every typed value back as typed,
+    and which did not ("-" for none)."""
+    done = [j for j in judgements if j.verified is not None]
+    if not done:
+        return "-"
+    not_read = sorted({f"{j.scenario}" for j in done if not j.verified})
+    shown = f" (not verified: {', '.join(not_read)})" if not_read else ""
+    return f"{sum(bool(j.verified) for j in done)} of {len(done)}{shown}"
+
+
 def step_summary(step_ms: Iterable[float | None]) -> str:
     """Replay's own time a step over replays that exited 0: median (min-max) and the
     spread max/min ("-" for none)."""
@@ -127,6 +138,9 @@ class Judgement:
     step_ms: float | None = None
     """mm's own time a step (`mm replay --json`: seconds / steps replayed) of a replay that
     exited 0; None otherwise."""
+    verified: bool | None = None
+    """For a replay that exited 0 and typed: whether every typed value was read back as
+    typed (`mm replay --json`'s "verified"); None otherwise."""
     focused: bool | None = None
     """Whether the app's window held the input focus once started, before the scenario's
     setup (a recording whose first screen shows its window unfocused differs from a replay
@@ -153,6 +167,18 @@ def step_ms(result: subprocess.CompletedProcess[str]) -> float | None:
         return round(1000 * float(report["seconds"]) / int(report["steps_replayed"]), 1)
     except (ValueError, KeyError, TypeError, ZeroDivisionError):
         return None
+
+
+def verified(result: subprocess.CompletedProcess[str]) -> bool | None:
+    """Whether a replay that exited 0 read every typed value back as typed, from its
+    `--json` report; None when it did not exit 0 or its report says nothing."""
+    if result.returncode != 0:
+        return None
+    try:
+        value = json.loads(result.stdout).get("verified")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, bool) else None
 
 
 def classify(
@@ -349,6 +375,7 @@ class Bench:
             result.stderr,
             round(time.monotonic() - started, 1),
             step_ms(result),
+            verified(result),
             focused,
         )
 

@@ -32,6 +32,7 @@ from benchmarks.desktop.bench import (
     Recorded,
     outcome_cell,
     step_summary,
+    verified_summary,
 )
 from benchmarks.desktop.catalog import APPS
 from benchmarks.desktop.desktop import WM_PROGRAMS, WMS, Desktop, missing_programs
@@ -239,6 +240,9 @@ def main() -> int:
         print(f"  {key:<9}" + " ".join(f"{r.masked:.0%}" for r in items))
     for label, counts in totals(judgements).items():
         print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print("\ntyped values read back as typed (replays that exited 0 and typed):")
+    for key in args.apps:
+        print(f"  {key:<9}{verified_summary(j for j in judgements if j.app == key)}")
     print("\nreplay's own time a step (replays that exited 0): median (min-max), max/min")
     for key in args.apps:
         print(f"  {key:<9}{step_summary(j.step_ms for j in judgements if j.app == key)}")
