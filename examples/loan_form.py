@@ -33,6 +33,8 @@ ECHO_FONT = ("Courier", 12, "bold")
 """`--echo`: the status line shows a typed value again, unlike the entry's font."""
 PUBLISH_INTERVAL_MS = 200
 FIELDS = ("name", "email", "amount")
+COUNT_WIDTH = 190
+"""The width of the status bar's count cell (`--count`)."""
 PRODUCTS = ("Personal", "Auto", "Home")
 
 # Widget places inside the window. Both form variants share them so that a
@@ -64,6 +66,8 @@ class Options:
     focus: str | None = None
     refocus: str | None = None
     echo: str | None = None
+    count: str | None = None
+    """The status bar counts this field's words and characters as it is typed."""
     title_echo: bool = False
     """After Submit, the window's title names the applicant (as an editor's names its
     file): drawn by the window manager, outside the app's own pixels."""
@@ -135,6 +139,12 @@ def parse_args(argv: list[str] | None = None) -> Options:
         help="after Submit, the status line shows this field's value, in a large bold font",
     )
     p.add_argument(
+        "--count",
+        choices=FIELDS,
+        help="the status bar counts this field's words and characters as it is typed, in a "
+        "cell of its own (as an editor's status bar does)",
+    )
+    p.add_argument(
         "--title-echo",
         action="store_true",
         help="after Submit, the window title names the applicant",
@@ -176,6 +186,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         refocus=a.refocus,
         echo=a.echo,
         title_echo=a.title_echo,
+        count=a.count,
         fail_upload=a.fail_upload,
         late_hover=a.late_hover,
         draft_notice=a.draft_notice,
@@ -352,8 +363,23 @@ class LoanFormApp:
             borderwidth=1,
             background=BACKGROUND,
         )
-        self.status.place(x=4, y=HEIGHT - 26, width=WIDTH - 8, height=22)
+        counted = self.opts.count if self.opts.count in self.vars else None
+        width = WIDTH - 8 - (COUNT_WIDTH + 4 if counted else 0)
+        self.status.place(x=4, y=HEIGHT - 26, width=width, height=22)
         self.described[self.status] = ("label", "", "status")
+        if counted is not None:
+            counter = tk.Label(self.root, anchor="w", relief="sunken", borderwidth=1,
+                               background=BACKGROUND)  # fmt: skip
+            counter.place(x=WIDTH - 4 - COUNT_WIDTH, y=HEIGHT - 26, width=COUNT_WIDTH, height=22)
+            self.described[counter] = ("label", "", "count")
+            var = self.vars[counted]
+
+            def recount(*_: object) -> None:
+                text = var.get()
+                counter.configure(text=f"{len(text.split())} words, {len(text)} characters")
+
+            var.trace_add("write", recount)
+            recount()
         if self.opts.clock:
             self.clock = tk.Label(self.root, text="", background=BACKGROUND)
             self.clock.place(x=WIDTH - 16, y=20, anchor="ne")

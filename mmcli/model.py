@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mmcli.pace import typing_pause
 
 if TYPE_CHECKING:
+    from mmcli.screen.counts import CountLine
     from mmcli.screen.fingerprint import Fingerprint, Rect
     from mmcli.screen.windows import Over, TitleBar, WindowRef
 
@@ -193,6 +194,8 @@ class EndScreen:
     thumbnail: str | None = None
     titles: tuple[TitleBar, ...] = ()
     """The task's title bars that showed a param's value then (`Step.titles`)."""
+    counts: tuple[CountLine, ...] = ()
+    """The lines that counted what was typed then (`Step.counts`)."""
 
 
 @dataclass(frozen=True)
@@ -251,6 +254,9 @@ class Step:
     titles: tuple[TitleBar, ...] = ()
     """The title bars of the task's windows whose title showed a param's value on the
     step's screen (`windows.TitleBar`)."""
+    counts: tuple[CountLine, ...] = ()
+    """The lines off the typed fields that counted what was typed on the step's screen
+    (a status bar's "30 characters", `screen.counts`)."""
 
     def thumbnails(self) -> list[str]:
         """The file names of this step's thumbnails (its screen, its outcome's)."""

@@ -18,6 +18,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from mmcli.capture.counts import Crops
 from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import find_leak, leaked_in
@@ -81,6 +82,8 @@ class FinishedRun:
     """What the final screen changed since the last capture, at full resolution."""
     final_titles: tuple[tuple[Rect, str], ...] = ()
     """The title bars of the task's windows on the final screen, with their titles."""
+    final_counts: Crops = ()
+    """The count bands' pixels on the final screen (`Capture.counts`)."""
 
     @classmethod
     def of(
@@ -105,6 +108,7 @@ class FinishedRun:
             final_typed=final.typed if final else None,
             final_changed=final.changed if final else None,
             final_titles=final.titles if final else (),
+            final_counts=final.counts if final else (),
         )
 
 
@@ -268,6 +272,7 @@ def _build(
         final_typed=run.final_typed,
         final_changed=run.final_changed,
         final_titles=run.final_titles,
+        final_counts=run.final_counts,
     )
 
 

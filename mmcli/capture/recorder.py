@@ -30,6 +30,7 @@ from typing import Any
 from mmcli.backends.base import Backend
 from mmcli.capture.answers import Waits, approach
 from mmcli.capture.channel import Channel
+from mmcli.capture.counts import CountBands, Crops
 from mmcli.capture.details import Details
 from mmcli.capture.idle import IdleWatch
 from mmcli.capture.settling import OUTCOME_LIMIT, OUTCOME_QUIET, outcome_settle, settle
@@ -63,6 +64,8 @@ class FinalScreen:
     """What the final screen changed since the last capture (`Capture.changed`)."""
     titles: tuple[tuple[Rect, str], ...]
     """The title bars of the task's windows on the final screen (`Capture.titles`)."""
+    counts: Crops = ()
+    """The count bands' pixels on the final screen (`Capture.counts`)."""
 
 
 @dataclass
@@ -102,6 +105,7 @@ class Recorder:
         """A mouse button pressed (xdotool mousedown) and not released yet: the screen
         before the press, to become a drag (or a click) at the release."""
         self.details = Details()
+        self.count_bands = CountBands()
 
     @property
     def volatile(self) -> list[Rect]:
@@ -199,6 +203,7 @@ class Recorder:
             typed=self.details.typed(self.captures, frame, changed),
             changed=changed,
             titles=kept_titles,
+            counts=self.count_bands.crops(self.captures, frame),
         )
 
     def _last_input(self) -> float:
@@ -329,6 +334,7 @@ class Recorder:
                 typed=self.details.typed(self.captures, frame, changed),
                 changed=changed,
                 titles=last_titles(self.backend, self.captures),
+                counts=self.count_bands.crops(self.captures, frame),
             )
 
     # ---- the run ----------------------------------------------------------------------

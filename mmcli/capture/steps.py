@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 
 from mmcli.backends.base import Backend
+from mmcli.capture.counts import Crops, count_lines
 from mmcli.capture.secrets import join_keystrokes, joined, typed_text
 from mmcli.model import MAX_LANDED_TEXT, POINTED, Action, ActionKind, EndScreen, Landed, Step
 from mmcli.params import leaked_in, parametrize
@@ -37,7 +38,8 @@ from mmcli.screen.analysis import (
     merge_rects,
     moved_pixels,
 )
-from mmcli.screen.carets import on_focus_line
+from mmcli.screen.carets import typed_lines
+from mmcli.screen.counts import placeholders
 from mmcli.screen.echoes import Detail, find_echoes, text_lines, text_shown_elsewhere
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Frame, Patch, Rect
 from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
@@ -82,6 +84,19 @@ class Capture:
     titles: tuple[tuple[Rect, str], ...] = ()
     """The title bars of the task's windows on this screen and their titles, as the
     window system told them (kept as `Step.titles` where they show a param's value)."""
+    counts: Crops = ()
+    """The pixels of the lines typing changed off its field so far, on this screen
+    (`capture.counts`: kept as `Step.counts` where they show a number)."""
+
+    @property
+    def focus(self) -> tuple[int, int] | None:
+        """The point the action acts at (for keys: the last clicked point), if known."""
+        return (self.patch.x, self.patch.y) if self.patch is not None else None
+
+    @property
+    def window_rect(self) -> Rect | None:
+        """Where `window` stood (for keys: the window that had the keyboard), if known."""
+        return self.window.rect if self.window is not None else None
 
 
 @dataclass
@@ -158,6 +173,7 @@ def build_steps(
     final_typed: Detail | None = None,
     final_changed: Detail | None = None,
     final_titles: tuple[tuple[Rect, str], ...] = (),
+    final_counts: Crops = (),
 ) -> Built:
     """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
 
@@ -182,6 +198,9 @@ def build_steps(
     """The window the last pointer step acted in: where typing goes."""
     reads = [ECHO_READS]
     """What is left of the recording's budget of OCR reads for echoes (`read_echoes`)."""
+    typed_params: list[str] = []
+    """The params typed so far, once per time typed (`count_lines`)."""
+    counted: dict[bytes, str | None] = {}
     for i, cap in enumerate(captures):
         masks.extend(echoes.get(i, []))
         hidden.extend(r for r in echoes.get(i, []) if r in secret_echoes)
@@ -217,8 +236,11 @@ def build_steps(
                 if action.kind is ActionKind.TYPE
                 else None,
                 titles=titles_showing_values(cap.titles, values, secrets or set()),
+                counts=count_lines(cap.counts, typed_params, values, secrets or set(), counted),
             )
         )
+        if action.kind is ActionKind.TYPE:
+            typed_params.extend(placeholders([action.text]))
         window = cap.window or (window if cap.action.point is None else None)
         seen = (cap.small, after) if after is not None else None
         for touched in _touched(cap.patch, changed, window, seen):
@@ -263,6 +285,7 @@ def build_steps(
             fp,
             name if final_thumbnail is not None else None,
             titles_showing_values(final_titles, values, secrets or set()),
+            count_lines(final_counts, typed_params, values, secrets or set(), counted),
         )
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(steps, thumbnails, area)
@@ -412,26 +435,8 @@ def effect_regions(cap: Capture, after: np.ndarray, masks: list[Rect]) -> list[R
         # learned as volatile): the param's value at replay may be longer.
         moved = moved_pixels(cap.small, after)
         lines = [b for r in changed for b in text_lines(moved, r)]
-        regions = typed_lines(cap, lines) or regions
+        regions = typed_lines(lines, cap.focus, cap.window_rect) or regions
     return regions
-
-
-def typed_lines(cap: Capture, lines: list[Rect]) -> list[Rect]:
-    """Of the lines of text that changed as `cap`'s text was typed, those it wrote: on the
-    line of the last clicked point; when nothing changed there, those inside the window
-    that had the keyboard (a hotkey opened a dialog whose field holds the focus: GIMP's
-    export dialog, its name field far from the menu item clicked before, while the
-    taskbar's button and the image window's title changed too); none when neither is
-    known."""
-    if cap.patch is not None:
-        focus = (cap.patch.x, cap.patch.y)
-        on_line = [b for b in lines if on_focus_line(b, focus)]
-        if on_line:
-            return on_line
-    if cap.window is None:
-        return []
-    window = cap.window.rect.grow(SCALE)
-    return [b for b in lines if b.inside(window)]
 
 
 def _unmasked(regions: list[Rect], masks: list[Rect]) -> list[Rect]:

@@ -6,6 +6,7 @@
 - `tree`: the recording's tree as the walk asks it (children, chains, paths).
 - `screens`: the recorded screens, decoded and masked as the matcher needs them.
 - `judge`: a live screen against a node's children, at the task's offset or moved.
+- `counted`: a line that counts what was typed, read where the check differs over it.
 - `look`: waiting for a still screen a child matches; Ctrl-C and the fail-safe.
 - `act`: acting on the matched step, only if its target is still as checked.
 - `divergence`: where and why replay stopped, with the live screen kept.

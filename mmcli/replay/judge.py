@@ -10,6 +10,7 @@ from functools import reduce
 
 from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
+from mmcli.replay.counted import Counted, step_target
 from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.excuses import inner_workarea, task_window_areas
 from mmcli.screen.explain import OWN_APP
@@ -115,6 +116,8 @@ class Judge:
         self._stacked: tuple[Frame, list[StackedWindow] | None] | None = None
         """The window system's stack, asked once per live screen."""
         self._left: dict[int, tuple[StackedWindow, ...]] = {}
+        self.counted = Counted(recording, self.values)
+        """The lines that count what was typed, read where a check differs over them."""
 
     def verdict(
         self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
@@ -146,6 +149,13 @@ class Judge:
             )
 
         verdict = check()
+        if not verdict.ok and step.counts:
+            typed = self.counted.typed_before(step)
+            target = step_target(step)
+            counted = self.counted.shown(step.counts, typed, view, verdict.differences, target)
+            if counted:
+                beyond.extend(counted)
+                verdict = check()
         # A window left out never covers the target: asked only when the regions alone differ.
         regions_alone = all(d.matcher == "regions" for d in verdict.differences)
         if not verdict.ok and offset == (0, 0) and references.this is not None and regions_alone:

@@ -27,7 +27,7 @@ from mmcli.screen.excuses import inner_workarea
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict
 from mmcli.screen.outcome import judge_outcome
-from mmcli.screen.relocate import Offset
+from mmcli.screen.relocate import Offset, shifted
 from mmcli.screen.windows import StackedWindow, described
 
 QUIET = 0.1
@@ -112,6 +112,13 @@ class OutcomeJudge:
             )
 
         verdict = check()
+        if not verdict.ok and end.outcome.counts:
+            typed = self.judge.counted.typed_before(end, including=True)
+            view = shifted(frame, offset) if offset != (0, 0) else frame
+            counted = self.judge.counted.shown(end.outcome.counts, typed, view, verdict.differences)
+            if counted:
+                beyond.extend(counted)
+                verdict = check()
         if verdict.ok or offset != (0, 0) or reference is None:
             return verdict
         if any(d.matcher != "regions" for d in verdict.differences):

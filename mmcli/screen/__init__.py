@@ -13,6 +13,8 @@
   type and place: a notification over no target left out of the check).
 - `echoes`: where a typed value shows again besides its field (in its font or another),
   and the lines of text a changed region holds.
+- `counts`: a line off the typed field that counts what was typed (a status bar's
+  "30 characters"), let differ where its numbers moved by the typed values' length.
 - `paint`: painting over what may show a secret in a kept screen (a thumbnail).
 - `outcome`: whether a settled screen shows the outcome a path of the recording ended on.
 

@@ -161,6 +161,25 @@ def _ink_contrast(frame: Frame, region: Rect) -> float | None:
     return max(ink, 2.0 * CARET_INK)
 
 
+def typed_lines(
+    lines: list[Rect], focus: tuple[int, int] | None, window: Rect | None
+) -> list[Rect]:
+    """Of the lines of text that changed as text was typed, those it wrote: on the line
+    of the last clicked point (`focus`); when nothing changed there, those inside the
+    window that had the keyboard (`window`: a hotkey opened a dialog whose field holds
+    the focus, GIMP's export dialog, its name field far from the menu item clicked
+    before, while the taskbar's button and the image window's title changed too); none
+    when neither is known."""
+    if focus is not None:
+        on_line = [b for b in lines if on_focus_line(b, focus)]
+        if on_line:
+            return on_line
+    if window is None:
+        return []
+    inside = window.grow(SCALE)
+    return [b for b in lines if b.inside(inside)]
+
+
 def on_focus_line(region: Rect, focus: tuple[int, int]) -> bool:
     """Whether `region` stands on the focus point's line, within a field's reach of it."""
     fx, fy = focus

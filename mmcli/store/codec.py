@@ -29,6 +29,7 @@ from mmcli.model import (
 from mmcli.store import validate
 
 if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
+    from mmcli.screen.counts import CountLine
     from mmcli.screen.fingerprint import Fingerprint, Rect
     from mmcli.screen.windows import Over, TitleBar, WindowRef
 
@@ -151,18 +152,29 @@ def _step_doc(step: Step) -> Document:
         ]
     if step.titles:
         doc["titles"] = _titles_doc(step.titles)
+    if step.counts:
+        doc["counts"] = _counts_doc(step.counts)
     if step.outcome is not None:
         outcome: Document = {"screen": fingerprint_doc(step.outcome.fingerprint)}
         if step.outcome.thumbnail:
             outcome["thumbnail"] = step.outcome.thumbnail
         if step.outcome.titles:
             outcome["titles"] = _titles_doc(step.outcome.titles)
+        if step.outcome.counts:
+            outcome["counts"] = _counts_doc(step.outcome.counts)
         doc["outcome"] = outcome
     return doc
 
 
 def _titles_doc(titles: Sequence[TitleBar]) -> list[Document]:
     return [{"rect": t.rect.as_list(), "text": t.text} for t in titles]
+
+
+def _counts_doc(counts: Sequence[CountLine]) -> list[Document]:
+    return [
+        {"rect": c.rect.as_list(), "text": c.text, "chars": c.chars, "words": c.words}
+        for c in counts
+    ]
 
 
 def _landed_doc(landed: Landed) -> Document:
@@ -318,6 +330,7 @@ def _step(doc: Any, index: int) -> Step:
         own=_above(doc["own"], f"{where}.own") if "own" in doc else (),
         landed=_landed(doc["landed"], f"{where}.landed") if "landed" in doc else None,
         titles=_titles(doc["titles"], f"{where}.titles") if "titles" in doc else (),
+        counts=_counts(doc["counts"], f"{where}.counts") if "counts" in doc else (),
     )
 
 
@@ -334,6 +347,25 @@ def _titles(doc: Any, where: str) -> tuple[TitleBar, ...]:
         if len(text) > MAX_TITLE:
             raise ValueError(f"{where}[{i}].text: longer than {MAX_TITLE} characters")
         found.append(TitleBar(_rect(entry["rect"], f"{where}[{i}].rect"), text))
+    return tuple(found)
+
+
+def _counts(doc: Any, where: str) -> tuple[CountLine, ...]:
+    from mmcli.screen.counts import MAX_COUNT_LINES, MAX_COUNT_TEXT, CountLine
+
+    if not isinstance(doc, list) or len(doc) > MAX_COUNT_LINES:
+        raise ValueError(f"{where}: a list of at most {MAX_COUNT_LINES} count lines")
+    found = []
+    for i, entry in enumerate(doc):
+        at = f"{where}[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{at} is not a table")
+        text = _str(entry["text"], f"{at}.text")
+        if len(text) > MAX_COUNT_TEXT:
+            raise ValueError(f"{at}.text: longer than {MAX_COUNT_TEXT} characters")
+        rect = _rect(entry["rect"], f"{at}.rect")
+        found.append(CountLine(rect, text, _int(entry["chars"], f"{at}.chars"),
+                               _int(entry["words"], f"{at}.words")))  # fmt: skip
     return tuple(found)
 
 
@@ -393,7 +425,8 @@ def _outcome(doc: Any, where: str) -> EndScreen:
     if "thumbnail" in doc:
         thumbnail = _file_name(doc["thumbnail"], f"{where}.thumbnail")
     titles = _titles(doc["titles"], f"{where}.titles") if "titles" in doc else ()
-    return EndScreen(fingerprint, thumbnail, titles)
+    counts = _counts(doc["counts"], f"{where}.counts") if "counts" in doc else ()
+    return EndScreen(fingerprint, thumbnail, titles, counts)
 
 
 def _bool(value: Any, where: str) -> bool:

@@ -221,6 +221,31 @@ def test_title_bars_that_show_a_value_are_kept_and_bounded() -> None:
         codec.loads(text.replace("    402,\n    22,", "    -402,\n    22,", 1))
 
 
+def test_count_lines_are_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    from mmcli.model import EndScreen
+    from mmcli.screen.counts import CountLine
+    from mmcli.screen.fingerprint import Rect
+
+    rec = sample_recording()
+    line = CountLine(Rect(400, 690, 180, 20), "5 words, 30 characters", 3, 1)
+    end = len(rec.steps) - 1
+    screen = replace(rec.steps[end].fingerprint, patch=None, pointer=None)
+    rec.steps[0] = replace(rec.steps[0], counts=(line,))
+    rec.steps[end] = replace(rec.steps[end], outcome=EndScreen(screen, None, (), (line,)))
+    text = codec.dumps(rec)
+    loaded = codec.loads(text)
+    assert loaded.steps[0].counts == (line,)
+    outcome = loaded.steps[end].outcome
+    assert outcome is not None and outcome.counts == (line,)
+    assert "counts" not in codec.dumps(sample_recording())  # none recorded: not written
+    with pytest.raises(RecordingCorrupt, match=r"counts\[0\]\.text"):
+        codec.loads(text.replace("5 words, 30 characters", "x" * 500, 1))
+    with pytest.raises(RecordingCorrupt, match=r"counts\[0\]\.chars"):
+        codec.loads(text.replace("chars = 3", 'chars = "3"', 1))
+
+
 def test_the_committing_steps_declared_are_kept_and_checked() -> None:
     rec = sample_recording()
     assert "commit_steps" not in codec.dumps(rec)  # not declared: not written
