@@ -8,6 +8,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+# Each test times a Ctrl-C against a request held 0.3-2 s; a worker beside it on two
+# cores delays the signal's thread past those bounds.
+pytestmark = pytest.mark.serial
+
 CLIENT = r"""
 import os, signal, sys, threading, time
 from Xlib.display import Display
