@@ -55,6 +55,8 @@ class Options:
     layout: Path | None = None
     ready_file: Path | None = None
     position: tuple[int, int] = (100, 100)
+    dialog_at: tuple[int, int] | None = None
+    """Where dialogs open on the screen (None: over the form)."""
     popup_at_start: bool = False
     error_label: bool = False
     clock: bool = False
@@ -103,6 +105,13 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--layout", type=Path, help="publish the widget tree to this JSON file")
     p.add_argument("--ready-file", type=Path, help="touch this file once the window is drawn")
     p.add_argument("--position", type=_pair, default=(100, 100), metavar="X,Y")
+    p.add_argument(
+        "--dialog-at",
+        type=_pair,
+        metavar="X,Y",
+        help="open dialogs at this screen position, not over the form (as a window manager "
+        "that keeps a large dialog on the screen places it: apart from a moved form)",
+    )
     p.add_argument("--popup-at-start", action="store_true", help="modal Notice open at start")
     p.add_argument("--error-label", action="store_true", help="red warning shown at start")
     p.add_argument("--clock", action="store_true", help="ticking HH:MM:SS clock, top right")
@@ -174,6 +183,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         layout=a.layout,
         ready_file=a.ready_file,
         position=a.position,
+        dialog_at=a.dialog_at,
         popup_at_start=a.popup_at_start,
         error_label=a.error_label,
         clock=a.clock,
@@ -406,6 +416,8 @@ class LoanFormApp:
         self.root.update_idletasks()
         x = self.root.winfo_rootx() + (WIDTH - width) // 2
         y = self.root.winfo_rooty() + (HEIGHT - height) // 2
+        if self.opts.dialog_at is not None:
+            x, y = self.opts.dialog_at
         top = tk.Toplevel(self.root, borderwidth=2, relief="raised")
         top.title(title)
         top.geometry(f"{width}x{height}+{x}+{y}")

@@ -16,8 +16,10 @@ from mmcli.screen.excuses import inner_workarea, task_window_areas
 from mmcli.screen.explain import OWN_APP
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Difference, Policy, Verdict, compare, target_rect
+from mmcli.screen.placement import Placed, compose, place
 from mmcli.screen.relocate import Offset, find_offset, shifted
 from mmcli.screen.windows import (
+    Over,
     StackedWindow,
     TitleBar,
     WindowRef,
@@ -28,21 +30,6 @@ from mmcli.screen.windows import (
     relocation,
     titles_shown,
 )
-
-
-def outside(scope: Rect, screen: Rect) -> list[Rect]:
-    """The parts of `screen` beyond `scope`: up to four bands."""
-    inner = scope.intersection(screen)
-    if inner is None:
-        return [screen]
-    bands = [
-        Rect(screen.x, screen.y, screen.w, inner.y - screen.y),
-        Rect(screen.x, inner.bottom, screen.w, screen.bottom - inner.bottom),
-        Rect(screen.x, inner.y, inner.x - screen.x, inner.h),
-        Rect(inner.right, inner.y, screen.right - inner.right, inner.h),
-    ]
-    return [b for b in bands if b.w > 0 and b.h > 0]
-
 
 NEW_WINDOW = "windows"
 """The matcher name of a window over the task's window that the recording did not have."""
@@ -123,13 +110,26 @@ class Judge:
         self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
     ) -> Verdict:
         """The check of `frame` (the live screen) against `step`, shifted back by `offset`
-        where the task moved (`view`: that shifted screen, when the caller has it)."""
-        if view is None:
+        where the task moved (`view`: that shifted screen, when the caller has it). With
+        `--relocate`, the app's other windows the step recorded that stand at offsets of
+        their own are judged each where it stands (`screen.placement`)."""
+        placed = self.placed(step, frame, offset)
+        hidden: list[Rect] = []
+        if placed:
+            composed = compose(frame, offset, placed, self._stack(frame) or [],
+                               self.live_window(step, frame, offset))  # fmt: skip
+            view, hidden = composed.view, composed.hidden
+        elif view is None:
             view = shifted(frame, offset) if offset != (0, 0) else frame
         references = self.screens.references(step)
         self._left.pop(step.id, None)
 
-        beyond = [*self.beyond_windows(frame, offset), *self.titles_shown(step.titles, offset)]
+        beyond = [
+            *self.beyond_windows(frame, offset, placed),
+            *self.titles_shown(step.titles, offset),
+            *hidden,
+        ]
+        moved_windows = [*self.moved_frames(frame, offset), *(p.live.frame for p in placed)]
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             return compare(
@@ -144,7 +144,7 @@ class Judge:
                 unmoved=frame if offset != (0, 0) else None,
                 offset=offset,
                 left_out=leave_out,
-                moved_windows=self.moved_frames(frame, offset),
+                moved_windows=moved_windows,
                 task_windows=self.window_areas,
             )
 
@@ -163,15 +163,18 @@ class Judge:
             if harmless:
                 self._left[step.id] = tuple(harmless)
                 verdict = check([w.frame for w in harmless])
-        new = self.new_windows(step, frame, offset)
+        new = self.new_windows(step, frame, offset, placed)
         if not new:
             return verdict
         return Verdict((*new, *verdict.differences), verdict.excused)
 
-    def new_windows(self, step: Step, frame: Frame, offset: Offset) -> list[Difference]:
+    def new_windows(
+        self, step: Step, frame: Frame, offset: Offset, placed: Sequence[Placed] = ()
+    ) -> list[Difference]:
         """The windows over the step's window on the live screen (`frame`) that were not
         over it when the step was recorded (`windows.new_over`), each a difference the
-        pixels need not see; none where the window system or the recording says nothing."""
+        pixels need not see; none where the window system or the recording says nothing.
+        The app's other windows found where they stand (`placed`) are the recorded ones."""
         if step.window is None:
             return []
         stack = self._stack(frame)
@@ -184,7 +187,7 @@ class Judge:
             protected.append(target_rect(patch).moved(*offset))
         new = new_over(stack, ref, step.above, offset, self.task_classes, protected)
         differences = [Difference(NEW_WINDOW, w.frame, described_over(w), 1, 0) for w in new]
-        for w in new_own(stack, ref, step.own, offset):
+        for w in new_own(stack, ref, [*step.own, *(Over.of(p.live) for p in placed)], offset):
             if w not in new:
                 what = f"{described_over(w)}{OWN_APP}"
                 differences.append(Difference(NEW_WINDOW, w.frame, what, 1, 0))
@@ -199,7 +202,35 @@ class Judge:
             rects.append(self.area.moved(*offset))
         return reduce(Rect.union, rects) if rects else None
 
-    def beyond_windows(self, frame: Frame, offset: Offset) -> list[Rect]:
+    def placed(self, step: Step, frame: Frame, offset: Offset) -> list[Placed]:
+        """With `--relocate`, the app's other windows `step` recorded that stand at offsets
+        of their own, the step's window at `offset` (`placement.place`); none otherwise."""
+        if not self.relocate or step.window is None or not step.own:
+            return []
+        stack = self._stack(frame)
+        if stack is None or self.live_window(step, frame, offset) is None:
+            return []
+        return place(step.own, offset, stack)
+
+    def window_offsets(self) -> list[Offset]:
+        """With `--relocate`, the offsets the task's windows are found at now, each the
+        one live window of its class and size (`windows.relocation`)."""
+        live = self.backend.windows() if self.relocate else None
+        if live is None:
+            return []
+        found = (relocation(w, live) for w in sorted(self.task_windows, key=str))
+        return sorted({o for o in found if o is not None})
+
+    def live_window(self, step: Step, frame: Frame, offset: Offset) -> StackedWindow | None:
+        """The step's window on the live screen, where it stands with the task at `offset`."""
+        if step.window is None:
+            return None
+        ref = WindowRef(step.window.wm_class, step.window.rect.moved(*offset))
+        return next((w for w in self._stack(frame) or () if w.ref == ref), None)
+
+    def beyond_windows(
+        self, frame: Frame, offset: Offset, placed: Sequence[Placed] = ()
+    ) -> list[Rect]:
         """With the task found moved by its window (`--relocate`, the window system
         telling where its windows stand now), what lies beyond the task's windows, in the
         recording's coordinates: the desktop the shift drags along (a patterned
@@ -207,11 +238,13 @@ class Judge:
         right and down) is not the task. What covers the windows is the window system's
         to tell (`new_windows`) and the pixels' inside them. Nothing where the window
         system says nothing (found by its pixels: judged as before)."""
-        frames = self.moved_frames(frame, offset) if offset != (0, 0) else []
-        if not frames:
+        frames = self.moved_frames(frame, offset) if not placed else self.frames_at(frame, offset)
+        recorded = [f.moved(-offset[0], -offset[1]) for f in frames]
+        recorded += [p.recorded.frame for p in placed]  # each where it was recorded
+        if not recorded:
             return []
-        here = reduce(Rect.union, frames)  # their frames, title bars and borders included
-        return outside(here.moved(-offset[0], -offset[1]), Rect(0, 0, frame.width, frame.height))
+        here = reduce(Rect.union, recorded)  # their frames, title bars and borders included
+        return Rect(0, 0, frame.width, frame.height).minus(here)
 
     def titles_shown(self, titles: Sequence[TitleBar], offset: Offset) -> list[Rect]:
         """The recorded title bars that show this run's values (`windows.titles_shown`)."""
@@ -222,8 +255,13 @@ class Judge:
         the task moved by `offset`, their frames as the window system tells them (a
         dialog's step and the main window's alike: the task moved whole); none where it
         is not moved, or they are not known or not found there."""
-        if offset == (0, 0) or not self.task_windows:
+        if offset == (0, 0):
             return []
+        return self.frames_at(frame, offset)
+
+    def frames_at(self, frame: Frame, offset: Offset) -> list[Rect]:
+        """The frames of the windows the task acted in that stand on the live screen
+        (`frame`) at `offset` from where they were recorded."""
         wanted = {WindowRef(w.wm_class, w.rect.moved(*offset)) for w in self.task_windows}
         return [w.frame for w in self._stack(frame) or () if w.ref in wanted]
 

@@ -172,6 +172,8 @@ class Looker:
         told = False
         handed = self.dry_run  # a dry run changes nothing on the screen
         stepped = self.dry_run
+        pointed: set[Offset] = set()
+        """The offsets a step's window was found moved to, the pointer brought there."""
         looked = 0.0
         while True:
             if not told and time.monotonic() - started > WAIT_NOTICE:
@@ -194,6 +196,18 @@ class Looker:
                         f"(by {match.found_by}); checking it there"
                     )
                     match = Match(None, match.verdict, match.frame, match.offset)
+                    continue
+                if (
+                    match.step is None
+                    and match.found_by == "its window"
+                    and match.offset != self.offset
+                    and match.offset not in pointed
+                ):
+                    # The step's window is found moved, but what differs there may be
+                    # the pointer's doing (a button recorded under it, hovered): look
+                    # again with the pointer where it belongs there.
+                    pointed.add(match.offset)
+                    self.offset = match.offset
                     continue
                 if match.step is not None and (settled.still or self.dry_run):
                     self._tell_left_out(match, depth)

@@ -76,12 +76,18 @@ class OutcomeJudge:
         """`frame` against the outcome recorded after `end`, with the task at `offset`
         (moved, `--relocate`). A task whose window closed at the end leaves no window to
         find moved: a screen that shows the recorded outcome as it was recorded, unshifted,
-        is that outcome too."""
+        is that outcome too; and where the last step acted in a window that stood at an
+        offset of its own (a dialog the window manager placed apart), the outcome is
+        looked for at each offset the task's windows are found at now."""
         verdict = self._outcome_at(end, frame, offset)
-        if verdict.ok or offset == (0, 0):
+        if verdict.ok or (offset == (0, 0) and not self.judge.relocate):
             return verdict
-        unshifted = self._outcome_at(end, frame, (0, 0))
-        return unshifted if unshifted.ok else verdict
+        for other in [(0, 0), *self.judge.window_offsets()]:
+            if other != offset:
+                found = self._outcome_at(end, frame, other)
+                if found.ok:
+                    return found
+        return verdict
 
     def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
         """The outcome check at one offset. Another app's window a step's check would

@@ -8,6 +8,7 @@
 - `carets`: telling a blinking caret from a glyph by its ink.
 - `explain`: the one-sentence reason for a divergence.
 - `relocate`: finding a window that moved since it was recorded, by its pixels.
+- `placement`: with `--relocate`, each of the task's windows judged where it stands.
 - `windows`: the desktop's window structure as the window system tells it (the window a
   step acted in; a moved window found by its class and size; a new window judged by its
   type and place: a notification over no target left out of the check).

@@ -81,6 +81,19 @@ class Rect:
         right, bottom = min(self.right, other.right), min(self.bottom, other.bottom)
         return Rect(x, y, right - x, bottom - y) if right > x and bottom > y else None
 
+    def minus(self, cut: Rect) -> list[Rect]:
+        """This rectangle less `cut`: up to four bands (above, below, left, right)."""
+        inner = self.intersection(cut)
+        if inner is None:
+            return [self]
+        bands = [
+            Rect(self.x, self.y, self.w, inner.y - self.y),
+            Rect(self.x, inner.bottom, self.w, self.bottom - inner.bottom),
+            Rect(self.x, inner.y, inner.x - self.x, inner.h),
+            Rect(inner.right, inner.y, self.right - inner.right, inner.h),
+        ]
+        return [b for b in bands if b.w > 0 and b.h > 0]
+
     def grow(self, margin: int) -> Rect:
         return Rect(self.x - margin, self.y - margin, self.w + 2 * margin, self.h + 2 * margin)
 

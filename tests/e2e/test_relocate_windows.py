@@ -1,0 +1,49 @@
+"""`--relocate` judges each of the task's windows where it stands: a dialog the window
+manager places apart from a moved main window (xfwm4 keeps GIMP's 950 px export dialog
+on the screen, so it does not follow the main window 60 px right).
+
+The loan form opens its confirmation at a fixed place on the screen (`--dialog-at`), and
+the replay finds the form 60 px right of where it was recorded: the dialog did not move,
+the form did. Checked at the dialog's offset alone, the form around the dialog is 60 px
+off (a false divergence, exit 3, before); each window is judged at its own offset, and an
+error shown in the moved form is still seen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.desktop.desktop import Desktop
+from examples.world import agent_command
+from tests.e2e.conftest import LoanApp, mm
+
+pytestmark = pytest.mark.e2e
+
+DIALOG = ("--dialog-at", "300,300")  # over the form at 100,100, its OK over no widget
+
+
+def test_a_dialog_that_did_not_follow_the_moved_form_is_judged_where_it_stands(
+    desktop: Desktop, tmp_path: Path, isolated_store: Path
+) -> None:
+    app = LoanApp(tmp_path / "app")
+    try:
+        app.start(*DIALOG)
+        recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(app))
+        assert recorded.returncode == 0, recorded.stderr
+        app.out.unlink()
+        app.start(*DIALOG, "--position", "160,100")
+        replayed = mm("replay", "loan", "--no-agent", "--relocate")
+        assert replayed.returncode == 0, replayed.stderr
+        assert "moved by +60,+0" in replayed.stderr
+        assert len(app.records()) == 1
+        app.stop()
+        app.out.unlink()
+        # The same, with an error shown in the moved form: refused before Submit.
+        app.start(*DIALOG, "--position", "160,100", "--error-label")
+        refused = mm("replay", "loan", "--no-agent", "--relocate")
+        assert refused.returncode == 3, refused.stderr
+        assert app.records() == []
+    finally:
+        app.stop()

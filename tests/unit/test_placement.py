@@ -1,0 +1,80 @@
+"""`--relocate` with each of the task's windows at its own offset (`screen.placement`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.placement import compose, place
+from mmcli.screen.windows import Over, StackedWindow, WindowRef
+
+MAIN = Rect(100, 100, 300, 200)
+DIALOG = Rect(250, 150, 200, 100)
+
+
+def window(cls: str, frame: Rect, kind: str = "") -> StackedWindow:
+    return StackedWindow(WindowRef(cls, frame), frame, kind)
+
+
+def screen(main_at: Rect, dialog_at: Rect | None) -> Frame:
+    """A desktop (grey) with the main window (its left half 60, right half 120) and the
+    dialog (200, a dark bar at its top) over it."""
+    pixels = np.full((400, 600, 4), 30, np.uint8)
+    m = main_at
+    pixels[m.y : m.bottom, m.x : m.x + m.w // 2] = 60
+    pixels[m.y : m.bottom, m.x + m.w // 2 : m.right] = 120
+    if dialog_at is not None:
+        d = dialog_at
+        pixels[d.y : d.bottom, d.x : d.right] = 200
+        pixels[d.y : d.y + 10, d.x : d.right] = 90
+    return Frame(pixels.tobytes(), 600, 400)
+
+
+def test_the_apps_other_windows_at_offsets_of_their_own_are_placed() -> None:
+    own = [Over("app.Main", MAIN)]
+    moved = window("app.Main", MAIN.moved(60, 0))
+    dialog = window("app.Dialog", DIALOG)
+    placed = place(own, (0, 0), [moved, dialog])
+    assert [p.offset for p in placed] == [(60, 0)]
+    assert place(own, (60, 0), [moved, dialog]) == []  # moved with the step's window
+    twin = window("app.Main", Rect(0, 0, 300, 200))
+    assert place(own, (0, 0), [moved, twin, dialog]) == []  # which one: not told
+    resized = window("app.Main", Rect(160, 100, 320, 200))
+    assert place(own, (0, 0), [resized, dialog]) == []
+
+
+def test_each_window_is_painted_where_it_was_recorded_and_what_it_hides_is_left_out() -> None:
+    recorded = screen(MAIN, DIALOG)
+    live = screen(MAIN.moved(60, 0), DIALOG)  # the dialog stayed, the main window moved
+    main = window("app.Main", MAIN.moved(60, 0))
+    dialog = window("app.Dialog", DIALOG)
+    placed = place([Over("app.Main", MAIN)], (0, 0), [main, dialog])
+    composed = compose(live, (0, 0), placed, [main, dialog], dialog)
+    differs = np.abs(composed.view.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
+    ys, xs = np.nonzero(differs)
+    # What differs is only what the dialog hides of the main window now and did not
+    # hide when recorded: the strip of the main window right of the dialog, moved back.
+    assert composed.hidden, composed.hidden
+    for y, x in zip(ys, xs, strict=True):
+        assert any(r.holds(int(x), int(y)) for r in composed.hidden), (x, y)
+    # The shifted screen alone (the dialog's offset) differs where nothing is left out.
+    plain = np.abs(live.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
+    ys, xs = np.nonzero(plain)
+    seen = [(x, y) for y, x in zip(ys, xs, strict=True) if not any(
+        r.holds(int(x), int(y)) for r in composed.hidden)]  # fmt: skip
+    assert len(seen) > 1000
+
+
+def test_a_change_in_the_moved_window_is_seen() -> None:
+    recorded = screen(MAIN, DIALOG)
+    live = screen(MAIN.moved(60, 0), DIALOG)
+    pixels = live.pixels.copy()
+    pixels[120:130, 170:220] = 255  # an error label in the moved main window
+    live = Frame(pixels.tobytes(), 600, 400)
+    main = window("app.Main", MAIN.moved(60, 0))
+    dialog = window("app.Dialog", DIALOG)
+    placed = place([Over("app.Main", MAIN)], (0, 0), [main, dialog])
+    composed = compose(live, (0, 0), placed, [main, dialog], dialog)
+    differs = np.abs(composed.view.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
+    assert differs[120:130, 110:160].all()  # where it stands in the recording's coordinates
+    assert not any(r.intersects(Rect(110, 120, 50, 10)) for r in composed.hidden)
