@@ -14,15 +14,12 @@ import numpy as np
 
 from mmcli.model import ActionKind
 from mmcli.params import leaked_in, parametrize
-from mmcli.readback.field import MIN_CONFIDENCE, FieldText
-from mmcli.readback.ocr import read_region
-from mmcli.readback.reader import widen_to_field
+from mmcli.readback.reader import band_pixels, cell_band, read_count
 from mmcli.screen.analysis import changed_regions, moved_pixels
 from mmcli.screen.carets import typed_lines
 from mmcli.screen.counts import (
     MAX_COUNT_LINES,
     MAX_COUNT_TEXT,
-    NUMBER,
     CountLine,
     typed_length,
 )
@@ -32,9 +29,6 @@ from mmcli.screen.fingerprint import Frame, Rect
 if TYPE_CHECKING:
     from mmcli.capture.steps import Capture
 
-BAND_PAD = 4
-"""Rows kept above and below a count line's changed rows (the digits changed: the
-letters around them reach higher and lower)."""
 NO_WINDOW_REACH = 240
 """Px either side of a changed line its cell may run when the window typed into is not
 known."""
@@ -44,31 +38,36 @@ Crops = tuple[tuple[Rect, np.ndarray], ...]
 
 
 class CountBands:
-    """The bands of the lines typing changed off its field so far in a recording, and
-    their crops on each screen the recorder keeps."""
+    """The lines typing changed off its field so far in a recording, and their bands'
+    pixels on each screen the recorder keeps (each band widened to its cell there)."""
 
     def __init__(self) -> None:
-        self.bands: list[Rect] = []
+        self.lines: list[tuple[Rect, Rect]] = []
+        """Each line as the typing changed it, and the bounds its band keeps within."""
 
     def crops(self, captures: Sequence[Capture], frame: Frame) -> Crops:
         """The count bands' pixels on `frame` (the screen a capture keeps), the lines the
         last capture's typing changed off its field added first."""
         last = captures[-1] if captures else None
         if last is not None and last.action.kind is ActionKind.TYPE:
-            for band in off_field_bands(last, frame):
-                if len(self.bands) < MAX_COUNT_LINES and not any(
-                    band.intersects(b) for b in self.bands
+            for line, bounds in off_field_lines(last, frame):
+                if len(self.lines) < MAX_COUNT_LINES and not any(
+                    line.intersects(known) for known, _ in self.lines
                 ):
-                    self.bands.append(band)
-        return tuple(
-            (b, frame.pixels[b.y : b.bottom, b.x : b.right, 2::-1].copy()) for b in self.bands
-        )
+                    self.lines.append((line, bounds))
+        pixels = frame.pixels
+        found: list[tuple[Rect, np.ndarray]] = []
+        for line, bounds in self.lines:
+            band = cell_band(pixels, line, bounds)
+            if band is not None and not any(band.intersects(b) for b, _ in found):
+                found.append((band, band_pixels(pixels, band).copy()))  # one a cell
+        return tuple(found)
 
 
-def off_field_bands(cap: Capture, frame: Frame) -> list[Rect]:
+def off_field_lines(cap: Capture, frame: Frame) -> list[tuple[Rect, Rect]]:
     """The lines of text `cap`'s typing changed (`frame`: the screen after it) other than
-    its field's, inside the window that had the keyboard, each widened to its cell (as a
-    field is: to the separators either side) and by `BAND_PAD` rows."""
+    its field's, inside the window that had the keyboard, each with the bounds its band
+    keeps within (that window; `NO_WINDOW_REACH` either side where it is not known)."""
     changed = changed_regions(cap.small, frame.small)
     moved = moved_pixels(cap.small, frame.small)
     lines = [b for r in changed for b in text_lines(moved, r)]
@@ -76,21 +75,14 @@ def off_field_bands(cap: Capture, frame: Frame) -> list[Rect]:
     field = typed_lines(lines, cap.focus, window)
     if not field:
         return []  # where the text went is not known: nothing is told apart from it
-    screen = Rect(0, 0, frame.width, frame.height)
-    bands = []
+    found = []
     for line in lines:
-        if line in field or any(line.intersects(f) for f in field):
+        if any(line.intersects(f) for f in field):
             continue
         if window is not None and not line.inside(window):
             continue
-        cell = widen_to_field(frame.pixels, line)
-        bounds = window or line.grow(NO_WINDOW_REACH)
-        band = Rect(cell.x, cell.y - BAND_PAD, cell.w, cell.h + 2 * BAND_PAD)
-        clipped = band.intersection(bounds)
-        clipped = clipped.intersection(screen) if clipped is not None else None
-        if clipped is not None and clipped.w >= 8 and clipped.h >= 6:
-            bands.append(clipped)
-    return bands
+        found.append((line, window or line.grow(NO_WINDOW_REACH)))
+    return found
 
 
 def count_lines(
@@ -110,22 +102,11 @@ def count_lines(
     chars, words = typed_length(values.get(p, "") for p in typed)
     found = []
     for rect, pixels in crops:
-        key = rect.as_list().__repr__().encode() + pixels.tobytes()
+        key = repr(rect.as_list()).encode() + pixels.tobytes()
         if key not in cache:
-            cache[key] = _read(pixels, rect)
+            cache[key] = read_count(pixels, rect, MAX_COUNT_TEXT)
         text = cache[key]
         if text is None or leaked_in(text, hidden) or parametrize(text, values) != text:
             continue
         found.append(CountLine(rect, text, chars, words))
     return tuple(found)
-
-
-def _read(pixels: np.ndarray, rect: Rect) -> str | None:
-    """The text OCR reads in a band, when sure and holding a number."""
-    read = read_region(pixels, rect)
-    if not isinstance(read, FieldText) or read.confidence is None:
-        return None
-    text = " ".join(read.text.split())
-    if read.confidence < MIN_CONFIDENCE or not NUMBER.search(text) or len(text) > MAX_COUNT_TEXT:
-        return None
-    return text

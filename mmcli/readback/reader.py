@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from mmcli.readback import atspi, ocr
-from mmcli.readback.field import FieldText, NotRead
+from mmcli.readback.field import MIN_CONFIDENCE, FieldText, NotRead
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
 
 BOX_MARGIN = 2
@@ -98,3 +98,40 @@ def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
         while right < border.size and not border[right]:
             right += 1
     return Rect(left + offset, y0, right - left, y1 - y0)
+
+
+COUNT_PAD = 4
+"""Rows kept above and below a counting line's changed rows (the digits changed: the
+letters around them reach higher and lower)."""
+
+
+def cell_band(pixels: np.ndarray, line: Rect, bounds: Rect) -> Rect | None:
+    """The band of a line of text that counts what was typed (`screen.counts`), on one
+    screen: its cell, widened from the line's middle to the separators either side (a
+    status bar's cell grows with its text: "Selected: 1 word, 11 characters" is wider
+    than "5 words, 22 characters"), `COUNT_PAD` rows above and below, within `bounds`
+    (and the screen); None when too little is left."""
+    height, width = pixels.shape[:2]
+    middle = Rect(line.x + line.w // 2, line.y, 1, line.h)
+    cell = widen_to_field(pixels, middle)
+    band = Rect(cell.x, line.y - COUNT_PAD, cell.w, line.h + 2 * COUNT_PAD)
+    inside = band.intersection(bounds)
+    inside = inside.intersection(Rect(0, 0, width, height)) if inside is not None else None
+    return inside if inside is not None and inside.w >= 8 and inside.h >= 6 else None
+
+
+def band_pixels(pixels: np.ndarray, band: Rect) -> np.ndarray:
+    """A band of a screen (`pixels`, BGRX), as RGB."""
+    return pixels[band.y : band.bottom, band.x : band.right, 2::-1]
+
+
+def read_count(crop: np.ndarray, band: Rect, longest: int) -> str | None:
+    """What OCR reads in a band (`crop`: its pixels, RGB), its whitespace runs as one
+    space; None when it is unsure, reads no digit, or more than `longest` characters."""
+    read = ocr.read_region(crop, band)
+    if not isinstance(read, FieldText) or read.confidence is None:
+        return None
+    text = " ".join(read.text.split())
+    if read.confidence < MIN_CONFIDENCE or not any(c.isdigit() for c in text):
+        return None
+    return text if len(text) <= longest else None

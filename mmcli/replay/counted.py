@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mmcli.model import ActionKind, Recording, Step
-from mmcli.readback.field import MIN_CONFIDENCE, FieldText
-from mmcli.readback.ocr import read_region
-from mmcli.screen.counts import CountLine, agrees, placeholders, shifts
+from mmcli.readback.reader import COUNT_PAD, band_pixels, cell_band, read_count
+from mmcli.screen.counts import MAX_COUNT_TEXT, CountLine, agrees, placeholders, shifts
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Difference, target_rect
 
@@ -59,17 +58,15 @@ class Counted:
 
 
 def read_line(frame: Frame, rect: Rect) -> str | None:
-    """What OCR reads in `rect` on `frame`, as the recorder read its band; None when it
-    is unsure or the band is not wholly on the screen."""
-    if rect.x < 0 or rect.y < 0 or rect.right > frame.width or rect.bottom > frame.height:
+    """What OCR reads of the count line recorded at `rect` on `frame`, its band widened
+    to its cell there as the recorder widened it (a cell that grew with its text: "11
+    characters" is wider than "3"), up to the recorded band's width either side; None
+    when it is unsure."""
+    line = Rect(rect.x, rect.y + COUNT_PAD, rect.w, rect.h - 2 * COUNT_PAD)
+    band = cell_band(frame.pixels, line, Rect(rect.x - rect.w, rect.y, 3 * rect.w, rect.h))
+    if band is None:
         return None
-    crop = frame.pixels[rect.y : rect.bottom, rect.x : rect.right, 2::-1]
-    read = read_region(crop, rect)
-    if not isinstance(read, FieldText) or read.confidence is None:
-        return None
-    if read.confidence < MIN_CONFIDENCE:
-        return None
-    return " ".join(read.text.split())
+    return read_count(band_pixels(frame.pixels, band), band, MAX_COUNT_TEXT)
 
 
 def step_target(step: Step) -> Rect | None:

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 
 from PIL import Image, ImageDraw, ImageFont
 
-from mmcli.capture.counts import count_lines, off_field_bands
+from mmcli.capture.counts import count_lines, off_field_lines
 from mmcli.capture.steps import Capture
 from mmcli.model import Action, ActionKind, Recording, Step
+from mmcli.readback.reader import cell_band
 from mmcli.replay.counted import Counted
 from mmcli.screen.analysis import patch_of
 from mmcli.screen.counts import CountLine, agrees, shifts
@@ -90,13 +91,19 @@ def test_the_line_typing_changed_off_its_field_is_kept_to_its_cell() -> None:
         (640, 400), datetime(2026, 11, 1, tzinfo=UTC),
         window=WindowRef("app.App", Rect(20, 40, 600, 360)),
     )  # fmt: skip
-    bands = off_field_bands(cap, after)
-    assert len(bands) == 1
-    band = bands[0]
+    lines = off_field_lines(cap, after)
+    assert len(lines) == 1
+    line, bounds = lines[0]
+    assert bounds == Rect(20, 40, 600, 360)
+    band = cell_band(after.pixels, line, bounds)
+    assert band is not None
     assert band.x >= 301 and band.right <= 620 and band.y <= 366 and band.bottom >= 380, band
+    # The cell's text grew past what the typing changed: the band is the cell's still.
+    longer = Frame.from_image(status_screen("Ada", "Selected: 1 word, 3 characters"))
+    assert cell_band(longer.pixels, line, bounds) == band
     # Where the text went is not known: nothing is told apart from it.
     cap.patch, cap.window = None, None
-    assert off_field_bands(cap, after) == []
+    assert off_field_lines(cap, after) == []
 
 
 def test_a_count_line_is_kept_only_with_a_number_none_of_the_values_and_a_param_typed() -> None:
