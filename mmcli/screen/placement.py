@@ -11,9 +11,10 @@ step's). `compose` paints the live screen in the recording's coordinates: shifte
 the step's window's offset, each other window painted from where it stands now to where
 it was recorded, bottom to top as the window system stacks them, the step's window last
 where it is above them. What one task window hides of another now and did not hide when
-recorded cannot be seen, nor is the desktop where the shift alone drew a window that
-stands elsewhere: both are left out (`Composed.hidden`), the windows over the task being
-the window system's to tell.
+recorded cannot be seen (nor its shadow, drawn over the lower window at another place),
+nor can the desktop where the shift alone drew a window that stands elsewhere: these are
+left out (`Composed.hidden`), the windows over the task being the window system's to
+tell.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.relocate import Offset, shifted
-from mmcli.screen.windows import Over, StackedWindow
+from mmcli.screen.windows import SHADOW, Over, StackedWindow
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,24 @@ def compose(
         hidden.extend(_less(p.live.frame.moved(-offset[0], -offset[1]), painted))
     for i, (w, (dx, dy)) in enumerate(layers):
         for upper, upper_offset in layers[i + 1 :]:
-            covered = w.frame.intersection(upper.frame)
-            if covered is None:
-                continue
+            if upper_offset == (dx, dy):
+                continue  # moved together: what one hides of the other is as recorded
             shown = upper.frame.moved(-upper_offset[0], -upper_offset[1])
-            hidden.extend(covered.moved(-dx, -dy).minus(shown))
+            # What it covers now, with the shadow a compositor draws around it; and its
+            # shadow as recorded, which the lower window's pixels no longer have there.
+            covered = w.frame.intersection(_shaded(upper.frame))
+            if covered is not None:
+                hidden.extend(covered.moved(-dx, -dy).minus(shown))
+            was = w.frame.moved(-dx, -dy).intersection(_shaded(shown))
+            if was is not None:
+                hidden.extend(was.minus(shown))
     return Composed(Frame(pixels.tobytes(), frame.width, frame.height), hidden)
+
+
+def _shaded(frame: Rect) -> Rect:
+    """A window's frame with the shadow a compositor draws beside and below it (xfwm4:
+    6-8 px below the frame)."""
+    return Rect(frame.x - SHADOW, frame.y, frame.w + 2 * SHADOW, frame.h + SHADOW)
 
 
 def _less(rect: Rect, cuts: Sequence[Rect]) -> list[Rect]:

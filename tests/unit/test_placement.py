@@ -18,13 +18,14 @@ def window(cls: str, frame: Rect, kind: str = "") -> StackedWindow:
 
 def screen(main_at: Rect, dialog_at: Rect | None) -> Frame:
     """A desktop (grey) with the main window (its left half 60, right half 120) and the
-    dialog (200, a dark bar at its top) over it."""
+    dialog (200, a dark bar at its top) over it, with a compositor's shadow below."""
     pixels = np.full((400, 600, 4), 30, np.uint8)
     m = main_at
     pixels[m.y : m.bottom, m.x : m.x + m.w // 2] = 60
     pixels[m.y : m.bottom, m.x + m.w // 2 : m.right] = 120
     if dialog_at is not None:
         d = dialog_at
+        pixels[d.bottom : d.bottom + 6, d.x - 4 : d.right + 4] = 10  # its shadow
         pixels[d.y : d.bottom, d.x : d.right] = 200
         pixels[d.y : d.y + 10, d.x : d.right] = 90
     return Frame(pixels.tobytes(), 600, 400)
@@ -78,3 +79,20 @@ def test_a_change_in_the_moved_window_is_seen() -> None:
     differs = np.abs(composed.view.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
     assert differs[120:130, 110:160].all()  # where it stands in the recording's coordinates
     assert not any(r.intersects(Rect(110, 120, 50, 10)) for r in composed.hidden)
+
+
+def test_the_dialogs_shadow_as_recorded_is_left_out_where_the_dialog_moved_apart() -> None:
+    """The dialog moved 100 px right, the main window stayed: the recorded shadow on the
+    main window is gone from there (the lower window's live pixels show none)."""
+    recorded = screen(MAIN, DIALOG)
+    live = screen(MAIN, DIALOG.moved(100, 0))
+    main = window("app.Main", MAIN)
+    dialog = window("app.Dialog", DIALOG.moved(100, 0))
+    placed = place([Over("app.Main", MAIN)], (100, 0), [main, dialog])
+    assert [p.offset for p in placed] == [(0, 0)]
+    composed = compose(live, (100, 0), placed, [main, dialog], dialog)
+    differs = np.abs(composed.view.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
+    ys, xs = np.nonzero(differs[:, :400])  # the main window's side of the screen
+    assert len(ys)
+    for y, x in zip(ys, xs, strict=True):
+        assert any(r.holds(int(x), int(y)) for r in composed.hidden), (x, y)
