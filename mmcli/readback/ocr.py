@@ -221,27 +221,65 @@ def _frame_line(line: np.ndarray) -> bool:
 
 def _caret_columns(ink: np.ndarray, widest: int = 3) -> list[int]:
     """The columns of a text caret, which tesseract would read as a "|", "]" or "l", or
-    merge with the letter it touches ("z|" as "q"): one solid bar at most `widest` px
-    wide, half the field's inner height or more, 2 px longer than any other stroke and
-    reaching 2 px or more below the baseline (an "l" or "I" stops at the baseline). Where
-    typing leaves it: after the text, or inside it when the field kept text after the
-    typed part (GIMP's export name "Ada|.png", read "Adalpng" with the caret)."""
+    merge with the letter it touches ("z|" as "q"): where typing leaves it, after the
+    text (`_end_caret`), or inside it where the field kept text after the typed part
+    (`_inner_caret`: GIMP's export name "Ada|.png", read "Adalpng" with the caret)."""
+    return _end_caret(ink, widest) or _inner_caret(ink, widest)
+
+
+def _end_caret(ink: np.ndarray, widest: int) -> list[int]:
+    """A caret after the text: the last ink, a solid bar at most `widest` px wide, half
+    the field's inner height or more, 2 px longer than any other stroke and reaching 2
+    px or more below the baseline (an "l" or "I" at the end stops at the baseline)."""
     height = ink.shape[0]
+    filled = np.flatnonzero(ink.any(axis=0))
+    bar: list[int] = []
+    for x in filled[::-1][:widest]:
+        rows = np.flatnonzero(ink[:, x])
+        solid = len(rows) == rows[-1] - rows[0] + 1
+        if not solid or len(rows) < height / 2 or (bar and bar[-1] != x + 1):
+            break
+        bar.append(int(x))
+    if not bar or len(bar) == len(filled):
+        return bar  # nothing, or a bar alone: the caret in an empty field (or a lone "I")
+    others = [int(x) for x in filled if x not in bar]
+    longest = max(_longest_run(ink[:, x]) for x in others)
+    bottoms = np.array([np.flatnonzero(ink[:, x])[-1] for x in others])
+    baseline = int(np.bincount(bottoms).argmax())
+    bar_run = min(_longest_run(ink[:, x]) for x in bar)
+    bar_bottom = max(int(np.flatnonzero(ink[:, x])[-1]) for x in bar)
+    return bar if bar_run >= longest + 2 and bar_bottom >= baseline + 2 else []
+
+
+LINE_ENDS = 3
+"""Px within which the tallest glyphs reach a caret's top and bottom (`_inner_caret`)."""
+
+
+def _inner_caret(ink: np.ndarray, widest: int) -> list[int]:
+    """A caret inside the text: one solid bar at most `widest` px wide, 2 px longer than
+    any other stroke, reaching higher than every glyph's top and lower than every
+    glyph's bottom, but within `LINE_ENDS` of the highest and the lowest (a caret spans
+    the font's whole line; a "J" or a "p" stops within it). Text with no ascender or no
+    descender gives no line to measure by: no caret is taken inside it."""
     filled = np.flatnonzero(ink.any(axis=0))
     runs = {int(x): _longest_run(ink[:, x]) for x in filled}
     tallest = max(runs.values(), default=0)
-    bar = [x for x in runs if runs[x] >= max(tallest - 1, height / 2) and _solid(ink[:, x])]
+    bar = [x for x in runs if runs[x] >= tallest - 1 and _solid(ink[:, x])]
     if not bar or len(bar) > widest or bar[-1] - bar[0] != len(bar) - 1:
         return []  # no bar, or more than one: no caret told from the text
-    if len(bar) == len(filled):
-        return bar  # a bar alone: the caret in an empty field (or a lone "I")
     others = [x for x in runs if x not in bar]
-    longest = max(runs[x] for x in others)
-    bottoms = np.array([np.flatnonzero(ink[:, x])[-1] for x in others])
-    baseline = int(np.bincount(bottoms).argmax())
-    bar_run = min(runs[x] for x in bar)
+    if not others:
+        return []
+    tops = [int(np.flatnonzero(ink[:, x])[0]) for x in others]
+    bottoms = [int(np.flatnonzero(ink[:, x])[-1]) for x in others]
+    bar_top = min(int(np.flatnonzero(ink[:, x])[0]) for x in bar)
     bar_bottom = max(int(np.flatnonzero(ink[:, x])[-1]) for x in bar)
-    return bar if bar_run >= longest + 2 and bar_bottom >= baseline + 2 else []
+    longer = min(runs[x] for x in bar) >= max(runs[x] for x in others) + 2
+    beyond = bar_top < min(tops) and bar_bottom > max(bottoms)
+    # The line's tallest glyphs reach near both its ends ("d" and "p" within 3 px): the
+    # bar spans that line. A "J" among lower-case letters alone reaches far above them.
+    spans = min(tops) - bar_top <= LINE_ENDS and bar_bottom - max(bottoms) <= LINE_ENDS
+    return bar if longer and beyond and spans else []
 
 
 def _solid(column: np.ndarray) -> bool:

@@ -43,6 +43,12 @@ def test_letters_alone_hold_no_caret() -> None:
     assert _caret_columns(strokes(22, OH, (30, 1, 16))) == []
 
 
+def test_a_j_among_lower_case_letters_is_no_caret() -> None:
+    """A "J" (cap height, below the baseline) beside letters of x-height alone is the
+    tallest stroke, beyond every other at both ends: it is a letter, not a caret."""
+    assert _caret_columns(strokes(22, (4, 3, 19), OH, (14, 8, 16), (24, 8, 16))) == []
+
+
 def test_two_bars_are_no_caret() -> None:
     assert _caret_columns(strokes(22, ELL, (20, 1, 21), OH, (40, 1, 21))) == []
 
