@@ -235,9 +235,7 @@ def _end_caret(ink: np.ndarray, widest: int) -> list[int]:
     filled = np.flatnonzero(ink.any(axis=0))
     bar: list[int] = []
     for x in filled[::-1][:widest]:
-        rows = np.flatnonzero(ink[:, x])
-        solid = len(rows) == rows[-1] - rows[0] + 1
-        if not solid or len(rows) < height / 2 or (bar and bar[-1] != x + 1):
+        if not _solid(ink[:, x]) or ink[:, x].sum() < height / 2 or (bar and bar[-1] != x + 1):
             break
         bar.append(int(x))
     if not bar or len(bar) == len(filled):

@@ -14,6 +14,7 @@ import numpy as np
 
 from mmcli.readback import atspi, ocr
 from mmcli.readback.field import MIN_CONFIDENCE, FieldText, NotRead
+from mmcli.screen.counts import NUMBER
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
 
 BOX_MARGIN = 2
@@ -132,6 +133,6 @@ def read_count(crop: np.ndarray, band: Rect, longest: int) -> str | None:
     if not isinstance(read, FieldText) or read.confidence is None:
         return None
     text = " ".join(read.text.split())
-    if read.confidence < MIN_CONFIDENCE or not any(c.isdigit() for c in text):
+    if read.confidence < MIN_CONFIDENCE or not NUMBER.search(text):
         return None
     return text if len(text) <= longest else None

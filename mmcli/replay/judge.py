@@ -113,11 +113,11 @@ class Judge:
         where the task moved (`view`: that shifted screen, when the caller has it). With
         `--relocate`, the app's other windows the step recorded that stand at offsets of
         their own are judged each where it stands (`screen.placement`)."""
-        placed = self.placed(step, frame, offset)
+        window = self.live_window(step, frame, offset) if self.relocate else None
+        placed = self.placed(step, frame, window, offset)
         hidden: list[Rect] = []
         if placed:
-            composed = compose(frame, offset, placed, self._stack(frame) or [],
-                               self.live_window(step, frame, offset))  # fmt: skip
+            composed = compose(frame, offset, placed, self._stack(frame) or [], window)
             view, hidden = composed.view, composed.hidden
         elif view is None:
             view = shifted(frame, offset) if offset != (0, 0) else frame
@@ -202,13 +202,14 @@ class Judge:
             rects.append(self.area.moved(*offset))
         return reduce(Rect.union, rects) if rects else None
 
-    def placed(self, step: Step, frame: Frame, offset: Offset) -> list[Placed]:
+    def placed(
+        self, step: Step, frame: Frame, window: StackedWindow | None, offset: Offset
+    ) -> list[Placed]:
         """With `--relocate`, the app's other windows `step` recorded that stand at offsets
-        of their own, the step's window at `offset` (`placement.place`); none otherwise."""
-        if not self.relocate or step.window is None or not step.own:
-            return []
+        of their own, the step's window found at `offset` (`window`, `live_window`;
+        `placement.place`); none otherwise."""
         stack = self._stack(frame)
-        if stack is None or self.live_window(step, frame, offset) is None:
+        if not self.relocate or window is None or not step.own or stack is None:
             return []
         return place(step.own, offset, stack)
 
@@ -276,10 +277,10 @@ class Judge:
         `windows.left_out` with the step's target and the fields the task types into
         protected. None under `--policy strict`, where the window system says nothing,
         or for a recording that does not know its windows."""
-        patch = step.fingerprint.patch
-        if patch is None:
+        target = step_target(step)
+        if target is None:
             return []
-        return self.left_out_of(frame, [target_rect(patch), *self.typed])
+        return self.left_out_of(frame, [target, *self.typed])
 
     def left_out_of(self, frame: Frame, protected: list[Rect] | None) -> list[StackedWindow]:
         """`windows.left_out` on the live screen (`frame`) with `protected`; nothing under
