@@ -46,9 +46,12 @@ class VncServer:
             _store_password(self.password, stored)
             auth = ["-rfbauth", str(stored)]
         log = open(self._dir / "x11vnc.log", "wb")  # noqa: SIM115 - closed in stop()
+        # `-noshm`: x11vnc's ~60 System V shared memory segments outlive it when it is
+        # killed, and a machine's 4096 run out after ~65 such kills ("shmget: No space left
+        # on device", and no server starts); polled with XGetImage, just as fast here.
         self.process = subprocess.Popen(
             ["x11vnc", "-display", self.display, "-autoport", str(first), "-localhost",
-             "-forever", "-shared", "-quiet", *auth],
+             "-forever", "-shared", "-quiet", "-noshm", *auth],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "DISPLAY": self.display},
@@ -56,9 +59,12 @@ class VncServer:
         self._log = log
         deadline = time.monotonic() + 20
         while not self.port or not _listening(self.port):
-            if self.process.poll() is not None or time.monotonic() > deadline:
+            code = self.process.poll()
+            if code is not None or time.monotonic() > deadline:
+                said = self.log().strip() or "(it printed nothing)"
+                how = f"exited {code}" if code is not None else "not listening after 20 s"
                 self.stop()
-                raise RuntimeError(f"x11vnc did not start: {self.log()}")
+                raise RuntimeError(f"x11vnc on {self.display} did not start ({how}): {said}")
             said = re.search(r"^PORT=(\d+)$", self.log(), re.M)
             self.port = int(said.group(1)) if said else 0
             time.sleep(0.05)

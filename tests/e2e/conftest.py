@@ -34,45 +34,6 @@ def xdisplay() -> Iterator[str]:
         yield display.display
 
 
-@pytest.fixture(autouse=True)
-def display_of_the_test(request: pytest.FixtureRequest) -> None:
-    """A test that uses `xdisplay` (and no desktop of its own) runs with DISPLAY naming
-    it, whatever an earlier test in this process left there (`open_backend(":N")` run
-    in-process writes DISPLAY; on a pytest worker, modules come in any order), on a
-    display with no window manager's leftovers."""
-    names = request.fixturenames
-    if "xdisplay" in names and "desktop" not in names:
-        display = request.getfixturevalue("xdisplay")
-        request.getfixturevalue("monkeypatch").setenv("DISPLAY", display)
-        _no_window_manager_left(display)
-
-
-WM_ROOT_PROPERTIES = (
-    "_NET_SUPPORTING_WM_CHECK",
-    "_NET_CLIENT_LIST",
-    "_NET_CLIENT_LIST_STACKING",
-    "_NET_ACTIVE_WINDOW",
-    "_NET_WORKAREA",
-)
-"""What a window manager leaves on the root window, and outlives it."""
-
-
-def _no_window_manager_left(display: str) -> None:
-    """The session's display as a test expects it, bare: the root properties a window
-    manager (or a test standing in for one) set on it earlier are gone, or `mm doctor`
-    reads a stale window stack there."""
-    from Xlib import display as xlib_display
-
-    conn = xlib_display.Display(display)
-    try:
-        root = conn.screen().root
-        for name in WM_ROOT_PROPERTIES:
-            root.delete_property(conn.intern_atom(name))
-        conn.sync()
-    finally:
-        conn.close()
-
-
 @pytest.fixture(scope="module")
 def desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]:
     """A desktop with a window manager (openbox) and no panel, on an Xvfb of its own

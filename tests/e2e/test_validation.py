@@ -20,10 +20,18 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def recorded(xdisplay: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The loan task recorded twice: on the plain app and with the clock showing."""
+    """The loan task recorded twice: on the plain app and with the clock showing, on
+    `xdisplay` (a module fixture comes before the test's own DISPLAY is set)."""
     work = tmp_path_factory.mktemp("validation")
     store = work / "store"
     app = LoanApp(work / "record")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DISPLAY", xdisplay)
+        _record_both(app, store)
+    yield store
+
+
+def _record_both(app: LoanApp, store: Path) -> None:
     try:
         for name, flags in (("plain", ()), ("clock", ("--clock",))):
             app.start(*flags)
@@ -42,7 +50,6 @@ def recorded(xdisplay: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             assert result.returncode == 0, result.stderr
     finally:
         app.stop()
-    yield store
 
 
 def move_pointer(app: LoanApp, where: str) -> None:

@@ -145,19 +145,30 @@ def loan_recording(
     xdisplay: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LoanApp, Path]]:
     """The example agent recorded on the example app, once: the app and a store holding
-    `loan`. Tests copy the store; the app is theirs to restart."""
+    `loan`. Tests copy the store; the app is theirs to restart. On `xdisplay`, whatever
+    DISPLAY an earlier test in this process left (session fixtures come before a test's
+    own DISPLAY is set)."""
     root = tmp_path_factory.mktemp("loan")
     app = LoanApp(root / "app")
     store = root / "store"
-    app.start()
-    try:
-        result = mm(
-            "--store", str(store), "record", "loan", "--observe", "0.5", "--", *agent_command(app)
-        )
-        assert result.returncode == 0, result.stderr
-        assert len(app.records()) == 1
-    finally:
-        app.stop()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DISPLAY", xdisplay)
+        app.start()
+        try:
+            result = mm(
+                "--store",
+                str(store),
+                "record",
+                "loan",
+                "--observe",
+                "0.5",
+                "--",
+                *agent_command(app),
+            )
+            assert result.returncode == 0, result.stderr
+            assert len(app.records()) == 1
+        finally:
+            app.stop()
     yield app, store
 
 
