@@ -16,6 +16,7 @@ windows: the pixel rules apply, as on a VNC desktop.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import threading
 import time
@@ -24,7 +25,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from mmcli.backends.base import Backend, BrowserPage
-from mmcli.backends.devtools import DevTools, Superseded, page_socket
+from mmcli.backends.devtools import DevTools, Superseded, Unanswered, page_socket
 from mmcli.desktop.display import CdpAddress
 from mmcli.errors import DisplayError, DisplayLost
 from mmcli.model import Action, ActionKind
@@ -75,6 +76,12 @@ own that opened before mm connected answers nothing until it is closed."""
 NAVIGATION_WAIT = 10.0
 """The most a screenshot waits for the page's next document (a form posted, a link)."""
 NAVIGATION_POLL = 0.05
+CAPTURE_TRY = 3.0
+"""The most one `Page.captureScreenshot` is waited for (a healthy one answers within
+0.1 s): a headless page whose compositor went idle may never answer it; it is woken
+(`Page.startScreencast`, then stopped) and asked again, up to `CAPTURE_TRIES` times."""
+CAPTURE_TRIES = 4
+WAKE_WAIT = 0.25
 DIALOG_SIZE = (420, 140)
 """The box drawn over the screen's middle while a page's own dialog is open."""
 
@@ -172,17 +179,41 @@ class CdpBackend(Backend):
         `NAVIGATION_WAIT`; None when a dialog of the page's own opened before it was
         answered (a page held by one answers nothing until it is closed)."""
         deadline = time.monotonic() + NAVIGATION_WAIT
+        tries = 0
         while True:
             try:
                 return self._devtools.call(
-                    "Page.captureScreenshot", params, until=lambda: self._dialog is not None
+                    "Page.captureScreenshot",
+                    params,
+                    timeout=CAPTURE_TRY,
+                    until=lambda: self._dialog is not None,
                 )
             except Superseded:
                 return None
+            except Unanswered:
+                tries += 1
+                if tries >= CAPTURE_TRIES:
+                    raise DisplayError(
+                        f"the browser did not answer Page.captureScreenshot {tries} times "
+                        f"({CAPTURE_TRY:g}s each, its compositor woken between)"
+                    ) from None
+                self._wake_compositor()
             except DisplayError as e:
                 if "Not attached" not in str(e) or time.monotonic() >= deadline:
                     raise
                 time.sleep(NAVIGATION_POLL)
+
+    def _wake_compositor(self) -> None:
+        """Make an idle headless page draw a frame again: a screencast started and
+        stopped (it changes nothing the page or a screenshot shows)."""
+        with contextlib.suppress(DisplayError):
+            self._devtools.call(
+                "Page.startScreencast",
+                {"format": "jpeg", "quality": 10, "maxWidth": 64, "maxHeight": 64},
+                timeout=CAPTURE_TRY,
+            )
+            time.sleep(WAKE_WAIT)
+            self._devtools.call("Page.stopScreencast", timeout=CAPTURE_TRY)
 
     def _blank(self) -> Frame:
         return Frame.from_image(Image.new("RGB", self._size, "white"))

@@ -31,6 +31,10 @@ UNTIL_POLL = 0.02
 Listener = Callable[[dict[str, Any]], None]
 
 
+class Unanswered(DisplayError):
+    """The browser did not answer a command in time (it may still: the answer is dropped)."""
+
+
 class Superseded(DisplayError):
     """A command whose answer will not come: what it waited on was told otherwise."""
 
@@ -130,7 +134,7 @@ class DevTools:
                 raise Superseded(method)
             if time.monotonic() >= deadline:
                 self._waiting.pop(ident, None)
-                raise DisplayError(f"the browser did not answer {method} within {timeout:g}s")
+                raise Unanswered(f"the browser did not answer {method} within {timeout:g}s")
         if not box:
             raise DisplayLost(f"the browser's DevTools connection ended ({self.lost})")
         reply = box[0]

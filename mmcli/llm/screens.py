@@ -19,6 +19,7 @@ from PIL import Image
 
 from mmcli.llm.conversation import LiveImage
 from mmcli.screen.analysis import fingerprint_of
+from mmcli.screen.carets import without_bars
 from mmcli.screen.fingerprint import SCALE, Fingerprint, Frame, Rect
 from mmcli.screen.matcher import Policy, References, Verdict, compare
 from mmcli.screen.paint import blank_png, paintable
@@ -119,6 +120,7 @@ def screen_of(
     fingerprint = fingerprint_of(frame, target)
     thumbnail = frame.thumbnail()
     if illegible:  # blocks first, then the paint on whole blocks: no paint blended in
+        thumbnail = _without_bars(frame).reduce(SCALE)
         thumbnail = Image.fromarray(coarse(np.asarray(thumbnail.convert("RGB"))))
         paint = [_on_blocks(r) for r in paint or ()]
     out = io.BytesIO()
@@ -131,6 +133,13 @@ def screen_of(
     thumb = Image.open(io.BytesIO(png))
     reference = Frame.small_from_thumbnail(thumb)
     return Screen(fingerprint, name, reference, png, digest, coarse=illegible)
+
+
+def _without_bars(frame: Frame) -> Image.Image:
+    """The screen with its caret-like bars painted over (`carets.without_bars`): a caret
+    blurred into a coarse block changes its colour with the blink phase."""
+    rgb = np.ascontiguousarray(frame.pixels[..., 2::-1])
+    return Image.fromarray(without_bars(rgb))
 
 
 def _on_blocks(r: Rect) -> Rect:
@@ -150,7 +159,7 @@ def judge(screen: Screen, image: LiveImage, policy: Policy) -> Verdict | None:
         return None
     if screen.coarse:  # compared as it was kept: no text legible on either side
         frame = copy.copy(frame)
-        frame.small = coarse(frame.small)
+        frame.small = coarse(ImageFrame(_without_bars(frame)).small)
     fp = screen.fingerprint
     references = References.prepare(screen.reference, [], fp.masks)
     return compare(fp, frame, policy, references=references)

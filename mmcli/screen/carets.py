@@ -186,3 +186,41 @@ def on_focus_line(region: Rect, focus: tuple[int, int]) -> bool:
     if not region.y - SCALE <= fy <= region.bottom + SCALE:
         return False
     return region.x - FIELD_REACH <= fx <= region.right + FIELD_REACH
+
+
+def without_bars(rgb: np.ndarray) -> np.ndarray:
+    """`rgb` (height x width x 3) with every caret-like bar painted with the background
+    either side of it: a vertical run of ink at most `CARET_WIDTH` px wide, between
+    `CARET_MIN_HEIGHT` and `CARET_MAX` px tall, the same background left and right.
+
+    For a screen judged with no text legible (`llm.screens.coarse`), where a caret is
+    blurred into a block that changes colour with its blink phase: both sides are painted
+    alike, so the bars a text shows (an "l", a "|") are gone from both, and a caret from
+    whichever had it. Anything wider, taller or not on one background stays."""
+    d = CARET_WIDTH
+    out = rgb.copy()
+    height, width = rgb.shape[:2]
+    if width <= 2 * d or height < CARET_MIN_HEIGHT:
+        return out
+    luma = rgb[..., :3].astype(np.int16).sum(axis=2) // 3
+    left, mid, right = luma[:, : -2 * d], luma[:, d:-d], luma[:, 2 * d :]
+    rise = mid - left
+    ink = (
+        (np.abs(rise) > CARET_INK)
+        & (np.abs(mid - right) > CARET_INK)
+        & (np.sign(rise) == np.sign(mid - right))
+        & (np.abs(left - right) <= CARET_INK // 2)
+    )
+    # Runs down each column: transitions of the column-major mask, in order.
+    padded = np.zeros((ink.shape[1], height + 2), dtype=np.int8)
+    padded[:, 1:-1] = ink.T
+    steps = np.diff(padded, axis=1)
+    cols, starts = np.nonzero(steps == 1)
+    _, ends = np.nonzero(steps == -1)
+    tall = ends - starts
+    keep = (tall >= CARET_MIN_HEIGHT) & (tall <= CARET_MAX[1])
+    for col, y0, y1 in zip(cols[keep], starts[keep], ends[keep], strict=True):
+        x = int(col) + d
+        beside = (rgb[y0:y1, x - d, :3].astype(np.int16) + rgb[y0:y1, x + d, :3]) // 2
+        out[y0:y1, x, :3] = beside.astype(rgb.dtype)
+    return out

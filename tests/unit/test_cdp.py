@@ -183,3 +183,61 @@ def test_a_navigation_no_input_came_shortly_before_is_unexplained() -> None:
     assert unexplained([12.5, 12.0 + NAVIGATION_CAUSE], inputs) == []  # a click's doing
     assert unexplained([15.0], inputs) == [15.0]  # no input before it: script
     assert unexplained([15.0], []) == []
+
+
+class IdleCompositor:
+    """DevTools of a headless page whose compositor went idle: a screenshot goes
+    unanswered until a screencast has woken it (`wakes` screencasts needed; None: never)."""
+
+    def __init__(self, wakes: int | None) -> None:
+        self.wakes = wakes
+        self.calls: list[str] = []
+
+    def call(self, method: str, params: object = None, **_: object) -> dict[str, object]:
+        from mmcli.backends.devtools import Unanswered
+
+        self.calls.append(method)
+        woken = self.calls.count("Page.startScreencast")
+        if method == "Page.captureScreenshot":
+            if self.wakes is None or woken < self.wakes:
+                raise Unanswered(f"the browser did not answer {method} within 3s")
+            return {"data": "shot"}
+        return {}
+
+
+def idle_page(
+    wakes: int | None, monkeypatch: pytest.MonkeyPatch
+) -> tuple[CdpBackend, IdleCompositor]:
+    import mmcli.backends.cdp as cdp
+
+    monkeypatch.setattr(cdp, "WAKE_WAIT", 0.0)
+    backend = CdpBackend.__new__(CdpBackend)
+    devtools = IdleCompositor(wakes)
+    backend._devtools = devtools  # type: ignore[assignment]
+    backend._dialog = None
+    return backend, devtools
+
+
+def test_a_screenshot_an_idle_page_leaves_unanswered_is_asked_again_once_woken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend, devtools = idle_page(1, monkeypatch)
+    assert backend._screenshot({}) == {"data": "shot"}
+    assert devtools.calls == [
+        "Page.captureScreenshot",
+        "Page.startScreencast",
+        "Page.stopScreencast",
+        "Page.captureScreenshot",
+    ]
+
+
+def test_a_page_that_never_answers_a_screenshot_is_an_error_after_a_few_tries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mmcli.backends.cdp import CAPTURE_TRIES
+    from mmcli.errors import DisplayError
+
+    backend, devtools = idle_page(None, monkeypatch)
+    with pytest.raises(DisplayError, match=r"did not answer Page\.captureScreenshot 4 times"):
+        backend._screenshot({})
+    assert devtools.calls.count("Page.captureScreenshot") == CAPTURE_TRIES
