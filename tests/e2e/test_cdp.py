@@ -21,9 +21,7 @@ import pytest
 from examples.web_form import MODAL, POINTS, Browser, FormServer
 from mmcli.backends import open_backend
 
-# Serial: headless Chromium starved by the other worker's load left a screenshot
-# unanswered for 15 s (1 of 2 full runs on two workers).
-pytestmark = [pytest.mark.e2e, pytest.mark.serial]
+pytestmark = pytest.mark.e2e
 
 MM = [sys.executable, "-m", "mmcli"]
 STAY = (208, 180)
