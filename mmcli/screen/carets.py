@@ -25,6 +25,8 @@ CARET_MIN_HEIGHT = 8
 """A caret is at least this many px tall (the height of a line of small text)."""
 CARET_INK = 48
 """Luma levels by which a full-resolution pixel must differ from its surroundings to be ink."""
+BAR_CLEAR_ROWS = 4
+"""Rows a caret-like bar stands clear of ink on both sides (`without_bars`)."""
 
 
 def in_focused_field(region: Rect, focus: tuple[int, int], *screens: np.ndarray) -> bool:
@@ -190,13 +192,16 @@ def on_focus_line(region: Rect, focus: tuple[int, int]) -> bool:
 
 def without_bars(rgb: np.ndarray) -> np.ndarray:
     """`rgb` (height x width x 3) with every caret-like bar painted with the background
-    either side of it: a vertical run of ink at most `CARET_WIDTH` px wide, between
-    `CARET_MIN_HEIGHT` and `CARET_MAX` px tall, the same background left and right.
+    beside it: a vertical run of ink `CARET_MIN_HEIGHT` to `CARET_MAX` px tall, ink
+    against its background `CARET_WIDTH` px to one side all along, and against both
+    sides for `BAR_CLEAR_ROWS` rows or more (a caret right after the text touches the
+    last glyph, but stands clear of it above and below: it spans the whole line).
 
     For a screen judged with no text legible (`llm.screens.coarse`), where a caret is
     blurred into a block that changes colour with its blink phase: both sides are painted
-    alike, so the bars a text shows (an "l", a "|") are gone from both, and a caret from
-    whichever had it. Anything wider, taller or not on one background stays."""
+    alike, so the bars a text shows (an "l", an "H"'s stems) are gone from both, and a
+    caret from whichever had it. Anything wider than a bar or not clear of its
+    neighbours stays: a dot, a tick, a box, the bowls and bars of a line of text."""
     d = CARET_WIDTH
     out = rgb.copy()
     height, width = rgb.shape[:2]
@@ -204,13 +209,10 @@ def without_bars(rgb: np.ndarray) -> np.ndarray:
         return out
     luma = rgb[..., :3].astype(np.int16).sum(axis=2) // 3
     left, mid, right = luma[:, : -2 * d], luma[:, d:-d], luma[:, 2 * d :]
-    rise = mid - left
-    ink = (
-        (np.abs(rise) > CARET_INK)
-        & (np.abs(mid - right) > CARET_INK)
-        & (np.sign(rise) == np.sign(mid - right))
-        & (np.abs(left - right) <= CARET_INK // 2)
-    )
+    to_left, to_right = mid - left, mid - right
+    ink_left, ink_right = np.abs(to_left) > CARET_INK, np.abs(to_right) > CARET_INK
+    clear = ink_left & ink_right & (np.sign(to_left) == np.sign(to_right))
+    ink = ink_left | ink_right
     # Runs down each column: transitions of the column-major mask, in order.
     padded = np.zeros((ink.shape[1], height + 2), dtype=np.int8)
     padded[:, 1:-1] = ink.T
@@ -220,7 +222,11 @@ def without_bars(rgb: np.ndarray) -> np.ndarray:
     tall = ends - starts
     keep = (tall >= CARET_MIN_HEIGHT) & (tall <= CARET_MAX[1])
     for col, y0, y1 in zip(cols[keep], starts[keep], ends[keep], strict=True):
+        if int(clear[y0:y1, col].sum()) < BAR_CLEAR_ROWS:
+            continue
         x = int(col) + d
-        beside = (rgb[y0:y1, x - d, :3].astype(np.int16) + rgb[y0:y1, x + d, :3]) // 2
-        out[y0:y1, x, :3] = beside.astype(rgb.dtype)
+        # Each row painted with the side farther from the ink: the background there.
+        far_left = np.abs(to_left[y0:y1, col]) >= np.abs(to_right[y0:y1, col])
+        side = np.where(far_left[:, None], rgb[y0:y1, x - d, :3], rgb[y0:y1, x + d, :3])
+        out[y0:y1, x, :3] = side
     return out

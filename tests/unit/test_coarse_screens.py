@@ -8,6 +8,7 @@ import base64
 import io
 
 import numpy as np
+import pytest
 from PIL import Image, ImageDraw
 
 from mmcli.llm.conversation import LiveImage
@@ -17,17 +18,23 @@ from mmcli.screen.matcher import Policy
 
 FIELD = (240, 160, 520, 190)
 CARET_X = 274
-"""Just after the text, as Tk draws its caret: 2 px wide (`insertwidth`)."""
+"""Clear of the text, 2 px wide as Tk draws a caret (`insertwidth`)."""
+TOUCHING_X = 266
+"""Right after the text's last glyph, 1 px from it: where a caret stands after typing."""
 
 
-def form(caret: bool = False, dialog: bool = False, box: bool = False) -> Image.Image:
+def form(
+    caret: int | None = None, dialog: bool = False, box: bool = False, error: bool = False
+) -> Image.Image:
     image = Image.new("RGB", (800, 500), "#ececec")
     draw = ImageDraw.Draw(image)
     draw.text((60, 168), "Name", fill="black")
     draw.rectangle(FIELD, fill="white", outline="#7a7a7a")
     draw.text((248, 168), "Ada", fill="black")
-    if caret:
-        draw.rectangle([CARET_X, 164, CARET_X + 1, 185], fill="black")
+    if caret is not None:
+        draw.rectangle([caret, 164, caret + 1, 185], fill="black")
+    if error:  # a short error label beside the field
+        draw.text((530, 168), "Invalid!", fill="#c00000")
     if box:  # a small square, not a bar: a checkbox ticked, an icon
         draw.rectangle([CARET_X - 4, 168, CARET_X + 4, 182], fill="black")
     if dialog:
@@ -48,21 +55,22 @@ def kept(image: Image.Image) -> object:
     return screen_of(frame, None, "s", illegible=True)
 
 
-def test_a_caret_in_its_other_blink_phase_is_no_difference() -> None:
-    for recorded, live in ((False, True), (True, False)):
+@pytest.mark.parametrize("x", [CARET_X, TOUCHING_X])
+def test_a_caret_in_its_other_blink_phase_is_no_difference(x: int) -> None:
+    for recorded, live in ((None, x), (x, None)):
         verdict = judge(kept(form(caret=recorded)), shot(form(caret=live)), Policy.DEFAULT)  # type: ignore[arg-type]
         assert verdict is not None and verdict.ok, verdict
 
 
-def test_a_dialog_or_a_small_square_where_the_caret_stood_is_still_a_difference() -> None:
-    screen = kept(form(caret=True))
-    for live in (form(dialog=True), form(box=True)):
+def test_a_dialog_a_small_square_or_an_error_label_is_still_a_difference() -> None:
+    screen = kept(form(caret=CARET_X))
+    for live in (form(dialog=True), form(box=True), form(caret=CARET_X, error=True)):
         verdict = judge(screen, shot(live), Policy.DEFAULT)  # type: ignore[arg-type]
         assert verdict is not None and not verdict.ok
 
 
 def test_only_bars_are_painted_over() -> None:
-    plain, with_caret = np.asarray(form()).astype(int), np.asarray(form(caret=True))
+    plain, with_caret = np.asarray(form()).astype(int), np.asarray(form(caret=CARET_X))
     assert (without_bars(with_caret)[:, CARET_X] != with_caret[:, CARET_X]).any()
     erased = without_bars(with_caret).astype(int)
     assert np.abs(erased[160:191, CARET_X] - plain[160:191, CARET_X]).max() <= 2
