@@ -13,7 +13,7 @@ import numpy as np
 
 from mmcli.model import Action
 from mmcli.screen.fingerprint import Frame, Rect, same_picture
-from mmcli.screen.windows import StackedWindow, WindowRef
+from mmcli.screen.windows import StackedWindow, WindowRef, over_the_keyboard
 
 if TYPE_CHECKING:
     from mmcli.backends.rfbproxy import Input, RFBProxy
@@ -329,7 +329,7 @@ class Backend(ABC):
 
         if box is None:
             return NotRead("ocr", "the field's place on the screen is not known")
-        return read_pixels(frame or self.grab(), box)
+        return read_pixels(frame or self.grab(), box, over_the_keyboard(self.stack() or [], box))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

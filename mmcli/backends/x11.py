@@ -23,7 +23,7 @@ from mmcli.backends.xinput import import_pyautogui as import_pyautogui  # as doc
 from mmcli.errors import DisplayError
 from mmcli.model import Action, ActionKind
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.windows import StackedWindow, WindowRef
+from mmcli.screen.windows import StackedWindow, WindowRef, over_the_keyboard
 
 if TYPE_CHECKING:
     from mmcli.desktop.input_watch import EventSource, Grabber
@@ -215,7 +215,8 @@ class X11Backend(XInput, Backend):
 
         if frame is None and box is not None:
             frame = self.grab()
-        return read(self._keyboard_pid(), box, frame, prefer or "accessibility")
+        covered = over_the_keyboard(self.stack() or [], box) if box is not None else []
+        return read(self._keyboard_pid(), box, frame, prefer or "accessibility", covered)
 
     def _keyboard_pid(self) -> int | None:
         display = getattr(self._x11, "_display", None)

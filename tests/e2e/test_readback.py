@@ -292,6 +292,48 @@ def test_tk_entry_ocr_tells_doubled_cut_empty_and_partial(tk_form: LoanApp) -> N
     assert compare_typed(long, shown).outcome is ReadOutcome.UNREADABLE
 
 
+OVERLAY = """
+import sys, tkinter as tk
+root = tk.Tk()
+root.overrideredirect(True)
+root.geometry(sys.argv[1])
+root.configure(bg="#2b2b2b")
+root.mainloop()
+"""
+"""A window placed by itself, never given the keyboard (a notification): `WxH+X+Y`."""
+
+
+def test_a_tk_entry_whose_end_a_window_covers_is_read_up_to_it(tk_form: LoanApp) -> None:
+    """A window over the right end of the field typed into (a notification's corner) is
+    left out of the read: read whole, its edge ran the text to the field's end and the
+    value could not be verified."""
+    import subprocess
+    import sys
+
+    from mmcli.backends.x11 import X11Backend
+
+    need("tesseract")
+    tk_read(tk_form, "Name", "Ada Lovelace")
+    field = field_rect(tk_form, "Name")
+    place = f"240x40+{field.right - 60}+{field.y - 30}"
+    overlay = subprocess.Popen([sys.executable, "-c", OVERLAY, place])
+    try:
+        backend = X11Backend()
+        try:
+            over = lambda: any(  # noqa: E731
+                w.override_redirect and w.frame.intersects(field) for w in backend.stack() or []
+            )
+            wait_until(over, 10, "the window over the field")
+            time.sleep(0.3)  # drawn
+            read = backend.read_field(field, None, "ocr")
+        finally:
+            backend.close()
+    finally:
+        overlay.kill()
+        overlay.wait()
+    assert compare_typed("Ada Lovelace", read).outcome is ReadOutcome.VERIFIED, read
+
+
 # ----- failing fast, reading in bounds ----------------------------------------------------
 
 

@@ -1,0 +1,70 @@
+"""A field typed into whose end another window covers (a notification's corner over a
+wide field): the read is cut where the window begins, so what covers it reads neither as
+text running to the field's edge nor as ink a caret is measured against."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from mmcli.readback.field import ReadOutcome, compare_typed
+from mmcli.readback.reader import read_pixels, uncovered
+from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.windows import StackedWindow, WindowRef, over_the_keyboard
+from tests.desktop import need
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+CROP_AT = (451, 66)
+"""Where the fixture's crop stood: GIMP's export name field (dark theme, Xfce), grown
+by the reader's margin, with a notification's bottom-left corner over its right end."""
+FIELD = Rect(453, 68, 811, 20)
+NOTIFICATION = Rect(948, 13, 319, 55)
+
+
+def screen_with_the_field() -> Frame:
+    crop = np.asarray(Image.open(FIXTURES / "gimp-export-name-notified.png").convert("L"))
+    screen = np.full((800, 1280, 3), 60, np.uint8)
+    x, y = CROP_AT
+    screen[y : y + crop.shape[0], x : x + crop.shape[1]] = crop[..., None]
+    return Frame.from_image(Image.fromarray(screen))
+
+
+def test_a_field_whose_end_a_notification_covers_is_read_up_to_it() -> None:
+    need("tesseract")
+    frame = screen_with_the_field()
+    whole = compare_typed("Ada.png", read_pixels(frame, FIELD))
+    assert whole.outcome is ReadOutcome.UNREADABLE  # read "Adalpng", to the field's edge
+    cut = read_pixels(frame, FIELD, [NOTIFICATION])
+    assert compare_typed("Ada.png", cut).outcome is ReadOutcome.VERIFIED, cut
+    assert cut.rect is not None and cut.rect.right == NOTIFICATION.x
+
+
+def test_a_window_is_cut_off_at_the_end_it_covers_and_nowhere_else() -> None:
+    box = Rect(100, 50, 400, 20)
+    assert uncovered(100, 500, box, [Rect(420, 0, 200, 60)]) == (100, 420)
+    assert uncovered(100, 500, box, [Rect(0, 40, 130, 20)]) == (130, 500)
+    assert uncovered(100, 500, box, [Rect(200, 40, 50, 40)]) == (100, 500)  # the middle
+    assert uncovered(100, 500, box, [Rect(420, 200, 200, 60)]) == (100, 500)  # not over it
+    assert uncovered(100, 500, box, [Rect(0, 0, 900, 900)]) == (100, 500)  # all of it
+
+
+def test_text_that_runs_under_the_window_still_reads_as_cut_short() -> None:
+    need("tesseract")
+    frame = screen_with_the_field()
+    under = Rect(475, 0, 900, 80)  # from "Ada.png"'s second letter on, to past the end
+    read = read_pixels(frame, FIELD, [under])
+    assert compare_typed("Ada.png", read).outcome is not ReadOutcome.VERIFIED, read
+
+
+def window(x: int, focused: bool = False) -> StackedWindow:
+    frame = Rect(x, 0, 100, 100)
+    return StackedWindow(WindowRef("app", frame), frame, focused=focused)
+
+
+def test_only_windows_above_the_one_with_the_keyboard_cover_its_field() -> None:
+    box = Rect(0, 0, 500, 50)
+    below, keyboard, above, away = window(0), window(10, True), window(200), window(900)
+    assert over_the_keyboard([below, keyboard, above, away], box) == [above.frame]
+    assert over_the_keyboard([below, above], box) == []  # nobody has the keyboard
