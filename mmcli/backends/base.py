@@ -329,7 +329,7 @@ class Backend(ABC):
 
         if box is None:
             return NotRead("ocr", "the field's place on the screen is not known")
-        return read_pixels(frame or self.grab(), box, over_the_keyboard(self.stack() or [], box))
+        return read_pixels(frame or self.grab(), box, over_the_keyboard(self.stack() or []))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -215,7 +215,7 @@ class X11Backend(XInput, Backend):
 
         if frame is None and box is not None:
             frame = self.grab()
-        covered = over_the_keyboard(self.stack() or [], box) if box is not None else []
+        covered = over_the_keyboard(self.stack() or []) if box is not None else []
         return read(self._keyboard_pid(), box, frame, prefer or "accessibility", covered)
 
     def _keyboard_pid(self) -> int | None:

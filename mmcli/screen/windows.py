@@ -441,11 +441,11 @@ def _named(window: WindowRef) -> str:
     return f"{name} at {r.x},{r.y} {r.w}x{r.h}"
 
 
-def over_the_keyboard(stack: Sequence[StackedWindow], box: Rect) -> list[Rect]:
-    """The frames of the windows stacked above the one with the input focus that reach
-    into `box` (a notification's corner over the field typed into); none when no window
+def over_the_keyboard(stack: Sequence[StackedWindow]) -> list[Rect]:
+    """The frames of the windows stacked above the one with the input focus (a
+    notification that may cover the end of the field typed into); none when no window
     has the focus."""
     focused = [i for i, w in enumerate(stack) if w.focused]
     if not focused:
         return []
-    return [w.frame for w in stack[focused[-1] + 1 :] if w.frame.intersects(box)]
+    return [w.frame for w in stack[focused[-1] + 1 :]]

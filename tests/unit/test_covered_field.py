@@ -64,7 +64,18 @@ def window(x: int, focused: bool = False) -> StackedWindow:
 
 
 def test_only_windows_above_the_one_with_the_keyboard_cover_its_field() -> None:
-    box = Rect(0, 0, 500, 50)
-    below, keyboard, above, away = window(0), window(10, True), window(200), window(900)
-    assert over_the_keyboard([below, keyboard, above, away], box) == [above.frame]
-    assert over_the_keyboard([below, above], box) == []  # nobody has the keyboard
+    below, keyboard, above = window(0), window(10, True), window(200)
+    assert over_the_keyboard([below, keyboard, above]) == [above.frame]
+    assert over_the_keyboard([below, above]) == []  # nobody has the keyboard
+
+
+def test_a_window_over_the_margin_around_the_field_cuts_it_too() -> None:
+    """The field is read with a margin of its ground around it: a window whose edge
+    stands in that margin (a notification's bottom 2 px over GIMP's field, its box
+    recorded inside its border) is cut off as well."""
+    need("tesseract")
+    frame = screen_with_the_field()
+    touching = Rect(NOTIFICATION.x, NOTIFICATION.y, NOTIFICATION.w, FIELD.y - NOTIFICATION.y)
+    assert not touching.intersects(FIELD)
+    read = read_pixels(frame, FIELD, [touching])
+    assert compare_typed("Ada.png", read).outcome is ReadOutcome.VERIFIED, read
