@@ -12,6 +12,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from mmcli.capture.steps import FinalScreen
 from mmcli.model import Action, ActionKind, EndScreen, Recording, Step
 from mmcli.screen.analysis import fingerprint_of
 from mmcli.screen.fingerprint import Fingerprint, Frame, Grid, Patch, Rect
@@ -127,6 +128,14 @@ def form_screen(
 
 def fp_of(image: Image.Image, target: tuple[int, int] | None) -> Fingerprint:
     return fingerprint_of(Frame.from_image(image), target)
+
+
+def ended_on(frame: Frame, titles: tuple[tuple[Rect, str], ...] = ()) -> FinalScreen:
+    """A run's last screen as the recorder keeps it: `frame`, its thumbnail and the
+    title bars over it; no detail of what it changed."""
+    out = io.BytesIO()
+    frame.thumbnail().save(out, "PNG")
+    return FinalScreen(frame, out.getvalue(), None, None, titles)
 
 
 def thumbnail_png(image: Image.Image) -> bytes:

@@ -16,9 +16,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
-import numpy as np
-
-from mmcli.capture.counts import Crops
 from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import find_leak, leaked_in
@@ -26,6 +23,7 @@ from mmcli.capture.steps import (
     READ_BACK_MIN,
     Built,
     Capture,
+    FinalScreen,
     build_steps,
     readable,
     volatile_masks,
@@ -34,8 +32,7 @@ from mmcli.model import PLACEHOLDER, Recording, Step, plural, shown_command
 from mmcli.params import Values, template_command, value_digest
 from mmcli.readback.field import NotRead, normalise
 from mmcli.screen.analysis import covered_share
-from mmcli.screen.echoes import Detail
-from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import MAX_TITLE, sanitized, titles_shown
 from mmcli.store.recordings import Store
 from mmcli.store.validate import MAX_DIGESTS
@@ -57,16 +54,14 @@ class FinishedRun:
     """What the recorder kept of an agent run that exited 0."""
 
     captures: list[Capture]
-    final: np.ndarray | None
+    final: FinalScreen | None
+    """The screen the run ended on: its outcome, compared with the outcomes the
+    recording knows and kept with the last step."""
     volatile: list[Rect]
     """Regions seen changing on their own (raw; merged and grown here)."""
     values: Values
     command: list[str] = field(default_factory=list)
     """The agent command as run (values in clear; secrets become placeholders here)."""
-    final_thumbnail: bytes | None = None
-    """The thumbnail of `final`: the run's outcome, as people see it."""
-    final_frame: Frame | None = None
-    """`final` at full resolution: compared with the outcomes the recording knows."""
     workarea: Rect | None = None
     """The screen less the desktop's panels, where known."""
     cwd: str | None = None
@@ -76,14 +71,6 @@ class FinishedRun:
     commit_steps: int | None = None
     """The committing actions at the end of the task, as declared for the recording
     (`mm record --commit-steps`); None: not declared."""
-    final_typed: Detail | None = None
-    """After a run of typing that ended the task: what it changed, at full resolution."""
-    final_changed: Detail | None = None
-    """What the final screen changed since the last capture, at full resolution."""
-    final_titles: tuple[tuple[Rect, str], ...] = ()
-    """The title bars of the task's windows on the final screen, with their titles."""
-    final_counts: Crops = ()
-    """The count bands' pixels on the final screen (`Capture.counts`)."""
 
     @classmethod
     def of(
@@ -93,22 +80,15 @@ class FinishedRun:
         command: Sequence[str],
         cwd: str | None = None,
     ) -> FinishedRun:
-        final = recorder.final
         return cls(
             recorder.captures,
-            final.frame.small if final else None,
+            recorder.final,
             recorder.volatile,
             values,
             list(command),
-            final.thumbnail if final else None,
-            final.frame if final else None,
             recorder.backend.workarea(),
             cwd,
             _first_window(recorder),
-            final_typed=final.typed if final else None,
-            final_changed=final.changed if final else None,
-            final_titles=final.titles if final else (),
-            final_counts=final.counts if final else (),
         )
 
 
@@ -268,11 +248,6 @@ def _build(
         masks,
         secrets=set(run.values.secrets),
         secret_typed=secret_typed,
-        final_thumbnail=run.final_thumbnail,
-        final_typed=run.final_typed,
-        final_changed=run.final_changed,
-        final_titles=run.final_titles,
-        final_counts=run.final_counts,
     )
 
 
@@ -394,7 +369,7 @@ def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedR
     from mmcli.screen.outcome import judge_outcome
     from mmcli.store.thumbnails import load_outcome
 
-    if last.outcome is None or run.final_frame is None:
+    if last.outcome is None or run.final is None:
         return None
     clients = (s.window.rect for s in recording.steps if s.window is not None)
     windows = task_window_areas(clients, run.workarea)
@@ -409,7 +384,7 @@ def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedR
         verdict = judge_outcome(
             end.outcome.fingerprint,
             reference,
-            run.final_frame,
+            run.final.frame,
             ignore=[*recording.ignore, *last.outcome.fingerprint.masks, *named],
             area=recording.area,
             workarea=run.workarea,
@@ -421,10 +396,11 @@ def known_outcome(store: Store, recording: Recording, last: Step, run: FinishedR
 
 
 def _final_title_at(run: FinishedRun) -> Callable[[int, int], str | None]:
-    """The title of the bar on the run's final screen at a point (`run.final_titles`)."""
+    """The title of the bar on the run's final screen at a point (`FinalScreen.titles`)."""
+    titles = run.final.titles if run.final is not None else ()
 
     def title_at(x: int, y: int) -> str | None:
-        for rect, title in run.final_titles:
+        for rect, title in titles:
             if rect.holds(x, y):
                 return title
         return None

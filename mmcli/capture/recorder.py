@@ -30,18 +30,17 @@ from typing import Any
 from mmcli.backends.base import Backend
 from mmcli.capture.answers import Waits, approach
 from mmcli.capture.channel import Channel
-from mmcli.capture.counts import CountBands, Crops
+from mmcli.capture.counts import CountBands
 from mmcli.capture.details import Details
 from mmcli.capture.idle import IdleWatch
 from mmcli.capture.settling import OUTCOME_LIMIT, OUTCOME_QUIET, outcome_settle, settle
-from mmcli.capture.steps import Capture, focus_point, join_chunk, read_back
+from mmcli.capture.steps import Capture, FinalScreen, focus_point, join_chunk, read_back
 from mmcli.capture.windowing import around, last_titles, titles, window_of
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import Action, ActionKind
 from mmcli.screen.analysis import patch_of, window_changed_at
-from mmcli.screen.echoes import Detail
-from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.fingerprint import Rect
 
 APART_WAIT = 0.15
 """A press that would make a double click with the last one waits at most this long from
@@ -50,22 +49,6 @@ opened or closed under it (`Recorder.window_changed`): a VNC server sent its fir
 20-55 ms after a click, measured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
 """Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
-
-
-@dataclass(frozen=True)
-class FinalScreen:
-    """The screen the run ended on, as `Recorder.capture_final` keeps it."""
-
-    frame: Frame
-    thumbnail: bytes
-    typed: Detail | None
-    """After a run of typing that ended the task: what it changed, at full resolution."""
-    changed: Detail | None
-    """What the final screen changed since the last capture (`Capture.changed`)."""
-    titles: tuple[tuple[Rect, str], ...]
-    """The title bars of the task's windows on the final screen (`Capture.titles`)."""
-    counts: Crops = ()
-    """The count bands' pixels on the final screen (`Capture.counts`)."""
 
 
 @dataclass

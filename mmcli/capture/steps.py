@@ -51,6 +51,23 @@ def focus_point(action: Action, previous: tuple[int, int] | None) -> tuple[int, 
     return action.point if action.kind in POINTED else previous
 
 
+@dataclass(frozen=True)
+class FinalScreen:
+    """The screen the run ended on, as `Recorder.capture_final` keeps it: the outcome
+    `build_steps` gives the last step."""
+
+    frame: Frame
+    thumbnail: bytes
+    typed: Detail | None
+    """After a run of typing that ended the task: what it changed, at full resolution."""
+    changed: Detail | None
+    """What the final screen changed since the last capture (`Capture.changed`)."""
+    titles: tuple[tuple[Rect, str], ...]
+    """The title bars of the task's windows on the final screen (`Capture.titles`)."""
+    counts: Crops = ()
+    """The count bands' pixels on the final screen (`Capture.counts`)."""
+
+
 @dataclass
 class Capture:
     """What the recorder keeps of one action and the screen just before it."""
@@ -162,20 +179,16 @@ def spanned(pieces: Sequence[str], values: Iterable[str]) -> list[list[int]]:
 
 def build_steps(
     captures: list[Capture],
-    final: np.ndarray | None,
+    ended: FinalScreen | None,
     values: Mapping[str, str],
     first_id: int,
     parent: int | None,
     masks: list[Rect],
     secrets: set[str] | None = None,
     secret_typed: bool = False,
-    final_thumbnail: bytes | None = None,
-    final_typed: Detail | None = None,
-    final_changed: Detail | None = None,
-    final_titles: tuple[tuple[Rect, str], ...] = (),
-    final_counts: Crops = (),
 ) -> Built:
-    """Steps (a chain from `parent`) and their thumbnails, from one run's captures.
+    """Steps (a chain from `parent`) and their thumbnails, from one run's captures and
+    the screen it `ended` on (the last step's outcome; None: the run kept none).
 
     `masks` are blanked in every fingerprint (declared and volatile regions); regions
     typed from a param are added for the steps after them. Once a secret has been typed
@@ -190,6 +203,7 @@ def build_steps(
     masks = list(masks)
     area: Rect | None = None
     token = os.urandom(3).hex()
+    final = ended.frame.small if ended is not None else None
     screens = [c.small for c in captures] + ([final] if final is not None else [])
     echoes: dict[int, list[Rect]] = {}
     hidden: list[Rect] = list(masks) if secret_typed else []
@@ -257,8 +271,16 @@ def build_steps(
                 masks.append(value)
                 if secret:
                     hidden.append(value)
-            typed = captures[i + 1].typed if i + 1 < len(captures) else final_typed
-            changes = [c.changed for c in captures[i + 1 :]] + [final_changed]
+            typed = (
+                captures[i + 1].typed
+                if i + 1 < len(captures)
+                else None
+                if ended is None
+                else ended.typed
+            )
+            changes = [c.changed for c in captures[i + 1 :]] + [
+                None if ended is None else ended.changed
+            ]
             found = find_echoes(after, effect, screens[i + 1 :], typed, changes)
             bounds = window.rect if window is not None else None
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
@@ -270,7 +292,7 @@ def build_steps(
                 echoes.setdefault(i + 1 + j, []).append(echo)
                 if secret:
                     secret_echoes.append(echo)
-    if final is not None and steps:
+    if ended is not None and final is not None and steps:
         end = len(captures)
         masks.extend(r for r in echoes.get(end, []) if r not in masks)
         hidden.extend(r for r in echoes.get(end, []) if r in secret_echoes)
@@ -279,13 +301,12 @@ def build_steps(
         width, height = captures[-1].size
         name = f"{token}-{steps[-1].id:04d}-end.png"
         fp = Fingerprint(width, height, grid_of(final, end_masks), None, None, tuple(end_masks))
-        if final_thumbnail is not None:
-            thumbnails[name] = blank_png(final_thumbnail, painted)
+        thumbnails[name] = blank_png(ended.thumbnail, painted)
         outcome = EndScreen(
             fp,
-            name if final_thumbnail is not None else None,
-            titles_showing_values(final_titles, values, secrets or set()),
-            count_lines(final_counts, typed_params, values, secrets or set(), counted),
+            name,
+            titles_showing_values(ended.titles, values, secrets or set()),
+            count_lines(ended.counts, typed_params, values, secrets or set(), counted),
         )
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(steps, thumbnails, area)

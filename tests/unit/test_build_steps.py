@@ -20,7 +20,7 @@ from mmcli.model import Action, ActionKind
 from mmcli.screen.analysis import box_of, patch_of
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import WindowRef
-from tests.helpers import form_screen
+from tests.helpers import ended_on, form_screen
 
 FIELD_CLICK = (350, 185)
 CLOCK = Rect(1690, 10, 120, 30)
@@ -787,7 +787,7 @@ def test_a_value_typed_with_no_known_field_is_masked_line_by_line() -> None:
         Capture(typing, before.small, None, (400, 300), (800, 600), when),
         Capture(save, after.small, patch_of(after, 400, 300), (400, 300), (800, 600), when),
     ]
-    built = build_steps(captures, after.small, {"name": "Grace Hopper"}, 0, None, [])
+    built = build_steps(captures, ended_on(after), {"name": "Grace Hopper"}, 0, None, [])
     assert built.steps[0].action.text == "{{name}}"
     masks = built.steps[1].fingerprint.masks
     assert len(masks) == 3, masks

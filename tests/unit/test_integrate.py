@@ -28,7 +28,7 @@ from mmcli.screen.analysis import patch_of
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
 from mmcli.screen.paint import PAINT
 from mmcli.store.recordings import Store
-from tests.helpers import fp_of
+from tests.helpers import ended_on, fp_of
 
 SECRET = "4711-XYZ"
 FIELD = (300, 200)
@@ -89,7 +89,7 @@ def secret_run(typing: list[Action]) -> tuple[FinishedRun, list[Image.Image]]:
     shown = screen(SECRET, f"Saved PIN {SECRET}")
     captures.append(capture(click(OK), shown, OK))
     screens.append(shown)
-    final = Frame.from_image(screen()).small
+    final = ended_on(Frame.from_image(screen()))
     run = FinishedRun(captures, final, [], Values({}, {"pin": SECRET}), ["agent", "--go"])
     return run, screens
 
@@ -193,7 +193,7 @@ def test_a_branch_keeps_params_only_the_command_uses(isolated_store: Path) -> No
     # A heal at step 2 whose agent only clicks: the command still needs the secret.
     heal = FinishedRun(
         [capture(click(OK), screen(SECRET), OK)],
-        Frame.from_image(screen()).small,
+        ended_on(Frame.from_image(screen())),
         [],
         values,
         ["agent", "--pw", "hunter22"],
@@ -281,7 +281,7 @@ def test_an_echo_shown_as_the_secret_is_typed_is_painted_over(isolated_store: Pa
         capture(click(SAVE), preview_screen(SECRET), SAVE),
         capture(click(OK), preview_screen(SECRET, saved=True), OK),
     ]
-    final = Frame.from_image(preview_screen()).small
+    final = ended_on(Frame.from_image(preview_screen()))
     run = FinishedRun(captures, final, [], Values({}, {"pin": SECRET}), ["agent"])
     integrate(Store(), "pin", run, Into.NEW)
     original = _original(preview_screen(SECRET))
@@ -340,7 +340,7 @@ def test_volatile_regions_are_masked_said_and_kept_once(isolated_store: Path) ->
     far = Rect(20, 560, 60, 20)
     heal = FinishedRun(
         [capture(click((50, 570)), screen(SECRET), (50, 570))],
-        Frame.from_image(screen()).small,
+        ended_on(Frame.from_image(screen())),
         [CLOCK, far],
         run.values,
     )
@@ -400,7 +400,7 @@ def test_a_param_echoed_later_is_masked_from_the_step_that_shows_it(isolated_sto
         capture(click(SAVE), echo_screen(value), SAVE),
         capture(click(OK), echo_screen(value, value), OK),
     ]
-    final = Frame.from_image(echo_screen()).small
+    final = ended_on(Frame.from_image(echo_screen()))
     run = FinishedRun(captures, final, [], Values({"name": value}, {}), ["agent"])
     integrate(Store(), "echo", run, Into.NEW)
     rec = Store().load("echo")
@@ -417,7 +417,7 @@ def test_a_branch_after_no_secret_paints_nothing(isolated_store: Path) -> None:
     rec = Store().load("plain")
     heal = FinishedRun(
         [capture(click(OK), screen(SECRET), OK), capture(click(SAVE), screen(), SAVE)],
-        Frame.from_image(screen()).small,
+        ended_on(Frame.from_image(screen())),
         [],
         run.values,
     )

@@ -11,11 +11,11 @@ from types import SimpleNamespace
 from PIL import ImageDraw
 
 from mmcli.capture.integrate import FinishedRun, Into, fallback_lines, integrate
-from mmcli.capture.recorder import FinalScreen, _png
 from mmcli.model import Action, ActionKind, Recording
 from mmcli.params import Values
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.store.recordings import Store
+from tests.helpers import ended_on
 from tests.unit.test_integrate import FIELD, OK, SAVE, capture, click, screen
 
 
@@ -29,15 +29,7 @@ def _run(final_status: str, heal: bool = False) -> FinishedRun:
         capture(click(OK), screen("abc", "Saved"), OK),
     ]
     final = Frame.from_image(screen("", final_status))
-    return FinishedRun(
-        steps[2:] if heal else steps,
-        final.small,
-        [],
-        Values(),
-        ["agent"],
-        _png(final.thumbnail),
-        final,
-    )
+    return FinishedRun(steps[2:] if heal else steps, ended_on(final), [], Values(), ["agent"])
 
 
 def _recorded() -> Recording:
@@ -87,7 +79,7 @@ def test_a_recording_that_keeps_no_outcome_trusts_its_heals(isolated_store: Path
 
 def test_a_heal_with_no_settled_last_screen_is_not_vouched_for(isolated_store: Path) -> None:
     rec = _recorded()
-    run = replace(_run("Done", heal=True), final_frame=None)
+    run = replace(_run("Done", heal=True), final=None)
     done = integrate(Store(), "task", run, Into.BRANCH, at=rec.steps[1].id)
     assert done.pending == len(rec.steps)
 
@@ -128,7 +120,7 @@ def test_the_window_title_is_the_first_pointed_action_s() -> None:
     typed_first = [run.captures[1], *run.captures]
     recorder = SimpleNamespace(
         captures=typed_first,
-        final=FinalScreen(run.final_frame, run.final_thumbnail, None, None, ()),
+        final=run.final,
         volatile=[],
         backend=SimpleNamespace(workarea=lambda: None, window_title_at=title_at),
     )
@@ -151,14 +143,7 @@ def _titled(name: str, heal: bool = False, shown: str | None = None) -> Finished
     image = screen("", "Done")
     ImageDraw.Draw(image).text((TITLE_BAR.x + 4, TITLE_BAR.y + 4), title, fill="black")
     final = Frame.from_image(image)
-    return replace(
-        run,
-        final=final.small,
-        final_frame=final,
-        final_thumbnail=_png(final.thumbnail),
-        values=Values({"name": name}),
-        final_titles=((TITLE_BAR, title),),
-    )
+    return replace(run, final=ended_on(final, ((TITLE_BAR, title),)), values=Values({"name": name}))
 
 
 def test_a_heal_whose_title_names_its_own_value_ends_on_the_known_outcome(
