@@ -204,6 +204,7 @@ def build_steps(
     area: Rect | None = None
     token = os.urandom(3).hex()
     final = ended.frame.small if ended is not None else None
+    end_typed, end_changed = (ended.typed, ended.changed) if ended is not None else (None, None)
     screens = [c.small for c in captures] + ([final] if final is not None else [])
     echoes: dict[int, list[Rect]] = {}
     hidden: list[Rect] = list(masks) if secret_typed else []
@@ -271,16 +272,8 @@ def build_steps(
                 masks.append(value)
                 if secret:
                     hidden.append(value)
-            typed = (
-                captures[i + 1].typed
-                if i + 1 < len(captures)
-                else None
-                if ended is None
-                else ended.typed
-            )
-            changes = [c.changed for c in captures[i + 1 :]] + [
-                None if ended is None else ended.changed
-            ]
+            typed = captures[i + 1].typed if i + 1 < len(captures) else end_typed
+            changes = [c.changed for c in captures[i + 1 :]] + [end_changed]
             found = find_echoes(after, effect, screens[i + 1 :], typed, changes)
             bounds = window.rect if window is not None else None
             shown = text_shown_elsewhere(cap.small, after, effect, bounds)
@@ -292,7 +285,7 @@ def build_steps(
                 echoes.setdefault(i + 1 + j, []).append(echo)
                 if secret:
                     secret_echoes.append(echo)
-    if ended is not None and final is not None and steps:
+    if ended is not None and steps:
         end = len(captures)
         masks.extend(r for r in echoes.get(end, []) if r not in masks)
         hidden.extend(r for r in echoes.get(end, []) if r in secret_echoes)
@@ -300,7 +293,9 @@ def build_steps(
         end_masks = [*masks, *(r for r in painted if r not in masks)]
         width, height = captures[-1].size
         name = f"{token}-{steps[-1].id:04d}-end.png"
-        fp = Fingerprint(width, height, grid_of(final, end_masks), None, None, tuple(end_masks))
+        fp = Fingerprint(
+            width, height, grid_of(ended.frame.small, end_masks), None, None, tuple(end_masks)
+        )
         thumbnails[name] = blank_png(ended.thumbnail, painted)
         outcome = EndScreen(
             fp,
