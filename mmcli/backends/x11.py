@@ -215,8 +215,13 @@ class X11Backend(XInput, Backend):
 
         if frame is None and box is not None:
             frame = self.grab()
-        covered = over_the_keyboard(self.stack() or []) if box is not None else []
-        return read(self._keyboard_pid(), box, frame, prefer or "accessibility", covered)
+        return read(
+            self._keyboard_pid(),
+            box,
+            frame,
+            prefer or "accessibility",
+            lambda: over_the_keyboard(self.stack() or []),
+        )
 
     def _keyboard_pid(self) -> int | None:
         display = getattr(self._x11, "_display", None)

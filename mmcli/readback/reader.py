@@ -10,7 +10,7 @@ field recorded through OCR: its app exposed none).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -28,11 +28,11 @@ def read(
     box: Rect | None,
     frame: Frame | None,
     prefer: str = "accessibility",
-    covered: Sequence[Rect] = (),
+    covered: Callable[[], Sequence[Rect]] | None = None,
 ) -> FieldText | NotRead:
     """The text of the focused field of process `pid` through the accessibility tree,
-    else by OCR of `box` on `frame` less what `covered` covers at its ends; the last
-    reason nothing could be read otherwise."""
+    else by OCR of `box` on `frame` less what the windows `covered()` gives cover at its
+    ends (asked only then); the last reason nothing could be read otherwise."""
     failed: NotRead | None = None
     if prefer != "ocr":
         got = atspi.read_field(None, pid)
@@ -40,7 +40,7 @@ def read(
             return got
         failed = got
     if box is not None and frame is not None:
-        return read_pixels(frame, box, covered)
+        return read_pixels(frame, box, covered() if covered is not None else ())
     return failed or NotRead("ocr", "the field's place on the screen is not known")
 
 
@@ -50,20 +50,21 @@ def read_pixels(frame: Frame, box: Rect, covered: Sequence[Rect] = ()) -> FieldT
     grown = box.grow(BOX_MARGIN)
     x0, y0 = max(grown.x, 0), max(grown.y, 0)
     x1, y1 = min(grown.right, frame.width), min(grown.bottom, frame.height)
-    x0, x1 = uncovered(x0, x1, Rect(x0, y0, x1 - x0, y1 - y0), covered)
-    if x1 - x0 < 4 or y1 - y0 < 4:
+    shown = uncovered(Rect(x0, y0, x1 - x0, y1 - y0), covered)
+    if shown.w < 4 or shown.h < 4:
         return NotRead("ocr", f"the field's box {box} is off the screen or covered")
-    crop = frame.pixels[y0:y1, x0:x1, 2::-1]  # BGRX to RGB
-    return ocr.read_region(crop, Rect(x0, y0, x1 - x0, y1 - y0))
+    crop = frame.pixels[shown.y : shown.bottom, shown.x : shown.right, 2::-1]  # BGRX to RGB
+    return ocr.read_region(crop, shown)
 
 
-def uncovered(x0: int, x1: int, box: Rect, covered: Sequence[Rect]) -> tuple[int, int]:
-    """The columns `x0`..`x1` of `box` less those a window over it covers from one end
-    on (a notification's corner over the end of a wide field): what is cut is neither
-    the field's ground nor its text, and read as either it made the text run to the
-    field's edge (read as cut short: not verified) or hid a caret among ink as tall. A
-    text that runs under the window still reaches the new end and reads as cut short.
-    A window over the middle cuts nothing (what it covers stays in the read)."""
+def uncovered(box: Rect, covered: Sequence[Rect]) -> Rect:
+    """`box` less the columns a window over it covers from one end on (a notification's
+    corner over the end of a wide field): what is cut is neither the field's ground nor
+    its text, and read as either it made the text run to the field's edge (read as cut
+    short: not verified) or hid a caret among ink as tall. A text that runs under the
+    window still reaches the new end and reads as cut short. A window over the middle
+    cuts nothing (what it covers stays in the read)."""
+    x0, x1 = box.x, box.right
     for rect in covered:
         if not rect.intersects(box):
             continue
@@ -71,7 +72,7 @@ def uncovered(x0: int, x1: int, box: Rect, covered: Sequence[Rect]) -> tuple[int
             x1 = rect.x
         elif rect.x <= x0 < rect.right < x1:
             x0 = rect.right
-    return x0, x1
+    return Rect(x0, box.y, x1 - x0, box.h)
 
 
 GROUND_TOLERANCE = 24

@@ -43,11 +43,11 @@ def test_a_field_whose_end_a_notification_covers_is_read_up_to_it() -> None:
 
 def test_a_window_is_cut_off_at_the_end_it_covers_and_nowhere_else() -> None:
     box = Rect(100, 50, 400, 20)
-    assert uncovered(100, 500, box, [Rect(420, 0, 200, 60)]) == (100, 420)
-    assert uncovered(100, 500, box, [Rect(0, 40, 130, 20)]) == (130, 500)
-    assert uncovered(100, 500, box, [Rect(200, 40, 50, 40)]) == (100, 500)  # the middle
-    assert uncovered(100, 500, box, [Rect(420, 200, 200, 60)]) == (100, 500)  # not over it
-    assert uncovered(100, 500, box, [Rect(0, 0, 900, 900)]) == (100, 500)  # all of it
+    assert uncovered(box, [Rect(420, 0, 200, 60)]) == Rect(100, 50, 320, 20)
+    assert uncovered(box, [Rect(0, 40, 130, 20)]) == Rect(130, 50, 370, 20)
+    assert uncovered(box, [Rect(200, 40, 50, 40)]) == box  # the middle
+    assert uncovered(box, [Rect(420, 200, 200, 60)]) == box  # not over it
+    assert uncovered(box, [Rect(0, 0, 900, 900)]) == box  # all of it
 
 
 def test_text_that_runs_under_the_window_still_reads_as_cut_short() -> None:
