@@ -61,10 +61,10 @@ class VncServer:
         while not self.port or not _listening(self.port):
             code = self.process.poll()
             if code is not None or time.monotonic() > deadline:
-                said = self.log().strip() or "(it printed nothing)"
+                printed = self.log().strip() or "(it printed nothing)"
                 how = f"exited {code}" if code is not None else "not listening after 20 s"
                 self.stop()
-                raise RuntimeError(f"x11vnc on {self.display} did not start ({how}): {said}")
+                raise RuntimeError(f"x11vnc on {self.display} did not start ({how}): {printed}")
             said = re.search(r"^PORT=(\d+)$", self.log(), re.M)
             self.port = int(said.group(1)) if said else 0
             time.sleep(0.05)
