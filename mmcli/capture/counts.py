@@ -8,13 +8,14 @@ secret is kept with the step (`Step.counts`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mmcli.model import ActionKind
 from mmcli.params import leaked_in, parametrize
-from mmcli.readback.reader import band_pixels, cell_band, read_count
+from mmcli.readback.reader import Cell, band_pixels, cell_band, digests, read_count, row_cells
 from mmcli.screen.analysis import changed_regions, moved_pixels
 from mmcli.screen.carets import typed_lines
 from mmcli.screen.counts import (
@@ -33,8 +34,21 @@ NO_WINDOW_REACH = 240
 """Px either side of a changed line its cell may run when the window typed into is not
 known."""
 
-Crops = tuple[tuple[Rect, np.ndarray], ...]
-"""Count bands and their pixels (RGB) on one screen."""
+
+@dataclass(frozen=True)
+class CountCrop:
+    """A count band on one screen: where, its pixels (RGB), and its row's cells."""
+
+    band: Rect
+    pixels: np.ndarray
+    row: Rect
+    """The band's rows across the bounds it keeps within (the window typed into)."""
+    cells: tuple[Cell, ...] | None
+    """The row's cells (`readback.reader.row_cells`), None where the band's is not found."""
+
+
+Crops = tuple[CountCrop, ...]
+"""The count bands on one screen."""
 
 
 class CountBands:
@@ -56,11 +70,14 @@ class CountBands:
                 ):
                     self.lines.append((line, bounds))
         pixels = frame.pixels
-        found: list[tuple[Rect, np.ndarray]] = []
+        found: list[CountCrop] = []
         for line, bounds in self.lines:
             band = cell_band(pixels, line, bounds)
-            if band is not None and not any(band.intersects(b) for b, _ in found):
-                found.append((band, band_pixels(pixels, band).copy()))  # one a cell
+            if band is None or any(band.intersects(c.band) for c in found):
+                continue  # one a cell
+            row = Rect(bounds.x, band.y, bounds.w, band.h)
+            crop = band_pixels(pixels, band).copy()
+            found.append(CountCrop(band, crop, row, row_cells(pixels, row, band)))
         return tuple(found)
 
 
@@ -94,19 +111,27 @@ def count_lines(
 ) -> tuple[CountLine, ...]:
     """The count lines of one screen: each band's crop read by OCR (`cache`: reads made
     already, by the crop's bytes) and kept when it shows a number, none of the values and
-    nothing of a secret. `typed`: the params typed before this screen, once per time
-    typed; none (no param typed yet), or a secret among them: no count line."""
+    nothing of a secret; one that shows no count (another window over it: an open menu)
+    is kept unread (text "") with its row's cells, where they were found. `typed`: the params typed
+    before this screen, once per time typed; none (no param typed yet), or a secret
+    among them: no count line."""
     if not typed or any(p in secrets for p in typed):
         return ()
     hidden = {k: v for k, v in values.items() if k in secrets}
     chars, words = typed_length(values.get(p, "") for p in typed)
     found = []
-    for rect, pixels in crops:
-        key = repr(rect.as_list()).encode() + pixels.tobytes()
+    for crop in crops:
+        key = repr(crop.band.as_list()).encode() + crop.pixels.tobytes()
         if key not in cache:
-            cache[key] = read_count(pixels, rect, MAX_COUNT_TEXT)
-        text = cache[key]
-        if text is None or leaked_in(text, hidden) or parametrize(text, values) != text:
+            cache[key] = read_count(crop.pixels, crop.band, MAX_COUNT_TEXT)
+        text = cache[key] or ""  # not read as a count: kept unread, with its row's cells
+        if leaked_in(text, hidden) or parametrize(text, values) != text:
             continue
-        found.append(CountLine(rect, text, chars, words))
+        cells = digests(crop.cells)
+        if cells is None or crop.cells is None:
+            if text:
+                found.append(CountLine(crop.band, text, chars, words))
+            continue
+        over = "" if text else next(c.digest for c in crop.cells if c.own)
+        found.append(CountLine(crop.band, text, chars, words, crop.row, cells, over))
     return tuple(found)

@@ -10,13 +10,15 @@ field recorded through OCR: its app exposed none).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from mmcli.readback import atspi, ocr
 from mmcli.readback.field import MIN_CONFIDENCE, FieldText, NotRead
-from mmcli.screen.counts import NUMBER
+from mmcli.screen.counts import MAX_ROW_CELLS, NUMBER
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
 
 BOX_MARGIN = 2
@@ -138,14 +140,74 @@ def cell_band(pixels: np.ndarray, line: Rect, bounds: Rect) -> Rect | None:
     screen: its cell, widened from the line's middle to the separators either side (a
     status bar's cell grows with its text: "Selected: 1 word, 11 characters" is wider
     than "5 words, 22 characters"), `COUNT_PAD` rows above and below, within `bounds`
-    (and the screen); None when too little is left."""
+    (and the screen); None when too little is left. The separators are looked for over
+    the padded rows: over the changed rows alone (a digit's height) a glyph filling them
+    would end the cell inside its text ("5,221" read of "5 words, 22 characters")."""
     height, width = pixels.shape[:2]
-    middle = Rect(line.x + line.w // 2, line.y, 1, line.h)
+    middle = Rect(line.x + line.w // 2, line.y - COUNT_PAD, 1, line.h + 2 * COUNT_PAD)
     cell = widen_to_field(pixels, middle)
     band = Rect(cell.x, line.y - COUNT_PAD, cell.w, line.h + 2 * COUNT_PAD)
     inside = band.intersection(bounds)
     inside = inside.intersection(Rect(0, 0, width, height)) if inside is not None else None
     return inside if inside is not None and inside.w >= 8 and inside.h >= 6 else None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A cell of a count line's row: its columns on the screen and a digest of its ink."""
+
+    x: int
+    right: int
+    digest: str
+    own: bool = False
+    """The count line's own cell (read by OCR; kept as "" in `CountLine.cells`)."""
+
+
+def row_cells(pixels: np.ndarray, row: Rect, band: Rect) -> tuple[Cell, ...] | None:
+    """The cells of a count line's row (`row`: the band's rows across the window), left
+    to right, each with a digest of its ink (its pixels off the row's ground, cut to their
+    box: a cell its neighbour's growth moved sideways digests the same), the count
+    line's own cell (the one under `band`'s middle, read by OCR instead) marked. A cell
+    ends at a separator (a column of ink the row's height). None when `band`'s middle is
+    on a separator or off the row, or the row has more than `MAX_ROW_CELLS`."""
+    height, width = pixels.shape[:2]
+    inside = row.intersection(Rect(0, 0, width, height))
+    if inside is None:
+        return None
+    strip = pixels[inside.y : inside.bottom, inside.x : inside.right, :3]
+    colours, counts = np.unique(strip.reshape(-1, 3), axis=0, return_counts=True)
+    ground = colours[counts.argmax()].astype(np.int16)
+    ink = (np.abs(strip.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
+    separator = ink.all(axis=0)
+    middle = band.x + band.w // 2 - inside.x
+    cells: list[Cell] = []
+    own = False
+    x = 0
+    while x < separator.size:
+        if separator[x]:
+            x += 1
+            continue
+        start = x
+        while x < separator.size and not separator[x]:
+            x += 1
+        here = start <= middle < x
+        own = own or here
+        rows, cols = np.nonzero(ink[:, start:x])
+        if rows.size == 0:
+            if here:
+                cells.append(Cell(inside.x + start, inside.x + x, "0" * 16, own=True))
+            continue  # ground between two separators
+        top, left = int(rows.min()), start + int(cols.min())
+        crop = strip[top : int(rows.max()) + 1, left : start + int(cols.max()) + 1]
+        shape = f"{top},{crop.shape[0]},{crop.shape[1]}".encode()
+        digest = hashlib.blake2b(shape + crop.tobytes(), digest_size=8).hexdigest()
+        cells.append(Cell(inside.x + start, inside.x + x, digest, own=here))
+    return tuple(cells) if own and len(cells) <= MAX_ROW_CELLS else None
+
+
+def digests(cells: Sequence[Cell] | None) -> tuple[str, ...] | None:
+    """A row's cells as a recording keeps them (`CountLine.cells`): the own cell as ""."""
+    return tuple("" if c.own else c.digest for c in cells) if cells is not None else None
 
 
 def band_pixels(pixels: np.ndarray, band: Rect) -> np.ndarray:

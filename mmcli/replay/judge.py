@@ -149,10 +149,8 @@ class Judge:
             )
 
         verdict = check()
-        if not verdict.ok and step.counts:
-            typed = self.counted.typed_before(step)
-            target = step_target(step)
-            counted = self.counted.shown(step.counts, typed, view, verdict.differences, target)
+        if not verdict.ok:
+            counted = self.counted.at_step(step, view, verdict.differences, step_target(step))
             if counted:
                 beyond.extend(counted)
                 verdict = check()

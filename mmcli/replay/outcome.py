@@ -118,10 +118,9 @@ class OutcomeJudge:
             )
 
         verdict = check()
-        if not verdict.ok and end.outcome.counts:
-            typed = self.judge.counted.typed_before(end, including=True)
+        if not verdict.ok:
             view = shifted(frame, offset) if offset != (0, 0) else frame
-            counted = self.judge.counted.shown(end.outcome.counts, typed, view, verdict.differences)
+            counted = self.judge.counted.at_end(end, view, verdict.differences)
             if counted:
                 beyond.extend(counted)
                 verdict = check()

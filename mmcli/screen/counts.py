@@ -26,7 +26,11 @@ MAX_COUNT_TEXT = 200
 """The longest line a recording keeps as a count line."""
 MAX_COUNT_LINES = 3
 """Count lines kept per screen at most."""
+MAX_ROW_CELLS = 64
+"""The most cells a count line's row keeps."""
 NUMBER = re.compile(r"(\d+)")
+CELL = re.compile(r"|[0-9a-f]{16}")
+"""A row cell's digest as a recording keeps it: 16 hex digits, or "" for the line's own."""
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,18 @@ class CountLine:
 
     rect: Rect
     text: str
+    """"" where it read as no count (another window over it): its row alone is kept."""
     chars: int
     words: int
+    row: Rect | None = None
+    """The line's rows across the window it was in, when its cells were kept."""
+    cells: tuple[str, ...] = ()
+    """The row's cells then, left to right, each a digest of its ink, this line's own
+    cell as "" (`readback.reader.row_cells`): a cell the count's growth moved sideways
+    is the same cell."""
+    over: str = ""
+    """For a line kept unread: the digest of what showed in its cell then (the window
+    over it)."""
 
 
 def typed_length(values: Iterable[str]) -> tuple[int, int]:

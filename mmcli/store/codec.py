@@ -171,10 +171,17 @@ def _titles_doc(titles: Sequence[TitleBar]) -> list[Document]:
 
 
 def _counts_doc(counts: Sequence[CountLine]) -> list[Document]:
-    return [
-        {"rect": c.rect.as_list(), "text": c.text, "chars": c.chars, "words": c.words}
-        for c in counts
-    ]
+    docs = []
+    for c in counts:
+        doc: Document = {"rect": c.rect.as_list(), "text": c.text, "chars": c.chars}
+        doc["words"] = c.words
+        if c.row is not None:
+            doc["row"] = c.row.as_list()
+            doc["cells"] = list(c.cells)
+        if c.over:
+            doc["over"] = c.over
+        docs.append(doc)
+    return docs
 
 
 def _landed_doc(landed: Landed) -> Document:
@@ -351,7 +358,7 @@ def _titles(doc: Any, where: str) -> tuple[TitleBar, ...]:
 
 
 def _counts(doc: Any, where: str) -> tuple[CountLine, ...]:
-    from mmcli.screen.counts import MAX_COUNT_LINES, MAX_COUNT_TEXT, CountLine
+    from mmcli.screen.counts import CELL, MAX_COUNT_LINES, MAX_COUNT_TEXT, MAX_ROW_CELLS, CountLine
 
     if not isinstance(doc, list) or len(doc) > MAX_COUNT_LINES:
         raise ValueError(f"{where}: a list of at most {MAX_COUNT_LINES} count lines")
@@ -364,8 +371,26 @@ def _counts(doc: Any, where: str) -> tuple[CountLine, ...]:
         if len(text) > MAX_COUNT_TEXT:
             raise ValueError(f"{at}.text: longer than {MAX_COUNT_TEXT} characters")
         rect = _rect(entry["rect"], f"{at}.rect")
-        found.append(CountLine(rect, text, _int(entry["chars"], f"{at}.chars"),
-                               _int(entry["words"], f"{at}.words")))  # fmt: skip
+        chars, words = _int(entry["chars"], f"{at}.chars"), _int(entry["words"], f"{at}.words")
+        if "row" not in entry:
+            found.append(CountLine(rect, text, chars, words))
+            continue
+        cells = entry.get("cells")
+        if (
+            not isinstance(cells, list)
+            or not 0 < len(cells) <= MAX_ROW_CELLS
+            or not all(isinstance(c, str) and CELL.fullmatch(c) for c in cells)
+            or cells.count("") != 1
+        ):
+            raise ValueError(
+                f"{at}.cells: a list of at most {MAX_ROW_CELLS} cell digests (16 hex "
+                'digits), the count\'s own cell "" once'
+            )
+        row = _rect(entry["row"], f"{at}.row")
+        over = entry.get("over", "")
+        if not isinstance(over, str) or not CELL.fullmatch(over) or bool(over) == bool(text):
+            raise ValueError(f"{at}.over: a cell digest (16 hex digits) where the text is empty")
+        found.append(CountLine(rect, text, chars, words, row, tuple(cells), over))
     return tuple(found)
 
 

@@ -244,6 +244,27 @@ def test_count_lines_are_kept_and_bounded() -> None:
         codec.loads(text.replace("5 words, 30 characters", "x" * 500, 1))
     with pytest.raises(RecordingCorrupt, match=r"counts\[0\]\.chars"):
         codec.loads(text.replace("chars = 3", 'chars = "3"', 1))
+    # A line's row and its cells, the line's own cell "" once.
+    cells = ("0123456789abcdef", "", "fedcba9876543210")
+    rowed = replace(line, row=Rect(231, 686, 760, 28), cells=cells)
+    rec.steps[0] = replace(rec.steps[0], counts=(rowed,))
+    text = codec.dumps(rec)
+    assert codec.loads(text).steps[0].counts == (rowed,)
+    for bad in ('"fedcba9876543210"', '"FEDCBA9876543210"', '"fedcba98"'):
+        broken = text.replace('"", "fedcba9876543210"', f'"", {bad}', 1)
+        broken = broken.replace('"",\n    "fedcba9876543210"', f'"",\n    {bad}', 1)
+        if bad == '"fedcba9876543210"':
+            broken = broken.replace('""', '"0123456789abcdef"', 1)  # no own cell
+        assert broken != text
+        with pytest.raises(RecordingCorrupt, match=r"counts\[0\]\.cells"):
+            codec.loads(broken)
+    # A line read as no count (a menu over it) keeps what showed in its cell.
+    unread = replace(rowed, text="", over="00112233445566ff")
+    rec.steps[0] = replace(rec.steps[0], counts=(unread,))
+    text = codec.dumps(rec)
+    assert codec.loads(text).steps[0].counts == (unread,)
+    with pytest.raises(RecordingCorrupt, match=r"counts\[0\]\.over"):
+        codec.loads(text.replace('over = "00112233445566ff"', "", 1))
 
 
 def test_the_committing_steps_declared_are_kept_and_checked() -> None:

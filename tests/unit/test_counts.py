@@ -5,13 +5,14 @@ length."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from mmcli.capture.counts import count_lines, off_field_lines
+from mmcli.capture.counts import CountCrop, count_lines, off_field_lines
 from mmcli.capture.steps import Capture
 from mmcli.model import Action, ActionKind, Recording, Step
-from mmcli.readback.reader import cell_band
+from mmcli.readback.reader import Cell, band_pixels, cell_band, digests, row_cells
 from mmcli.replay.counted import Counted
 from mmcli.screen.analysis import patch_of
 from mmcli.screen.counts import CountLine, agrees, shifts
@@ -106,22 +107,62 @@ def test_the_line_typing_changed_off_its_field_is_kept_to_its_cell() -> None:
     assert off_field_lines(cap, after) == []
 
 
+def fixture_frame(name: str) -> Frame:
+    return Frame.from_image(Image.open(Path(__file__).parents[1] / "fixtures" / name))
+
+
+def test_a_cell_is_not_cut_where_a_glyph_fills_the_changed_rows() -> None:
+    # Writer's status bar after typing "Ada": typing changed 8 rows of "5 words, 22"
+    # (the digits' rows); a letter's stem fills them, a separator fills the padded band.
+    bar = fixture_frame("writer-status-bar.png")
+    line, bounds = Rect(121, 24, 64, 8), Rect(0, 0, bar.width, bar.height)
+    band = cell_band(bar.pixels, line, bounds)
+    assert band == Rect(115, 20, 152, 16), band
+    # The cell grown with its text ("Selected: 1 word, 11 characters") is taken whole.
+    grown = fixture_frame("writer-status-bar-selected.png")
+    assert cell_band(grown.pixels, line, bounds) == Rect(102, 20, 189, 16)
+
+
+def test_a_count_cell_is_read_whole() -> None:
+    need("tesseract")
+    from mmcli.replay.counted import read_line
+
+    bar = fixture_frame("writer-status-bar.png")
+    assert read_line(bar, Rect(115, 20, 152, 16)) == (
+        Rect(115, 20, 152, 16),
+        "5 words, 22 characters",
+    )
+    grown = fixture_frame("writer-status-bar-selected.png")
+    assert read_line(grown, Rect(115, 20, 152, 16)) == (
+        Rect(102, 20, 189, 16),
+        "Selected: 1 word, 11 characters",
+    )
+
+
+def crop_of(frame: Frame, band: Rect, cells: tuple[Cell, ...] | None = None) -> CountCrop:
+    pixels = frame.pixels[band.y : band.bottom, band.x : band.right, 2::-1].copy()
+    return CountCrop(band, pixels, Rect(0, band.y, frame.width, band.h), cells)
+
+
 def test_a_count_line_is_kept_only_with_a_number_none_of_the_values_and_a_param_typed() -> None:
     need("tesseract")
     frame = Frame.from_image(status_screen("Ada", "1 words, 3 characters"))
     band = Rect(301, 360, 299, 24)
-    crop = frame.pixels[band.y : band.bottom, band.x : band.right, 2::-1].copy()
+    crop = crop_of(frame, band)
     cache: dict[bytes, str | None] = {}
-    lines = count_lines(((band, crop),), ["name"], {"name": "Ada"}, set(), cache)
+    lines = count_lines((crop,), ["name"], {"name": "Ada"}, set(), cache)
     assert [(c.text, c.chars, c.words) for c in lines] == [("1 words, 3 characters", 3, 1)]
-    assert count_lines(((band, crop),), [], {"name": "Ada"}, set(), cache) == ()
-    assert count_lines(((band, crop),), ["name"], {"name": "Ada"}, {"name"}, cache) == ()
+    assert lines[0].row is None and lines[0].cells == ()
+    assert count_lines((crop,), [], {"name": "Ada"}, set(), cache) == ()
+    assert count_lines((crop,), ["name"], {"name": "Ada"}, {"name"}, cache) == ()
     named = Frame.from_image(status_screen("Ada", "Ada: 3 characters"))
-    echo = named.pixels[band.y : band.bottom, band.x : band.right, 2::-1].copy()
-    assert count_lines(((band, echo),), ["name"], {"name": "Ada"}, set(), cache) == ()
+    assert count_lines((crop_of(named, band),), ["name"], {"name": "Ada"}, set(), cache) == ()
     word = Frame.from_image(status_screen("Ada", "Ready"))
-    plain = word.pixels[band.y : band.bottom, band.x : band.right, 2::-1].copy()
-    assert count_lines(((band, plain),), ["name"], {"name": "Ada"}, set(), cache) == ()
+    assert count_lines((crop_of(word, band),), ["name"], {"name": "Ada"}, set(), cache) == ()
+    # The row's cells are kept with the line they were found with.
+    cells = (Cell(0, 300, "0123456789abcdef"), Cell(301, 640, ""))
+    (kept,) = count_lines((crop_of(frame, band, cells),), ["name"], {"name": "Ada"}, set(), {})
+    assert kept.row == Rect(0, 360, 640, 24) and kept.cells == ("0123456789abcdef", "")
 
 
 def test_replay_reads_the_line_only_where_a_difference_lies_over_it() -> None:
@@ -134,7 +175,7 @@ def test_replay_reads_the_line_only_where_a_difference_lies_over_it() -> None:
     line = CountLine(band, "1 words, 3 characters", 3, 1)
     live = Frame.from_image(status_screen("Bartholomew", "1 words, 11 characters"))
     over = [Difference("regions", Rect(320, 340, 80, 60), "changed", 9, 0)]
-    assert counted.shown([line], ["name"], live, over) == [band]
+    assert counted.shown([line], ["name"], live, over) == [band, Rect(301, 360, 339, 24)]
     assert (
         counted.shown(
             [line], ["name"], live, [Difference("regions", Rect(0, 0, 80, 60), "changed", 9, 0)]
@@ -144,3 +185,112 @@ def test_replay_reads_the_line_only_where_a_difference_lies_over_it() -> None:
     assert counted.shown([line], ["name"], live, over, target=Rect(330, 362, 16, 16)) == []
     wrong = Frame.from_image(status_screen("Bartholomew", "1 words, 12 characters"))
     assert counted.shown([line], ["name"], wrong, over) == []
+
+
+def writer_line(name: str, text: str, chars: int) -> tuple[Frame, CountLine]:
+    """A count line recorded on one of Writer's status bars (`tests/fixtures`)."""
+    bar = fixture_frame(name)
+    band = Rect(115, 20, 152, 16)
+    line = Rect(band.x, band.y + 4, band.w, band.h - 8)
+    real = cell_band(bar.pixels, line, Rect(0, 0, bar.width, bar.height))
+    assert real is not None
+    row = Rect(0, real.y, bar.width, real.h)
+    cells = digests(row_cells(bar.pixels, row, real))
+    assert cells is not None and cells.count("") == 1
+    return bar, CountLine(real, text, chars, 1, row, cells)
+
+
+def test_a_count_that_grew_its_cell_lets_its_row_differ_where_the_other_cells_only_moved() -> None:
+    need("tesseract")
+    from mmcli.screen.matcher import Difference
+
+    _, line = writer_line("writer-status-bar-selected-3.png", "Selected: 1 word, 3 characters", 3)
+    live = fixture_frame("writer-status-bar-selected.png")  # 11 characters: cells moved
+    counted = Counted(
+        Recording("r", [], datetime(2026, 11, 1, tzinfo=UTC)), {"name": "Bartholomew"}
+    )
+    page = [Difference("regions", Rect(30, 20, 80, 16), "changed", 9, 0)]
+    assert counted.shown([line], ["name"], live, page) == [line.row]
+    # Another cell of the row changed ("Default Page Style" reads otherwise): the line
+    # alone is let differ; the other cell stays a difference.
+    image = Image.open(Path(__file__).parents[1] / "fixtures" / "writer-status-bar-selected.png")
+    ImageDraw.Draw(image).rectangle([310, 24, 340, 32], fill="black")
+    changed = Frame.from_image(image)
+    shown = counted.shown([line], ["name"], changed, page)
+    assert line.row not in shown and shown == [line.rect, Rect(102, 20, 189, 16)]
+    # Over the step's target, the row is never let differ.
+    assert counted.shown([line], ["name"], live, page, target=Rect(400, 20, 16, 16)) == [
+        line.rect,
+        Rect(102, 20, 189, 16),
+    ]
+
+
+def test_a_line_drawn_late_reads_as_a_line_of_its_stretch_of_the_path() -> None:
+    need("tesseract")
+    from mmcli.screen.matcher import Difference
+
+    _, before = writer_line("writer-status-bar.png", "5 words, 22 characters", 3)
+    _, selected = writer_line(
+        "writer-status-bar-selected-3.png", "Selected: 1 word, 3 characters", 3
+    )
+
+    def step(i: int, parent: int | None, action: Action, counts: tuple[CountLine, ...]) -> Step:
+        return Step(i, parent, action, fp_of(form_screen(), None), counts=counts)
+
+    key = Action(ActionKind.HOTKEY, keys=["ctrl", "shift", "left"])
+    click = Action(ActionKind.CLICK, x=10, y=10)
+    steps = [
+        step(0, None, Action(ActionKind.TYPE, text="{{name}}"), ()),
+        step(1, 0, key, (before,)),  # the selection not drawn yet
+        step(2, 1, click, ()),  # a menu over the status bar
+        step(3, 2, click, (selected,)),
+        step(4, 3, Action(ActionKind.TYPE, text="{{city}}"), (selected,)),
+        step(5, 4, click, ()),
+    ]
+    counted = Counted(
+        Recording("r", steps, datetime(2026, 11, 1, tzinfo=UTC)), {"name": "Bartholomew"}
+    )
+    assert counted.near(steps[1]) == [before, selected, selected]
+    assert counted.near(steps[2]) == [before, selected, selected]
+    assert counted.near(steps[4]) == [selected, selected, before]
+    assert counted.near(steps[5]) == []
+    live = fixture_frame("writer-status-bar-selected.png")  # drawn early this time
+    over = [Difference("regions", Rect(30, 20, 80, 16), "changed", 9, 0)]
+    assert counted.at_step(steps[1], live, over, None) == [before.row]
+    # Past the next typing, the line is not this stretch's.
+    assert counted.at_step(steps[5], live, over, None) == []
+
+
+def test_a_count_under_a_menu_lets_the_row_beside_the_menu_differ_where_only_moved() -> None:
+    need("tesseract")
+    from mmcli.screen.matcher import Difference
+
+    # Recorded: Writer's Format menu over "Selected: 1 word, 3 characters"; now the same
+    # menu over "... 11 characters", whose growth moved the cells either side of it.
+    recorded = fixture_frame("writer-status-bar-menu.png")
+    band = Rect(148, 20, 217, 16)
+    row = Rect(0, 20, recorded.width, 16)
+    cells = row_cells(recorded.pixels, row, band)
+    crop = CountCrop(band, band_pixels(recorded.pixels, band).copy(), row, cells)
+    (unread,) = count_lines((crop,), ["name"], {"name": "Ada"}, set(), {})
+    assert unread.text == "" and unread.over and unread.cells.count("") == 1
+    _, selected = writer_line(
+        "writer-status-bar-selected-3.png", "Selected: 1 word, 3 characters", 3
+    )
+    counted = Counted(
+        Recording("r", [], datetime(2026, 11, 1, tzinfo=UTC)), {"name": "Bartholomew"}
+    )
+    live = fixture_frame("writer-status-bar-menu-11.png")
+    over = [Difference("regions", Rect(30, 20, 116, 16), "changed", 9, 0)]
+    beside = [Rect(0, 20, 148, 16), Rect(365, 20, recorded.width - 365, 16)]
+    assert counted.shown([unread, selected], ["name"], live, over) == beside
+    # Never read as a count on this row: nothing to read it against.
+    assert counted.shown([unread], ["name"], live, over) == []
+    # Another menu, or none: the line's cell shows otherwise.
+    image = Image.open(Path(__file__).parents[1] / "fixtures" / "writer-status-bar-menu-11.png")
+    ImageDraw.Draw(image).rectangle([200, 24, 220, 30], fill="white")
+    assert counted.shown([unread, selected], ["name"], Frame.from_image(image), over) == []
+    # A cell away from the menu changed ("100%" reads otherwise): nothing is let differ.
+    image = Image.open(Path(__file__).parents[1] / "fixtures" / "writer-status-bar-menu-11.png")
+    ImageDraw.Draw(image).rectangle([730, 24, 740, 30], fill="black")
+    assert counted.shown([unread, selected], ["name"], Frame.from_image(image), over) == []
