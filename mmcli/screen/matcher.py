@@ -259,8 +259,11 @@ def match_target(recorded: Fingerprint, live: Live, ctx: Context) -> list[Differ
     core = ctx.references.this is not None
     # At a keyboard step the target is where the keys go, in the field typed into: what
     # the step masks there (a param's text, longer or shorter at replay) is relaxed in
-    # the patch as in the regions. A click's target stays strict.
-    relaxed = () if ctx.pointer_step else recorded.masks
+    # the patch as in the regions. A click on a mask stays strict; beside one (a longer
+    # name above the line clicked), only what the mask covers of the patch is relaxed.
+    relaxed = recorded.masks
+    if ctx.pointer_step and any(m.holds(recorded.patch.x, recorded.patch.y) for m in relaxed):
+        relaxed = ()
     dist = recorded.patch.distance(live.patch, core=core, leave_out=relaxed)
     region = target_rect(recorded.patch, core=core)
     if dist.cells > tol.patch_cells:

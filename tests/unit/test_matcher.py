@@ -196,3 +196,16 @@ def test_a_longer_param_value_relaxes_the_target_patch_at_a_keyboard_step() -> N
     assert not compare(unmasked, longer, pointer_step=False).ok
     popup = Frame.from_image(form_screen(text="Hannah Hannah", popup=True))
     assert not compare(recorded, popup, pointer_step=False).ok
+
+
+def test_a_click_beside_a_param_is_judged_strictly_but_for_what_the_mask_covers() -> None:
+    """A click just below the field a param went into (the line under a name): the
+    longer name reaches into the patch around the click, where the mask covers it; the
+    rest of the patch stays strict."""
+    field = Rect(200, 175, 300, 20)
+    below = (240, 202)
+    recorded = fingerprint_of(Frame.from_image(form_screen(text="Ann")), below, [field])
+    longer = Frame.from_image(form_screen(text="Hannah Hannah"))
+    assert compare(recorded, longer, pointer_step=True).ok
+    popup = Frame.from_image(form_screen(text="Hannah Hannah", popup=True))
+    assert not compare(recorded, popup, pointer_step=True).ok
