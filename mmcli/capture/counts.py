@@ -13,13 +13,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mmcli.model import ActionKind
+from mmcli.model import Action, ActionKind
 from mmcli.params import leaked_in, parametrize
-from mmcli.readback.reader import Cell, band_pixels, cell_band, digests, read_count, row_cells
+from mmcli.readback.reader import (
+    Cell,
+    band_pixels,
+    cell_band,
+    count_row,
+    digests,
+    read_count,
+    row_cells,
+)
 from mmcli.screen.analysis import changed_regions, moved_pixels
 from mmcli.screen.carets import typed_lines
 from mmcli.screen.counts import (
-    MAX_COUNT_LINES,
     MAX_COUNT_TEXT,
     CountLine,
     typed_length,
@@ -30,6 +37,11 @@ from mmcli.screen.fingerprint import Frame, Rect
 if TYPE_CHECKING:
     from mmcli.capture.steps import Capture
 
+MAX_TRACKED_LINES = 8
+"""Lines typing changed off its field a recording follows at most (a toolbar's buttons
+change with the typing too; which line counts is known only once read)."""
+LEAVING_KEYS = frozenset({"enter", "return", "tab", "esc", "escape", "kp_enter"})
+"""Keys that leave a field or close what it is in (what they change is not a count)."""
 NO_WINDOW_REACH = 240
 """Px either side of a changed line its cell may run when the window typed into is not
 known."""
@@ -42,7 +54,8 @@ class CountCrop:
     band: Rect
     pixels: np.ndarray
     row: Rect
-    """The band's rows across the bounds it keeps within (the window typed into)."""
+    """The band's row across the bounds it keeps within (the window typed into),
+    `readback.reader.count_row`."""
     cells: tuple[Cell, ...] | None
     """The row's cells (`readback.reader.row_cells`), None where the band's is not found."""
 
@@ -58,14 +71,22 @@ class CountBands:
     def __init__(self) -> None:
         self.lines: list[tuple[Rect, Rect]] = []
         """Each line as the typing changed it, and the bounds its band keeps within."""
+        self._typing: Capture | None = None
+        """The last typing, while only keys have followed it."""
 
     def crops(self, captures: Sequence[Capture], frame: Frame) -> Crops:
         """The count bands' pixels on `frame` (the screen a capture keeps), the lines the
-        last capture's typing changed off its field added first."""
+        last typing changed off its field added first: the typing just before, or one
+        only keys have followed since (an app that draws its count late, Writer's status
+        bar after the next key in some runs, shows it changed here first)."""
         last = captures[-1] if captures else None
         if last is not None and last.action.kind is ActionKind.TYPE:
-            for line, bounds in off_field_lines(last, frame):
-                if len(self.lines) < MAX_COUNT_LINES and not any(
+            self._typing = last
+        elif last is not None and not _stays_in_field(last.action):
+            self._typing = None
+        if self._typing is not None:
+            for line, bounds in off_field_lines(self._typing, frame):
+                if len(self.lines) < MAX_TRACKED_LINES and not any(
                     line.intersects(known) for known, _ in self.lines
                 ):
                     self.lines.append((line, bounds))
@@ -75,10 +96,19 @@ class CountBands:
             band = cell_band(pixels, line, bounds)
             if band is None or any(band.intersects(c.band) for c in found):
                 continue  # one a cell
-            row = Rect(bounds.x, band.y, bounds.w, band.h)
+            row = count_row(band, bounds)
+            cells = row_cells(pixels, row, band) if row is not None else None
             crop = band_pixels(pixels, band).copy()
-            found.append(CountCrop(band, crop, row, row_cells(pixels, row, band)))
+            found.append(CountCrop(band, crop, row or band, cells))
         return tuple(found)
+
+
+def _stays_in_field(action: Action) -> bool:
+    """Whether `action` is a key that keeps to the field typed into (a selection, the
+    caret moved), after which a count the typing changed is still looked for."""
+    if action.kind not in (ActionKind.PRESS, ActionKind.HOTKEY):
+        return False
+    return not any(k.lower() in LEAVING_KEYS for k in action.keys)
 
 
 def off_field_lines(cap: Capture, frame: Frame) -> list[tuple[Rect, Rect]]:

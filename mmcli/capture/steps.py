@@ -39,7 +39,7 @@ from mmcli.screen.analysis import (
     moved_pixels,
 )
 from mmcli.screen.carets import typed_lines
-from mmcli.screen.counts import placeholders
+from mmcli.screen.counts import on_count_rows, placeholders
 from mmcli.screen.echoes import Detail, find_echoes, text_lines, text_shown_elsewhere
 from mmcli.screen.fingerprint import PATCH_SIZE, SCALE, Fingerprint, Frame, Patch, Rect
 from mmcli.screen.paint import TEXT_GROW, TEXT_GROW_LEFT, blank_png, paintable, text_mask
@@ -304,7 +304,19 @@ def build_steps(
             count_lines(ended.counts, typed_params, values, secrets or set(), counted),
         )
         steps[-1] = replace(steps[-1], outcome=outcome)
-    return Built(steps, thumbnails, area)
+    return Built(_on_count_rows(steps), thumbnails, area)
+
+
+def _on_count_rows(steps: list[Step]) -> list[Step]:
+    """The steps with their count lines kept unread only on a count's row
+    (`screen.counts.on_count_rows`)."""
+    end = steps[-1].outcome if steps else None
+    screens = [s.counts for s in steps] + ([end.counts] if end is not None else [])
+    kept = on_count_rows(screens)
+    steps = [replace(s, counts=c) for s, c in zip(steps, kept, strict=False)]
+    if end is not None:
+        steps[-1] = replace(steps[-1], outcome=replace(end, counts=kept[-1]))
+    return steps
 
 
 ECHO_READS = 16

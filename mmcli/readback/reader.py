@@ -140,16 +140,49 @@ def cell_band(pixels: np.ndarray, line: Rect, bounds: Rect) -> Rect | None:
     screen: its cell, widened from the line's middle to the separators either side (a
     status bar's cell grows with its text: "Selected: 1 word, 11 characters" is wider
     than "5 words, 22 characters"), `COUNT_PAD` rows above and below, within `bounds`
-    (and the screen); None when too little is left. The separators are looked for over
-    the padded rows: over the changed rows alone (a digit's height) a glyph filling them
-    would end the cell inside its text ("5,221" read of "5 words, 22 characters")."""
+    (and the screen); None when too little is left. A separator is a column of ink over
+    the padded band less `COUNT_PAD` rows (`separators`); over the changed rows alone (a
+    digit's height) a letter's stem filling them ended the cell inside its text ("5,221"
+    read of "5 words, 22 characters")."""
     height, width = pixels.shape[:2]
-    middle = Rect(line.x + line.w // 2, line.y - COUNT_PAD, 1, line.h + 2 * COUNT_PAD)
-    cell = widen_to_field(pixels, middle)
-    band = Rect(cell.x, line.y - COUNT_PAD, cell.w, line.h + 2 * COUNT_PAD)
-    inside = band.intersection(bounds)
-    inside = inside.intersection(Rect(0, 0, width, height)) if inside is not None else None
-    return inside if inside is not None and inside.w >= 8 and inside.h >= 6 else None
+    band = Rect(bounds.x, line.y - COUNT_PAD, bounds.w, line.h + 2 * COUNT_PAD)
+    inside = band.intersection(Rect(0, 0, width, height))
+    middle = line.x + line.w // 2 - (inside.x if inside is not None else 0)
+    if inside is None or not 0 <= middle < inside.w or inside.h < 6:
+        return None
+    strip = pixels[inside.y : inside.bottom, inside.x : inside.right, :3]
+    near = strip[:, max(line.x - inside.x - NEAR, 0) : max(line.right - inside.x + NEAR, 0)]
+    wall = separators(strip, _commonest(near if near.size else strip))
+    if wall[middle]:
+        return None
+    left, right = middle, middle + 1
+    while left > 0 and not wall[left - 1]:
+        left -= 1
+    while right < wall.size and not wall[right]:
+        right += 1
+    cell = Rect(inside.x + left, inside.y, right - left, inside.h)
+    return cell if cell.w >= 8 else None
+
+
+def _commonest(pixels: np.ndarray) -> np.ndarray:
+    colours, counts = np.unique(pixels.reshape(-1, 3), axis=0, return_counts=True)
+    return colours[counts.argmax()].astype(np.int16)
+
+
+def separators(strip: np.ndarray, ground: np.ndarray) -> np.ndarray:
+    """The columns of a count line's band (`strip`, BGR) that separate its cells: ink
+    (off `ground`) over all its rows but `COUNT_PAD` (a status bar's separator is 16 to
+    17 rows tall in a band of 16 to 20, Writer's glyphs at most 11)."""
+    ink = (np.abs(strip.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
+    return np.asarray(ink.sum(axis=0) >= strip.shape[0] - COUNT_PAD)
+
+
+ROW_MARGIN = SCALE
+"""Rows above and below a count line's band its row takes in (one block of the
+downscaled screen: where a difference beside the band is found)."""
+RULE_SHARE = 0.9
+"""A row of a cell of a count line's row with ink over more than this share of it is a
+rule (an edge drawn across), not the cell's content."""
 
 
 @dataclass(frozen=True)
@@ -163,22 +196,33 @@ class Cell:
     """The count line's own cell (read by OCR; kept as "" in `CountLine.cells`)."""
 
 
+def count_row(band: Rect, bounds: Rect) -> Rect | None:
+    """The row of a count line's band: its rows and `ROW_MARGIN` more above and below
+    (a status bar's separators and edges run past the band) across `bounds` (the
+    window)."""
+    return Rect(bounds.x, band.y - ROW_MARGIN, bounds.w, band.h + 2 * ROW_MARGIN).intersection(
+        bounds
+    )
+
+
 def row_cells(pixels: np.ndarray, row: Rect, band: Rect) -> tuple[Cell, ...] | None:
-    """The cells of a count line's row (`row`: the band's rows across the window), left
-    to right, each with a digest of its ink (its pixels off the row's ground, cut to their
-    box: a cell its neighbour's growth moved sideways digests the same), the count
-    line's own cell (the one under `band`'s middle, read by OCR instead) marked. A cell
-    ends at a separator (a column of ink the row's height). None when `band`'s middle is
-    on a separator or off the row, or the row has more than `MAX_ROW_CELLS`."""
+    """The cells of a count line's row (`row`: `count_row`), left to right, each with a
+    digest of its ink (its pixels off the row's ground, cut to their box: a cell its
+    neighbour's growth moved sideways digests the same), the count line's own cell (the
+    one under `band`'s middle, read by OCR instead) marked. A cell ends at a separator
+    (`separators`, over the band's rows). None when `band`'s middle is on a separator or
+    off the row, or the row has more than `MAX_ROW_CELLS`."""
     height, width = pixels.shape[:2]
     inside = row.intersection(Rect(0, 0, width, height))
     if inside is None:
         return None
     strip = pixels[inside.y : inside.bottom, inside.x : inside.right, :3]
-    colours, counts = np.unique(strip.reshape(-1, 3), axis=0, return_counts=True)
-    ground = colours[counts.argmax()].astype(np.int16)
+    ground = _commonest(strip)
     ink = (np.abs(strip.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
-    separator = ink.all(axis=0)
+    top, bottom = max(band.y - inside.y, 0), max(band.bottom - inside.y, 0)
+    if bottom - top < 6:
+        return None
+    separator = separators(strip[top:bottom], ground)
     middle = band.x + band.w // 2 - inside.x
     cells: list[Cell] = []
     own = False
@@ -192,7 +236,11 @@ def row_cells(pixels: np.ndarray, row: Rect, band: Rect) -> tuple[Cell, ...] | N
             x += 1
         here = start <= middle < x
         own = own or here
-        rows, cols = np.nonzero(ink[:, start:x])
+        # A rule across the cell (the status bar's top edge in the padded rows) is left
+        # out of its box: with it the box would be the cell's width, which moves.
+        mark = ink[:, start:x].copy()
+        mark[mark.mean(axis=1) > RULE_SHARE] = False
+        rows, cols = np.nonzero(mark)
         if rows.size == 0:
             if here:
                 cells.append(Cell(inside.x + start, inside.x + x, "0" * 16, own=True))

@@ -24,7 +24,14 @@ from mmcli.readback.reader import (
     read_count,
     row_cells,
 )
-from mmcli.screen.counts import MAX_COUNT_TEXT, CountLine, agrees, placeholders, shifts
+from mmcli.screen.counts import (
+    MAX_COUNT_TEXT,
+    CountLine,
+    agrees,
+    placeholders,
+    same_row,
+    shifts,
+)
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Difference, target_rect
 
@@ -112,7 +119,7 @@ class Counted:
         found: list[Rect] = []
         read_rows: list[Rect] = []
         for line in lines:
-            if any(_same_row(line.rect, r) for r in read_rows):
+            if any(same_row(line.rect, r) for r in read_rows):
                 continue
             if target is not None and line.rect.intersects(target):
                 continue
@@ -123,7 +130,7 @@ class Counted:
             if read is None:
                 continue
             band, text = read
-            row = [c for c in lines if _same_row(c.rect, line.rect)]
+            row = [c for c in lines if same_row(c.rect, line.rect)]
             counts = [c for c in row if c.text]
             if not counts:
                 continue  # never read as a count here: nothing to read it against
@@ -133,10 +140,6 @@ class Counted:
             elif not row[0].text and row[0].rect == band:
                 found.extend(_beside_cover(row[0], band, view, target))
         return found
-
-
-def _same_row(a: Rect, b: Rect) -> bool:
-    return a.y == b.y and a.h == b.h and a.intersects(b)
 
 
 def _excused(line: CountLine, band: Rect, view: Frame, target: Rect | None) -> list[Rect]:

@@ -16,7 +16,7 @@ anything else, stays a difference.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mmcli.model import PLACEHOLDER
@@ -53,6 +53,26 @@ class CountLine:
     over: str = ""
     """For a line kept unread: the digest of what showed in its cell then (the window
     over it)."""
+
+
+def same_row(a: Rect, b: Rect) -> bool:
+    """Whether two count lines' bands are on one row (the same rows, overlapping)."""
+    return a.y == b.y and a.h == b.h and a.intersects(b)
+
+
+def on_count_rows(
+    screens: Sequence[tuple[CountLine, ...]],
+) -> list[tuple[CountLine, ...]]:
+    """Each screen's count lines with those kept unread (text "") left only on a row where
+    a line of some screen reads as a count, at most `MAX_COUNT_LINES` a screen, read
+    ones first: a line that never reads as a count is nothing to read against."""
+    read = [c.rect for lines in screens for c in lines if c.text]
+    kept = []
+    for lines in screens:
+        known = [c for c in lines if c.text or any(same_row(c.rect, r) for r in read)]
+        known.sort(key=lambda c: not c.text)
+        kept.append(tuple(known[:MAX_COUNT_LINES]))
+    return kept
 
 
 def typed_length(values: Iterable[str]) -> tuple[int, int]:

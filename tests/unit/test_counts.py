@@ -4,6 +4,7 @@ length."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from PIL import Image, ImageDraw, ImageFont
 from mmcli.capture.counts import CountCrop, count_lines, off_field_lines
 from mmcli.capture.steps import Capture
 from mmcli.model import Action, ActionKind, Recording, Step
-from mmcli.readback.reader import Cell, band_pixels, cell_band, digests, row_cells
+from mmcli.readback.reader import Cell, band_pixels, cell_band, count_row, digests, row_cells
 from mmcli.replay.counted import Counted
 from mmcli.screen.analysis import patch_of
 from mmcli.screen.counts import CountLine, agrees, shifts
@@ -194,7 +195,8 @@ def writer_line(name: str, text: str, chars: int) -> tuple[Frame, CountLine]:
     line = Rect(band.x, band.y + 4, band.w, band.h - 8)
     real = cell_band(bar.pixels, line, Rect(0, 0, bar.width, bar.height))
     assert real is not None
-    row = Rect(0, real.y, bar.width, real.h)
+    row = count_row(real, Rect(0, 0, bar.width, bar.height))
+    assert row == Rect(0, real.y - 4, bar.width, real.h + 8)
     cells = digests(row_cells(bar.pixels, row, real))
     assert cells is not None and cells.count("") == 1
     return bar, CountLine(real, text, chars, 1, row, cells)
@@ -269,7 +271,8 @@ def test_a_count_under_a_menu_lets_the_row_beside_the_menu_differ_where_only_mov
     # menu over "... 11 characters", whose growth moved the cells either side of it.
     recorded = fixture_frame("writer-status-bar-menu.png")
     band = Rect(148, 20, 217, 16)
-    row = Rect(0, 20, recorded.width, 16)
+    row = count_row(band, Rect(0, 0, recorded.width, recorded.height))
+    assert row is not None
     cells = row_cells(recorded.pixels, row, band)
     crop = CountCrop(band, band_pixels(recorded.pixels, band).copy(), row, cells)
     (unread,) = count_lines((crop,), ["name"], {"name": "Ada"}, set(), {})
@@ -282,7 +285,7 @@ def test_a_count_under_a_menu_lets_the_row_beside_the_menu_differ_where_only_mov
     )
     live = fixture_frame("writer-status-bar-menu-11.png")
     over = [Difference("regions", Rect(30, 20, 116, 16), "changed", 9, 0)]
-    beside = [Rect(0, 20, 148, 16), Rect(365, 20, recorded.width - 365, 16)]
+    beside = [Rect(0, 16, 148, 24), Rect(365, 16, recorded.width - 365, 24)]
     assert counted.shown([unread, selected], ["name"], live, over) == beside
     # Never read as a count on this row: nothing to read it against.
     assert counted.shown([unread], ["name"], live, over) == []
@@ -294,3 +297,92 @@ def test_a_count_under_a_menu_lets_the_row_beside_the_menu_differ_where_only_mov
     image = Image.open(Path(__file__).parents[1] / "fixtures" / "writer-status-bar-menu-11.png")
     ImageDraw.Draw(image).rectangle([730, 24, 740, 30], fill="black")
     assert counted.shown([unread, selected], ["name"], Frame.from_image(image), over) == []
+
+
+def test_a_band_taller_than_its_separators_still_finds_its_cells() -> None:
+    # Another world: the digits' changed rows fell on 12 rows of the downscaled grid, so
+    # the padded band (20 rows) takes in the status bar's top edge and is taller than
+    # its separators (17 rows); the edge, drawn across every cell, is no cell's content.
+    recorded = fixture_frame("writer-status-bar-tall.png")
+    live = fixture_frame("writer-status-bar-tall-11.png")
+    line, bounds = Rect(122, 18, 64, 12), Rect(0, 0, recorded.width, recorded.height)
+    band = cell_band(recorded.pixels, line, bounds)
+    assert band == Rect(104, 14, 184, 20), band
+    grown = cell_band(live.pixels, line, bounds)
+    assert grown == Rect(102, 14, 189, 20), grown
+    row = count_row(band, bounds)
+    assert row is not None
+    cells = digests(row_cells(recorded.pixels, row, band))
+    assert cells is not None and len(cells) == 8
+    assert digests(row_cells(live.pixels, row, grown)) == cells
+
+
+def test_a_count_drawn_late_is_found_after_the_keys_that_follow_the_typing() -> None:
+    from mmcli.capture.counts import CountBands
+
+    before = Frame.from_image(status_screen("", "0 words, 0 characters"))
+    typed = Frame.from_image(status_screen("Ada", "0 words, 0 characters"))  # not drawn yet
+    drawn = Frame.from_image(status_screen("Ada", "1 words, 3 characters"))
+
+    def cap(action: Action, frame: Frame) -> Capture:
+        return Capture(
+            action, frame.small, patch_of(frame, 60, 72), (60, 72), (640, 400),
+            datetime(2026, 11, 1, tzinfo=UTC), window=WindowRef("app.App", Rect(20, 40, 600, 360)),
+        )  # fmt: skip
+
+    typing = cap(Action(ActionKind.TYPE, text="Ada"), before)
+    select = cap(Action(ActionKind.HOTKEY, keys=["ctrl", "shift", "left"]), typed)
+    bands = CountBands()
+    assert bands.crops([typing], typed) == ()
+    (crop,) = bands.crops([typing, select], drawn)
+    assert crop.band.x >= 301 and crop.band.y <= 366 and crop.band.bottom >= 380, crop.band
+    # After a click, or a key that leaves the field, what changed is not the typing's.
+    for after in (Action(ActionKind.CLICK, x=60, y=200), Action(ActionKind.PRESS, keys=["Tab"])):
+        bands = CountBands()
+        assert bands.crops([typing], typed) == ()
+        assert bands.crops([typing, cap(after, typed)], drawn) == ()
+
+
+def test_lines_never_read_as_a_count_are_not_kept() -> None:
+    from mmcli.screen.counts import MAX_COUNT_LINES, on_count_rows
+
+    row = Rect(0, 600, 760, 24)
+    count = CountLine(Rect(100, 604, 150, 16), "5 words, 22 characters", 3, 1, row, ("", "a" * 16))
+    covered = CountLine(Rect(120, 604, 200, 16), "", 3, 1, row, ("", "b" * 16), "c" * 16)
+    toolbar = CountLine(Rect(100, 50, 40, 20), "", 3, 1, Rect(0, 46, 760, 28), ("",), "d" * 16)
+    kept = on_count_rows([(count, toolbar), (covered, toolbar), (toolbar,)])
+    assert kept == [(count,), (covered,), ()]
+    many = tuple(replace(count, rect=Rect(100, 604 + 40 * i, 150, 16)) for i in range(5))
+    (few,) = on_count_rows([(covered, *many)])
+    assert few == many[:MAX_COUNT_LINES]  # read ones first
+
+
+def test_the_steps_built_keep_unread_lines_only_on_a_count_row() -> None:
+    need("tesseract")
+    from mmcli.capture.steps import build_steps
+
+    band = Rect(301, 360, 299, 24)
+    row = Rect(20, 356, 600, 32)
+    cells = (Cell(40, 300, "0123456789abcdef"), Cell(301, 640, "fedcba9876543210", own=True))
+
+    def cap(action: Action, counts: tuple[CountCrop, ...]) -> Capture:
+        frame = Frame.from_image(status_screen("Ada", "1 words, 3 characters"))
+        return Capture(
+            action, frame.small, patch_of(frame, 60, 72), (60, 72), (640, 400),
+            datetime(2026, 11, 1, tzinfo=UTC), counts=counts,
+        )  # fmt: skip
+
+    def crop(count: str) -> CountCrop:
+        frame = Frame.from_image(status_screen("Ada", count))
+        pixels = frame.pixels[band.y : band.bottom, band.x : band.right, 2::-1].copy()
+        return CountCrop(band, pixels, row, cells)
+
+    typing = cap(Action(ActionKind.TYPE, text="Ada"), ())
+    ready = cap(Action(ActionKind.CLICK, x=60, y=200), (crop("Ready"),))
+    built = build_steps([typing, ready], None, {"name": "Ada"}, 0, None, [])
+    assert built.steps[1].counts == ()  # never read as a count: not kept
+    counted = cap(Action(ActionKind.CLICK, x=60, y=220), (crop("1 words, 3 characters"),))
+    built = build_steps([typing, ready, counted], None, {"name": "Ada"}, 0, None, [])
+    (unread,) = built.steps[1].counts
+    assert unread.text == "" and unread.over == "fedcba9876543210"
+    assert built.steps[2].counts[0].text == "1 words, 3 characters"
