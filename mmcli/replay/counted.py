@@ -9,7 +9,9 @@ the keys that made it, in one run and not in another), so the line may read as t
 own line or as any line recorded on the path between the typing before the step and the
 next one (the same values typed before each). A count that grew its cell moves the row's
 other cells sideways: the whole row is let differ when each of its other cells is the
-recorded one, moved (`readback.reader.row_cells`)."""
+recorded one, moved (`readback.reader.row_cells`). Under the app's open menu, as when
+recorded, the row beside the menu is let differ where only the two cells the menu cuts
+differ."""
 
 from __future__ import annotations
 
