@@ -12,9 +12,10 @@ the step's window's offset, each other window painted from where it stands now t
 it was recorded, bottom to top as the window system stacks them, the step's window last
 where it is above them. What one task window hides of another now and did not hide when
 recorded cannot be seen (nor its shadow, drawn over the lower window at another place),
-nor can the desktop where the shift alone drew a window that stands elsewhere: these are
-left out (`Composed.hidden`), the windows over the task being the window system's to
-tell.
+nor can the desktop where the shift alone drew a window that stands elsewhere, nor a
+moved window's shadow where it was recorded (it moved with the window; xfwm4 draws one
+below each window): these are left out (`Composed.hidden`), the windows over the task
+being the window system's to tell.
 """
 
 from __future__ import annotations
@@ -75,20 +76,37 @@ def place(own: Sequence[Over], offset: Offset, stack: Sequence[StackedWindow]) -
     return found
 
 
+def along(
+    own: Sequence[Over], offset: Offset, stack: Sequence[StackedWindow]
+) -> list[StackedWindow]:
+    """The app's other windows a step recorded (`own`) that stand where the step's
+    window's offset puts them: moved with it."""
+    found: list[StackedWindow] = []
+    for recorded in own:
+        at = recorded.frame.moved(*offset)
+        found.extend(w for w in stack if w.ref.wm_class == recorded.wm_class and w.frame == at)
+    return found
+
+
 def compose(
     frame: Frame,
     offset: Offset,
     placed: Sequence[Placed],
     stack: Sequence[StackedWindow],
     window: StackedWindow | None,
+    moved_along: Sequence[StackedWindow] = (),
 ) -> Composed:
     """`frame` (the live screen) in the recording's coordinates with the step's window
-    (`window`, where it stands now; None: not found) at `offset` and each of `placed` at
-    its own (see the module's docstring)."""
+    (`window`, where it stands now; None: not found) and the app's windows that moved
+    with it (`moved_along`, `along`) at `offset` and each of `placed` at its own (see the
+    module's docstring). Each is painted in the window system's order: a placed window
+    never over one of these it is under (GIMP's main window under its export dialog,
+    under the PNG options)."""
     pixels = shifted(frame, offset).pixels.copy()
     live = frame.pixels
     screen = Rect(0, 0, frame.width, frame.height)
     layers = [(p.live, p.offset) for p in placed]
+    layers.extend((w, offset) for w in moved_along if w != window)
     if window is not None:
         layers.append((window, offset))
     layers.sort(key=lambda layer: _depth(stack, layer[0]))
@@ -97,8 +115,10 @@ def compose(
     hidden = []
     painted = [w.frame.moved(-o[0], -o[1]) for w, o in layers]
     for p in placed:
-        # The window as the shift alone drew it, where the recording had the desktop.
-        hidden.extend(_less(p.live.frame.moved(-offset[0], -offset[1]), painted))
+        # The window as the shift alone drew it, where the recording had the desktop,
+        # and its shadow there; and its shadow as recorded, which moved with it.
+        hidden.extend(_less(_shaded(p.live.frame).moved(-offset[0], -offset[1]), painted))
+        hidden.extend(_less(_shaded(p.recorded.frame), painted))
     for i, (w, (dx, dy)) in enumerate(layers):
         for upper, upper_offset in layers[i + 1 :]:
             if upper_offset == (dx, dy):

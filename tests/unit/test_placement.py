@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.placement import compose, place
+from mmcli.screen.placement import along, compose, place
 from mmcli.screen.windows import Over, StackedWindow, WindowRef
 
 MAIN = Rect(100, 100, 300, 200)
@@ -16,11 +16,14 @@ def window(cls: str, frame: Rect, kind: str = "") -> StackedWindow:
     return StackedWindow(WindowRef(cls, frame), frame, kind)
 
 
-def screen(main_at: Rect, dialog_at: Rect | None) -> Frame:
+def screen(main_at: Rect, dialog_at: Rect | None, main_shadow: bool = False) -> Frame:
     """A desktop (grey) with the main window (its left half 60, right half 120) and the
-    dialog (200, a dark bar at its top) over it, with a compositor's shadow below."""
+    dialog (200, a dark bar at its top) over it, with a compositor's shadow below (and
+    below the main window too, `main_shadow`)."""
     pixels = np.full((400, 600, 4), 30, np.uint8)
     m = main_at
+    if main_shadow:
+        pixels[m.bottom : m.bottom + 8, m.x - 6 : m.right + 6] = 10
     pixels[m.y : m.bottom, m.x : m.x + m.w // 2] = 60
     pixels[m.y : m.bottom, m.x + m.w // 2 : m.right] = 120
     if dialog_at is not None:
@@ -96,3 +99,56 @@ def test_the_dialogs_shadow_as_recorded_is_left_out_where_the_dialog_moved_apart
     assert len(ys)
     for y, x in zip(ys, xs, strict=True):
         assert any(r.holds(int(x), int(y)) for r in composed.hidden), (x, y)
+
+
+def test_the_moved_windows_shadow_moves_with_it() -> None:
+    """GIMP on Xfce: the main window moved 60 px right, the export dialog stayed. The
+    main window's shadow as recorded (below its frame, left of where it stands now) is
+    gone from there, and its shadow now stands beside what the shift drew: neither is
+    judged; the main window itself is."""
+    recorded = screen(MAIN, DIALOG, main_shadow=True)
+    live = screen(MAIN.moved(60, 0), DIALOG, main_shadow=True)
+    main = window("app.Main", MAIN.moved(60, 0))
+    dialog = window("app.Dialog", DIALOG)
+    placed = place([Over("app.Main", MAIN)], (0, 0), [main, dialog])
+    composed = compose(live, (0, 0), placed, [main, dialog], dialog)
+    differs = np.abs(composed.view.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
+    ys, xs = np.nonzero(differs)
+    assert any(y >= MAIN.bottom for y in ys)  # the shadows differ below the window
+    for y, x in zip(ys, xs, strict=True):
+        assert any(r.holds(int(x), int(y)) for r in composed.hidden), (x, y)
+    assert not any(r.intersects(Rect(110, 120, 50, 10)) for r in composed.hidden)
+
+
+def test_a_window_under_one_that_stayed_with_the_step_is_painted_under_it() -> None:
+    """GIMP's PNG options (the step's window) over the export dialog, over the image
+    window: the image window moved 60 px right, both dialogs stayed. Painted back where
+    it was recorded, the image window stays under the export dialog."""
+    options = Rect(300, 180, 80, 50)
+
+    def shown(main_at: Rect) -> Frame:
+        pixels = screen(main_at, DIALOG).pixels.copy()
+        pixels[options.y : options.bottom, options.x : options.right] = 250
+        return Frame(pixels.tobytes(), 600, 400)
+
+    recorded, live = shown(MAIN), shown(MAIN.moved(60, 0))
+    main = window("app.Main", MAIN.moved(60, 0))
+    export = window("app.Dialog", DIALOG)
+    step = window("plugin.App", options)
+    stack = [main, export, step]
+    own = [Over("app.Main", MAIN), Over("app.Dialog", DIALOG)]
+    placed = place(own, (0, 0), stack)
+    assert [p.offset for p in placed] == [(60, 0)]
+    moved_along = along(own, (0, 0), stack)
+    assert moved_along == [export]
+    composed = compose(live, (0, 0), placed, stack, step, moved_along)
+    view = composed.view.pixels.astype(int)
+    d = DIALOG
+    assert (
+        view[d.y : d.bottom, d.x : d.right] == recorded.pixels[d.y : d.bottom, d.x : d.right]
+    ).all()
+    # Without the dialog that stayed, the image window is painted over it.
+    over = compose(live, (0, 0), placed, stack, step).view.pixels.astype(int)
+    assert not (
+        over[d.y : d.bottom, d.x : d.right] == recorded.pixels[d.y : d.bottom, d.x : d.right]
+    ).all()
