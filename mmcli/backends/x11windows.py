@@ -108,9 +108,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
     described = _describe(display, [c for _, _, c, _ in shown if c is not None])
     found = []
     for top, frame, client, override in shown:
-        ref, kind, is_transient, pid = (
-            described[client.id] if client is not None else (None, "", False, 0)
-        )
+        ref, kind, owner, pid = described[client.id] if client is not None else (None, "", 0, 0)
         if client is None or ref is None:  # not a client window: what it is is unknown
             found.append(StackedWindow(WindowRef("", frame), frame, focused=top.id in focused))
             continue
@@ -119,7 +117,8 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
                 ref,
                 frame,
                 kind=kind,
-                transient=is_transient,
+                transient=owner != 0,
+                owner=owner,
                 override_redirect=override,
                 focused=bool({top.id, client.id} & focused),
                 xid=client.id,
@@ -161,13 +160,13 @@ def clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
     return found
 
 
-Described = tuple[WindowRef | None, str, bool, int]
+Described = tuple[WindowRef | None, str, int, int]
 
 
 def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
     """Each client's `window_ref`, `_NET_WM_WINDOW_TYPE` (its first type EWMH names, ""
-    for none), whether it is transient for another, and its process (`_NET_WM_PID`, 0
-    when unset), all asked at once."""
+    for none), the window it is transient for (`WM_TRANSIENT_FOR`, 0 for none), and its
+    process (`_NET_WM_PID`, 0 when unset), all asked at once."""
     from Xlib import X, Xatom
     from Xlib.protocol import request
 
@@ -194,7 +193,7 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
     found: dict[int, Described] = {}
     for c, attrs, wm_class, g, at, types, transient_for, pid in asked:
         if _gone(attrs, g, at, wm_class[0], types[0], transient_for[0], pid[0]):
-            found[c.id] = (None, "", False, 0)  # closed under the query: not known
+            found[c.id] = (None, "", 0, 0)  # closed under the query: not known
             continue
         ref = None
         if attrs.map_state == X.IsViewable:
@@ -206,10 +205,10 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
                 kind = names[int(atom)]
                 break
         value = _property_value(c, transient_for)
-        transient = value is not None and len(value[1]) > 0
+        owner = int(value[1][0]) if value is not None and len(value[1]) else 0
         value = _property_value(c, pid)
         process = int(value[1][0]) if value is not None and value[0] == 32 and len(value[1]) else 0
-        found[c.id] = (ref, kind, transient, process)
+        found[c.id] = (ref, kind, owner, process)
     return found
 
 

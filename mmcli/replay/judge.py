@@ -16,7 +16,7 @@ from mmcli.screen.excuses import inner_workarea, task_window_areas
 from mmcli.screen.explain import OWN_APP
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Difference, Policy, Verdict, compare, target_rect
-from mmcli.screen.placement import Placed, compose, place
+from mmcli.screen.placement import Placed, along, compose, place
 from mmcli.screen.relocate import Offset, find_offset, shifted
 from mmcli.screen.windows import (
     Over,
@@ -117,7 +117,9 @@ class Judge:
         placed = self.placed(step, frame, window, offset)
         hidden: list[Rect] = []
         if placed:
-            composed = compose(frame, offset, placed, self._stack(frame) or [], window)
+            stack = self._stack(frame) or []
+            moved_along = along(step.own, offset, stack)
+            composed = compose(frame, offset, placed, stack, window, moved_along)
             view, hidden = composed.view, composed.hidden
         elif view is None:
             view = shifted(frame, offset) if offset != (0, 0) else frame

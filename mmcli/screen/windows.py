@@ -88,6 +88,9 @@ class StackedWindow:
     client: int = field(default=0, compare=False)
     """The window system's connection that made it (0: not known): the windows of one app
     even where they say nothing of their process (Tk sets no `_NET_WM_PID`)."""
+    owner: int = field(default=0, compare=False)
+    """The client its `WM_TRANSIENT_FOR` names (0: none): the window a dialog belongs to,
+    of its app even when another process made the dialog (GIMP's plug-ins)."""
 
 
 @dataclass(frozen=True)
@@ -200,17 +203,29 @@ def own_windows(stack: Sequence[StackedWindow], ref: WindowRef) -> list[StackedW
     """The other windows of `ref`'s app that the window manager places (not its menus and
     tooltips, which come and go with the pointer), anywhere on the screen: those made by
     its connection to the window system, those of its process where the windows say it,
-    else those of its class."""
+    else those of its class; and the windows these belong to or that belong to them
+    (`same_app`), to any depth."""
     task = next((w for w in stack if w.ref == ref), None)
     if task is None or not ref.wm_class:
         return []
-    return [w for w in stack if w.ref != ref and not w.override_redirect and same_app(task, w)]
+    app = [task]  # and each window of the app's: a dialog's dialog belongs to it too
+    rest = [w for w in stack if w.ref != ref and not w.override_redirect]
+    while True:
+        more = [w for w in rest if any(same_app(a, w) for a in app)]
+        if not more:
+            return [w for w in stack if w in app[1:]]
+        app.extend(more)
+        rest = [w for w in rest if w not in more]
 
 
 def same_app(task: StackedWindow, window: StackedWindow) -> bool:
     """Whether `window` is of `task`'s app: made by the same connection to the window
-    system; else of the same process where both say it; else of the same class."""
+    system, or one of them the other's dialog (`owner`: GIMP's PNG options, made by its
+    plug-in's process, belong to the image window); else of the same process where both
+    say it; else of the same class."""
     if task.client and window.client == task.client:
+        return True
+    if (task.owner and task.owner == window.xid) or (window.owner and window.owner == task.xid):
         return True
     if task.pid and window.pid:
         return window.pid == task.pid

@@ -271,6 +271,17 @@ def test_a_dialog_or_a_transient_window_over_the_task_is_refused(
     form = desktop.wait_window("^Acme Loan Intake$")
     window = _open(app, BESIDE_THE_FIELDS, *flags, "--transient-for", str(form))
     try:
+        from Xlib.display import Display
+
+        from mmcli.backends.x11windows import stacked_windows
+
+        display = Display()
+        try:
+            stack = stacked_windows(display) or []
+        finally:
+            display.close()
+        # The window system says whose it is: the form's (`StackedWindow.owner`).
+        assert [w.owner for w in stack if w.transient] == [form], stack
         result = _replay(store)
     finally:
         _stop(window)

@@ -477,3 +477,27 @@ def test_a_notification_over_what_the_task_changed_is_waited_out(
     report, progress = _report_to_the_end(SAVED, gone_after=1.0)
     assert report.outcome is Outcome.FROM_MEMORY, report.divergence
     assert any("waiting up to 5s for it to go" in line for line in progress)
+
+
+def test_a_dialog_another_process_made_for_the_task_is_the_tasks_own_to_any_depth() -> None:
+    """GIMP: the PNG options (its plug-in's process and class, "file-png.Gimp") belong to
+    the export dialog (`WM_TRANSIENT_FOR`), which belongs to the image window."""
+    from mmcli.screen.windows import own_windows, same_app
+
+    main = StackedWindow(WindowRef("gimp.Gimp", Rect(0, 0, 900, 560)), Rect(0, 0, 900, 594),
+                         "NORMAL", xid=0x100, pid=10)  # fmt: skip
+    export = StackedWindow(WindowRef("gimp.Gimp", Rect(100, 20, 900, 600)),
+                           Rect(96, 0, 908, 640), "DIALOG", transient=True, xid=0x200,
+                           pid=10, owner=0x100)  # fmt: skip
+    png = StackedWindow(WindowRef("file-png.Gimp", Rect(240, 130, 330, 440)),
+                        Rect(236, 110, 338, 473), "DIALOG", transient=True, xid=0x300,
+                        pid=11, owner=0x200)  # fmt: skip
+    other = StackedWindow(WindowRef("xterm.XTerm", Rect(0, 600, 400, 200)),
+                          Rect(0, 580, 404, 224), "NORMAL", xid=0x400, pid=12)  # fmt: skip
+    stack = [main, export, png, other]
+    assert same_app(png, export) and same_app(export, png) and not same_app(png, main)
+    assert own_windows(stack, png.ref) == [main, export]
+    assert own_windows(stack, main.ref) == [export, png]
+    assert other not in own_windows(stack, png.ref)
+    alone = replace(png, owner=0)
+    assert own_windows([main, export, alone, other], alone.ref) == []
