@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.placement import along, compose, place
+from mmcli.screen.placement import Composed, along, compose, place
 from mmcli.screen.windows import Over, StackedWindow, WindowRef
 
 MAIN = Rect(100, 100, 300, 200)
@@ -47,13 +47,19 @@ def test_the_apps_other_windows_at_offsets_of_their_own_are_placed() -> None:
     assert place(own, (0, 0), [resized, dialog]) == []
 
 
-def test_each_window_is_painted_where_it_was_recorded_and_what_it_hides_is_left_out() -> None:
-    recorded = screen(MAIN, DIALOG)
-    live = screen(MAIN.moved(60, 0), DIALOG)  # the dialog stayed, the main window moved
+def main_moved(main_shadow: bool = False) -> tuple[Frame, Frame, Composed]:
+    """The main window moved 60 px right, the dialog (the step's window) stayed: the
+    recorded screen, the live one, and the live one composed."""
+    recorded = screen(MAIN, DIALOG, main_shadow)
+    live = screen(MAIN.moved(60, 0), DIALOG, main_shadow)
     main = window("app.Main", MAIN.moved(60, 0))
     dialog = window("app.Dialog", DIALOG)
     placed = place([Over("app.Main", MAIN)], (0, 0), [main, dialog])
-    composed = compose(live, (0, 0), placed, [main, dialog], dialog)
+    return recorded, live, compose(live, (0, 0), placed, [main, dialog], dialog)
+
+
+def test_each_window_is_painted_where_it_was_recorded_and_what_it_hides_is_left_out() -> None:
+    recorded, live, composed = main_moved()
     differs = np.abs(composed.view.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
     ys, xs = np.nonzero(differs)
     # What differs is only what the dialog hides of the main window now and did not
@@ -106,12 +112,7 @@ def test_the_moved_windows_shadow_moves_with_it() -> None:
     main window's shadow as recorded (below its frame, left of where it stands now) is
     gone from there, and its shadow now stands beside what the shift drew: neither is
     judged; the main window itself is."""
-    recorded = screen(MAIN, DIALOG, main_shadow=True)
-    live = screen(MAIN.moved(60, 0), DIALOG, main_shadow=True)
-    main = window("app.Main", MAIN.moved(60, 0))
-    dialog = window("app.Dialog", DIALOG)
-    placed = place([Over("app.Main", MAIN)], (0, 0), [main, dialog])
-    composed = compose(live, (0, 0), placed, [main, dialog], dialog)
+    recorded, _, composed = main_moved(main_shadow=True)
     differs = np.abs(composed.view.pixels.astype(int) - recorded.pixels.astype(int)).max(axis=2)
     ys, xs = np.nonzero(differs)
     assert any(y >= MAIN.bottom for y in ys)  # the shadows differ below the window
