@@ -157,11 +157,11 @@ def count_lines(
         text = cache[key] or ""  # not read as a count: kept unread, with its row's cells
         if leaked_in(text, hidden) or parametrize(text, values) != text:
             continue
-        cells = digests(crop.cells)
-        if cells is None or crop.cells is None:
+        if crop.cells is None:
             if text:
                 found.append(CountLine(crop.band, text, chars, words))
             continue
         over = "" if text else next(c.digest for c in crop.cells if c.own)
+        cells = digests(crop.cells)
         found.append(CountLine(crop.band, text, chars, words, crop.row, cells, over))
     return tuple(found)

@@ -99,12 +99,11 @@ def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
     if y1 - y0 < 2 or x1 <= x0:
         return text
     near = pixels[y0:y1, max(x0 - NEAR, 0) : min(x1 + NEAR, width), :3]
-    colours, counts = np.unique(near.reshape(-1, 3), axis=0, return_counts=True)
-    ground = colours[counts.argmax()].astype(np.int16)  # the text's ink is the lesser part
+    ground = _commonest(near)  # the text's ink is the lesser part
     band = pixels[y0:y1, max(x0 - FIELD_REACH, 0) : min(x1 + FIELD_REACH, width), :3]
     offset = max(x0 - FIELD_REACH, 0)
-    ink = (np.abs(band.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
-    border = ink.all(axis=0)
+    ink = _ink(band, ground)
+    border = np.asarray(ink.all(axis=0))
     left, right = x0 - offset, x1 - offset
     # The text's box is in whole blocks of the downscaled screen: its first or last
     # columns may be the field's border itself (GIMP's export name field: its border at
@@ -152,7 +151,7 @@ def cell_band(pixels: np.ndarray, line: Rect, bounds: Rect) -> Rect | None:
         return None
     strip = pixels[inside.y : inside.bottom, inside.x : inside.right, :3]
     near = strip[:, max(line.x - inside.x - NEAR, 0) : max(line.right - inside.x + NEAR, 0)]
-    wall = separators(strip, _commonest(near if near.size else strip))
+    wall = separators(_ink(strip, _commonest(near if near.size else strip)))
     if wall[middle]:
         return None
     left, right = middle, middle + 1
@@ -165,16 +164,21 @@ def cell_band(pixels: np.ndarray, line: Rect, bounds: Rect) -> Rect | None:
 
 
 def _commonest(pixels: np.ndarray) -> np.ndarray:
+    """The commonest colour of `pixels` (BGR): the ground text is drawn on."""
     colours, counts = np.unique(pixels.reshape(-1, 3), axis=0, return_counts=True)
     return colours[counts.argmax()].astype(np.int16)
 
 
-def separators(strip: np.ndarray, ground: np.ndarray) -> np.ndarray:
-    """The columns of a count line's band (`strip`, BGR) that separate its cells: ink
-    (off `ground`) over all its rows but `COUNT_PAD` (a status bar's separator is 16 to
-    17 rows tall in a band of 16 to 20, Writer's glyphs at most 11)."""
-    ink = (np.abs(strip.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
-    return np.asarray(ink.sum(axis=0) >= strip.shape[0] - COUNT_PAD)
+def _ink(pixels: np.ndarray, ground: np.ndarray) -> np.ndarray:
+    """Where `pixels` (BGR) are off `ground` by more than `GROUND_TOLERANCE`."""
+    return np.asarray((np.abs(pixels.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2))
+
+
+def separators(ink: np.ndarray) -> np.ndarray:
+    """The columns of a count line's band (`ink`: `_ink` of its pixels) that separate its
+    cells: ink over all its rows but `COUNT_PAD` (a status bar's separator is 16 to 17
+    rows tall in a band of 16 to 20, Writer's glyphs at most 11)."""
+    return np.asarray(ink.sum(axis=0) >= ink.shape[0] - COUNT_PAD)
 
 
 ROW_MARGIN = SCALE
@@ -217,15 +221,13 @@ def row_cells(pixels: np.ndarray, row: Rect, band: Rect) -> tuple[Cell, ...] | N
     if inside is None:
         return None
     strip = pixels[inside.y : inside.bottom, inside.x : inside.right, :3]
-    ground = _commonest(strip)
-    ink = (np.abs(strip.astype(np.int16) - ground) > GROUND_TOLERANCE).any(axis=2)
+    ink = _ink(strip, _commonest(strip))
     top, bottom = max(band.y - inside.y, 0), max(band.bottom - inside.y, 0)
     if bottom - top < 6:
         return None
-    separator = separators(strip[top:bottom], ground)
+    separator = separators(ink[top:bottom])
     middle = band.x + band.w // 2 - inside.x
     cells: list[Cell] = []
-    own = False
     x = 0
     while x < separator.size:
         if separator[x]:
@@ -235,7 +237,6 @@ def row_cells(pixels: np.ndarray, row: Rect, band: Rect) -> tuple[Cell, ...] | N
         while x < separator.size and not separator[x]:
             x += 1
         here = start <= middle < x
-        own = own or here
         # A rule across the cell (the status bar's top edge in the padded rows) is left
         # out of its box: with it the box would be the cell's width, which moves.
         mark = ink[:, start:x].copy()
@@ -250,12 +251,13 @@ def row_cells(pixels: np.ndarray, row: Rect, band: Rect) -> tuple[Cell, ...] | N
         shape = f"{top},{crop.shape[0]},{crop.shape[1]}".encode()
         digest = hashlib.blake2b(shape + crop.tobytes(), digest_size=8).hexdigest()
         cells.append(Cell(inside.x + start, inside.x + x, digest, own=here))
+    own = any(c.own for c in cells)
     return tuple(cells) if own and len(cells) <= MAX_ROW_CELLS else None
 
 
-def digests(cells: Sequence[Cell] | None) -> tuple[str, ...] | None:
+def digests(cells: Sequence[Cell]) -> tuple[str, ...]:
     """A row's cells as a recording keeps them (`CountLine.cells`): the own cell as ""."""
-    return tuple("" if c.own else c.digest for c in cells) if cells is not None else None
+    return tuple("" if c.own else c.digest for c in cells)
 
 
 def band_pixels(pixels: np.ndarray, band: Rect) -> np.ndarray:

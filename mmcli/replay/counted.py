@@ -148,12 +148,10 @@ def _excused(line: CountLine, band: Rect, view: Frame, target: Rect | None) -> l
     """The line's band as recorded and as it stands now, or its whole row where each of
     the row's other cells is the one recorded, moved or not."""
     row = line.row
-    if (
-        row is not None
-        and (target is None or not row.intersects(target))
-        and digests(row_cells(view.pixels, row, band)) == line.cells
-    ):
-        return [row]
+    if row is not None and (target is None or not row.intersects(target)):
+        cells = row_cells(view.pixels, row, band)
+        if cells is not None and digests(cells) == line.cells:
+            return [row]
     return [line.rect, band]
 
 

@@ -197,8 +197,10 @@ def writer_line(name: str, text: str, chars: int) -> tuple[Frame, CountLine]:
     assert real is not None
     row = count_row(real, Rect(0, 0, bar.width, bar.height))
     assert row == Rect(0, real.y - 4, bar.width, real.h + 8)
-    cells = digests(row_cells(bar.pixels, row, real))
-    assert cells is not None and cells.count("") == 1
+    found = row_cells(bar.pixels, row, real)
+    assert found is not None
+    cells = digests(found)
+    assert cells.count("") == 1
     return bar, CountLine(real, text, chars, 1, row, cells)
 
 
@@ -312,9 +314,11 @@ def test_a_band_taller_than_its_separators_still_finds_its_cells() -> None:
     assert grown == Rect(102, 14, 189, 20), grown
     row = count_row(band, bounds)
     assert row is not None
-    cells = digests(row_cells(recorded.pixels, row, band))
-    assert cells is not None and len(cells) == 8
-    assert digests(row_cells(live.pixels, row, grown)) == cells
+    found, moved = row_cells(recorded.pixels, row, band), row_cells(live.pixels, row, grown)
+    assert found is not None and moved is not None
+    cells = digests(found)
+    assert len(cells) == 8
+    assert digests(moved) == cells
 
 
 def test_a_count_drawn_late_is_found_after_the_keys_that_follow_the_typing() -> None:
