@@ -108,7 +108,9 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
     described = _describe(display, [c for _, _, c, _ in shown if c is not None])
     found = []
     for top, frame, client, override in shown:
-        ref, kind, owner, pid = described[client.id] if client is not None else (None, "", 0, 0)
+        ref, kind, transient, owner, pid = (
+            described[client.id] if client is not None else (None, "", False, 0, 0)
+        )
         if client is None or ref is None:  # not a client window: what it is is unknown
             found.append(StackedWindow(WindowRef("", frame), frame, focused=top.id in focused))
             continue
@@ -117,7 +119,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
                 ref,
                 frame,
                 kind=kind,
-                transient=owner != 0,
+                transient=transient,
                 owner=owner,
                 override_redirect=override,
                 focused=bool({top.id, client.id} & focused),
@@ -160,13 +162,14 @@ def clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
     return found
 
 
-Described = tuple[WindowRef | None, str, int, int]
+Described = tuple[WindowRef | None, str, bool, int, int]
 
 
 def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
     """Each client's `window_ref`, `_NET_WM_WINDOW_TYPE` (its first type EWMH names, ""
-    for none), the window it is transient for (`WM_TRANSIENT_FOR`, 0 for none), and its
-    process (`_NET_WM_PID`, 0 when unset), all asked at once."""
+    for none), whether it is transient for another (`WM_TRANSIENT_FOR`) and for which
+    (0: not told as a window), and its process (`_NET_WM_PID`, 0 when unset), all asked
+    at once."""
     from Xlib import X, Xatom
     from Xlib.protocol import request
 
@@ -193,7 +196,7 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
     found: dict[int, Described] = {}
     for c, attrs, wm_class, g, at, types, transient_for, pid in asked:
         if _gone(attrs, g, at, wm_class[0], types[0], transient_for[0], pid[0]):
-            found[c.id] = (None, "", 0, 0)  # closed under the query: not known
+            found[c.id] = (None, "", False, 0, 0)  # closed under the query: not known
             continue
         ref = None
         if attrs.map_state == X.IsViewable:
@@ -204,12 +207,18 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
             if int(atom) in names:
                 kind = names[int(atom)]
                 break
-        value = _property_value(c, transient_for)
-        owner = int(value[1][0]) if value is not None and len(value[1]) else 0
-        value = _property_value(c, pid)
-        process = int(value[1][0]) if value is not None and value[0] == 32 and len(value[1]) else 0
-        found[c.id] = (ref, kind, owner, process)
+        transient, owner = _first_long(_property_value(c, transient_for))
+        process = _first_long(_property_value(c, pid))[1]
+        found[c.id] = (ref, kind, transient, owner, process)
     return found
+
+
+def _first_long(value: tuple[int, Any] | None) -> tuple[bool, int]:
+    """Whether a property holds anything, and its first 32-bit value (0: none, or the
+    property is of another format)."""
+    if value is None or not len(value[1]):
+        return False, 0
+    return True, int(value[1][0]) if value[0] == 32 else 0
 
 
 def _gone(*asked: Any) -> bool:

@@ -501,3 +501,12 @@ def test_a_dialog_another_process_made_for_the_task_is_the_tasks_own_to_any_dept
     assert other not in own_windows(stack, png.ref)
     alone = replace(png, owner=0)
     assert own_windows([main, export, alone, other], alone.ref) == []
+
+
+def test_a_transient_for_of_another_format_is_transient_and_names_no_owner() -> None:
+    from mmcli.backends.x11windows import _first_long
+
+    assert _first_long((32, [0x200])) == (True, 0x200)
+    assert _first_long((8, b"ab")) == (True, 0)  # malformed: still transient, no owner
+    assert _first_long((32, [])) == (False, 0)
+    assert _first_long(None) == (False, 0)
