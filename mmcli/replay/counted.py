@@ -77,10 +77,11 @@ class Counted:
             node = below.pop()
             for child in self.children.get(node.id, []):
                 lines.extend(child.counts)
+                if child.action.kind is ActionKind.TYPE:
+                    continue  # what follows its typing has other values typed before it
                 if child.outcome is not None:
                     lines.extend(child.outcome.counts)
-                if child.action.kind is not ActionKind.TYPE:
-                    below.append(child)
+                below.append(child)
         return lines
 
     def at_step(

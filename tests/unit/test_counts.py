@@ -258,6 +258,15 @@ def test_a_line_drawn_late_reads_as_a_line_of_its_stretch_of_the_path() -> None:
     assert counted.near(steps[2]) == [before, selected, selected]
     assert counted.near(steps[4]) == [selected, selected, before]
     assert counted.near(steps[5]) == []
+    # A path that ends on a typing: its outcome follows the typing, so is not this stretch's.
+    from mmcli.model import EndScreen
+
+    end = replace(steps[4], outcome=EndScreen(steps[4].fingerprint, counts=(before,)))
+    ended = Counted(
+        Recording("r", [*steps[:4], end], datetime(2026, 11, 1, tzinfo=UTC)),
+        {"name": "Bartholomew"},
+    )
+    assert ended.near(steps[3]) == [selected, before, selected]
     live = fixture_frame("writer-status-bar-selected.png")  # drawn early this time
     over = [Difference("regions", Rect(30, 20, 80, 16), "changed", 9, 0)]
     assert counted.at_step(steps[1], live, over, None) == [before.row]
