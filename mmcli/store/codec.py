@@ -173,8 +173,12 @@ def _titles_doc(titles: Sequence[TitleBar]) -> list[Document]:
 def _counts_doc(counts: Sequence[CountLine]) -> list[Document]:
     docs = []
     for c in counts:
-        doc: Document = {"rect": c.rect.as_list(), "text": c.text, "chars": c.chars}
-        doc["words"] = c.words
+        doc: Document = {
+            "rect": c.rect.as_list(),
+            "text": c.text,
+            "chars": c.chars,
+            "words": c.words,
+        }
         if c.row is not None:
             doc["row"] = c.row.as_list()
             doc["cells"] = list(c.cells)
