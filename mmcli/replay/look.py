@@ -19,7 +19,7 @@ from mmcli.replay.focus import FocusHandBack
 from mmcli.replay.judge import Judge, Match, fewer
 from mmcli.screen.fingerprint import Frame
 from mmcli.screen.relocate import Offset, moved_point
-from mmcli.screen.windows import described, focus_taken, keyboard_taken
+from mmcli.screen.windows import described_all, focus_taken, keyboard_taken
 
 POLL = 0.03
 """Before the pointer moves on, the screen must have been still this long since the last
@@ -145,7 +145,7 @@ class Looker:
 
     def _tell_left_out(self, match: Match, depth: int) -> None:
         if match.left_out:
-            windows = ", ".join(described(w) for w in match.left_out)
+            windows = described_all(match.left_out)
             self.progress(
                 f"step {depth + 1}: left out of the check, another app's over no target "
                 f"or typed field: {windows}"

@@ -28,7 +28,7 @@ from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, shifted
-from mmcli.screen.windows import StackedWindow, described
+from mmcli.screen.windows import StackedWindow, described_all
 
 QUIET = 0.1
 """The outcome is judged on a screen still this long: the app has finished drawing."""
@@ -56,7 +56,7 @@ class OutcomeSeen:
         """Why the screen was not taken for the path's outcome."""
         differs = self.verdict.summary() if self.verdict else "not judged"
         if self.covered_by:
-            windows = ", ".join(described(w) for w in self.covered_by)
+            windows = described_all(self.covered_by)
             return (
                 f"{windows} covers part of what the last action changed, so the outcome "
                 f"could not be seen whole: {differs}"
@@ -209,7 +209,7 @@ def await_outcome(
             waited = True
             deadline = time.monotonic() + COVER_WAIT
             if progress is not None:
-                windows = ", ".join(described(w) for w in covered)
+                windows = described_all(covered)
                 progress(
                     f"outcome: {windows} covers part of what the last action changed; "
                     f"waiting up to {COVER_WAIT:g}s for it to go"

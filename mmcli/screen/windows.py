@@ -261,6 +261,16 @@ def described_over(window: StackedWindow) -> str:
     return f"{what} ({_named(WindowRef(window.ref.wm_class, window.frame))})"
 
 
+def described_all(windows: Sequence[StackedWindow]) -> str:
+    """`described` for each window once: the pieces `left_out` gives of one window told
+    as the rectangle round them."""
+    whole: dict[WindowRef, StackedWindow] = {}
+    for w in windows:
+        held = whole.get(w.ref)
+        whole[w.ref] = w if held is None else replace(held, frame=held.frame.union(w.frame))
+    return ", ".join(described(w) for w in whole.values())
+
+
 HARMLESS_KINDS = frozenset({"NOTIFICATION", "DOCK"})
 """Window types that never take part in another app's task: a desktop notification, a
 dock or panel."""
@@ -280,7 +290,12 @@ def left_out(
     it over any part of it (it would show through), and either a notification, a dock or
     (override-redirect) a tooltip, or a window the window manager placed that covers no
     window of the task's classes (`beside`). Nothing when the task's classes are not
-    known, or what to protect is not (None; after the last action, nothing is)."""
+    known, or what to protect is not (None; after the last action, nothing is).
+
+    A window under some of the task's windows hides nothing of them: what shows of it
+    beside them is left out, one entry for each piece (`shown`), and the task's windows
+    over it are judged by the pixels as ever (GIMP's export dialog opened over a small
+    window in the screen's corner)."""
     if not task_classes or protected is None:
         return []
     task = [w for w in stack if w.ref.wm_class in task_classes]
@@ -288,20 +303,31 @@ def left_out(
     out: list[StackedWindow] = []
     for i in range(len(stack) - 1, -1, -1):
         window = stack[i]
+        above = stack[i + 1 :]
+        over_it = [t for t in task if t in above]
         if _harmless(window, task_classes):
-            cover = window
-        elif beside(window, task, task_classes):
-            cover = replace(window, frame=window.frame.grow(SHADOW))
+            reach = window.frame
+        elif beside(window, task, task_classes, over_it):
+            reach = window.frame.grow(SHADOW)
         else:
             continue
-        if any(cover.frame.intersects(r) for r in protected):
+        pieces = shown(reach, [t.frame for t in over_it])
+        if not pieces or any(p.intersects(r) for p in pieces for r in protected):
             continue
-        above = stack[i + 1 :]
-        if any(o.frame.intersects(cover.frame) and o not in kept for o in above):
+        if any(o.frame.intersects(p) and o not in kept for o in above for p in pieces):
             continue
         kept.append(window)
-        out.append(cover)
+        out.extend(replace(window, frame=p) for p in pieces[::-1])
     return out[::-1]
+
+
+def shown(reach: Rect, over: Sequence[Rect]) -> list[Rect]:
+    """What of `reach` the rectangles `over` leave uncovered, in pieces (none: all of
+    it is covered)."""
+    pieces = [reach]
+    for cut in over:
+        pieces = [p for piece in pieces for p in piece.minus(cut)]
+    return pieces
 
 
 def _harmless(window: StackedWindow, task_classes: set[str]) -> bool:
@@ -328,7 +354,12 @@ Xfce's window manager composites by default and draws a shadow 6-8 px below and 
 each window (measured on xfwm4 4.18 at its defaults)."""
 
 
-def beside(window: StackedWindow, task: Sequence[StackedWindow], task_classes: set[str]) -> bool:
+def beside(
+    window: StackedWindow,
+    task: Sequence[StackedWindow],
+    task_classes: set[str],
+    over_it: Sequence[StackedWindow] = (),
+) -> bool:
     """Whether `window` is another app's window beside the task: placed by the window
     manager (a window that places itself may be a menu, which takes the pointer), of any
     type but the desktop's, of no app of the task's windows (`task`) whatever its class
@@ -336,7 +367,8 @@ def beside(window: StackedWindow, task: Sequence[StackedWindow], task_classes: s
     task's), and standing clear of their frames by its shadow's reach (`SHADOW`) — so it
     hides nothing of the task, and a click into the task raises the task over nothing.
     Left out with that reach round it. A small window in a corner near a task that fills
-    most of the screen (GIMP's export dialog) is near the task's area, not in it."""
+    most of the screen (GIMP's export dialog) is near the task's area, not in it. The
+    task's windows stacked over it (`over_it`) it may meet: they hide it, not it them."""
     reach = window.frame.grow(SHADOW)
     return (
         _another_apps(window, task_classes)
@@ -344,7 +376,7 @@ def beside(window: StackedWindow, task: Sequence[StackedWindow], task_classes: s
         and window.kind != "DESKTOP"
         and bool(task)
         and not any(same_app(t, window) for t in task)
-        and not any(reach.intersects(t.frame) for t in task)
+        and not any(reach.intersects(t.frame) for t in task if t not in over_it)
     )
 
 

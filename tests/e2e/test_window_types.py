@@ -197,6 +197,39 @@ def test_another_apps_window_over_the_form_s_edge_is_refused(
     assert len(app.records()) == before
 
 
+def test_another_apps_window_under_the_form_s_edge_is_left_out_where_it_shows(
+    desktop: Desktop, recorded: tuple[LoanApp, Path]
+) -> None:
+    """The same window over the form's right edge, then the form raised over it (as an
+    app's dialog opens over a small window in a corner): it hides nothing of the form,
+    and what shows of it beside the form is left out. Without the rule this replay
+    diverged at its first step (exit 3)."""
+    app, store = recorded
+    app.start()
+    before = len(app.records())
+    form = json.loads(app.layout.read_text())["windows"][0]
+    name = app.widgets()["Name"]
+    under_edge = (form["w"] - 40, name["y"] - form["y"], 120, 60)
+    window = _open(app, under_edge, "--kind", "NORMAL")
+    try:
+        assert app.process is not None
+        found = subprocess.run(
+            ["xdotool", "search", "--sync", "--pid", str(app.process.pid), "--name", "Acme Loan"],
+            capture_output=True, text=True, check=True, timeout=20,
+        )  # fmt: skip
+        wid = found.stdout.split()[0]
+        subprocess.run(["xdotool", "windowactivate", "--sync", wid], check=True, timeout=20)
+        time.sleep(0.5)  # the window manager has restacked and the form redrawn
+        result = _replay(store)
+    finally:
+        _stop(window)
+    assert result.returncode == 0, result.stderr
+    assert "a normal window ('notifier.Notifier'" in result.stderr
+    records = app.records()
+    assert len(records) == before + 1
+    assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+
+
 def _over_the_status_line(app: LoanApp) -> tuple[int, int, int, int]:
     """Over the middle of the status line, where Submit's outcome shows ("Saved ...")."""
     layout = json.loads(app.layout.read_text())

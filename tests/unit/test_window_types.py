@@ -21,7 +21,15 @@ from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.screen.analysis import fingerprint_of
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Policy
-from mmcli.screen.windows import Over, StackedWindow, WindowRef, focus_taken, left_out
+from mmcli.screen.windows import (
+    Over,
+    StackedWindow,
+    WindowRef,
+    described,
+    described_all,
+    focus_taken,
+    left_out,
+)
 from mmcli.store.recordings import Store
 from mmcli.verbs.replay import replay_named as replay
 from tests.helpers import form_screen, thumbnail_png
@@ -141,6 +149,58 @@ def test_a_window_beside_one_of_the_task_s_windows_but_over_another_is_not_left_
     window = managed(at=Rect(900, 700, 120, 60))
     assert not window.frame.intersects(FORM.frame)
     assert left_out([FORM, dialog, window], [TARGET], {TASK}) == []
+
+
+DIALOG = StackedWindow(WindowRef(TASK, Rect(300, 200, 500, 400)), Rect(300, 200, 500, 400))
+"""The task's dialog, over the form and past its right and bottom edges."""
+
+
+def test_a_window_under_the_task_s_windows_is_left_out_where_it_shows() -> None:
+    """Another app's window the task's dialog was raised over hides nothing of the
+    dialog: what shows of it (and its shadow's reach) beside the dialog is left out, in
+    pieces, and never a pixel of the dialog."""
+    window = managed(at=Rect(760, 560, 160, 100))  # under the dialog's bottom-right corner
+    assert not window.frame.grow(12).intersects(FORM.frame)
+    pieces = left_out([window, FORM, DIALOG], [TARGET], {TASK})
+    assert pieces and all(w.ref == window.ref for w in pieces)
+    assert not any(w.frame.intersects(DIALOG.frame) for w in pieces)
+    shown = sum(w.frame.w * w.frame.h for w in pieces)
+    reach = window.frame.grow(12)
+    hidden = reach.intersection(DIALOG.frame)
+    assert hidden is not None and shown == reach.w * reach.h - hidden.w * hidden.h
+    assert described_all(pieces) == described(replace(window, frame=reach))
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [
+        # over the dialog: it hides part of the task
+        lambda w: [FORM, DIALOG, w],
+        # under the dialog but over the form: it hides part of the form
+        lambda w: [FORM, w, DIALOG],
+    ],
+    ids=["over-the-dialog", "over-the-form"],
+)
+def test_a_window_over_any_of_the_task_s_windows_is_not_left_out(
+    stack: Callable[[StackedWindow], list[StackedWindow]],
+) -> None:
+    window = managed(at=Rect(600, 500, 160, 100))  # meets the dialog and the form
+    assert window.frame.intersects(DIALOG.frame) and window.frame.intersects(FORM.frame)
+    assert left_out(stack(window), [TARGET], {TASK}) == []
+
+
+def test_what_shows_of_a_window_under_the_task_guards_the_target_as_ever() -> None:
+    """A target beside the dialog (in the form's part no other window covers) within
+    what shows of the window: the pixels judge it."""
+    window = managed(at=Rect(760, 560, 160, 100))
+    target = Rect(860, 640, 32, 32)
+    assert not target.intersects(DIALOG.frame)
+    assert left_out([window, FORM, DIALOG], [target], {TASK}) == []
+    # a notification under the dialog alike: what shows of it, less the dialog
+    note = card(at=Rect(760, 560, 160, 100))
+    assert left_out([note, FORM, DIALOG], [TARGET], {TASK}) == [
+        replace(note, frame=p) for p in Rect(760, 560, 160, 100).minus(DIALOG.frame)
+    ]
 
 
 def test_nothing_is_left_out_without_the_task_s_classes_or_a_target() -> None:
