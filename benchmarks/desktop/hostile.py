@@ -21,10 +21,13 @@ Dimensions:
   from its frame).
 - whose: `other` (another app) or `own` (the task's app: `App.own_windows`).
 - focus: `focus` (a managed window activated: raised and focused; an override-redirect
-  one given the X input focus) or `no-focus` (the task window given the focus back
+  one given the X input focus), `no-focus` (the task window given the focus back
   without being raised, the window raised again without the focus: it stays over the
-  task, and a click into the task would raise the task over it). An app may keep the
-  focus elsewhere (Qt, in its own modal dialog): the report says where it was.
+  task, and a click into the task would raise the task over it) or `under` (another
+  app's window only: the task window activated, raised over it and focused, as an app's
+  dialog opens over a window in a corner; over the task window, the window is hidden
+  where it covers it, and shows beside it at its edge). An app may keep the focus
+  elsewhere (Qt, in its own modal dialog): the report says where it was.
 - app (apps.py, each where it runs), window manager (openbox, icewm, xfce), agent style
   (pyautogui, xdotool).
 
@@ -34,7 +37,8 @@ the pixels as the product does); or covers any part of the task window's client 
 (target, over, edge), unless it is another app's notification or tooltip clear of the
 target (the product leaves those out of the check where they cover no target or typed
 field: docs/validation.md; one that lands on a later click of the task is relabelled
-unsafe when judged); or holds the keyboard focus while the task's first input is a key.
+unsafe when judged), or another app's window under the task window (`under`: it hides
+nothing of the task); or holds the keyboard focus while the task's first input is a key.
 Else HARMLESS. An UNSAFE case
 is judged with `under_window`: acting at all (exit 0 or 6) is a wrong action, even with
 the right record; only a divergence (exit 3) with nothing submitted is correct. A
@@ -126,6 +130,8 @@ class Whose:
 class Focus:
     key: str
     takes: bool
+    under: bool = False
+    """The task window is raised over the window (and holds the focus)."""
 
 
 KINDS = (
@@ -143,7 +149,11 @@ PLACES = (
     Place("far", "far from the task window", covers_task=False),
 )
 WHOSE = (Whose("other", own=False), Whose("own", own=True))
-FOCUS = (Focus("focus", takes=True), Focus("no-focus", takes=False))
+FOCUS = (
+    Focus("focus", takes=True),
+    Focus("no-focus", takes=False),
+    Focus("under", takes=False, under=True),
+)
 
 
 PASSING_KINDS = frozenset({"notification", "tooltip"})
@@ -186,6 +196,8 @@ def expected_label(
         return Label.HARMLESS  # the app's own popup far from the task: left to the pixels
     if whose.own:
         return Label.UNSAFE
+    if focus.under:
+        return Label.HARMLESS  # under the task window: it hides nothing of the task
     passing = kind in PASSING_KINDS and not focus.takes and place.key != "target"
     if place.covers_task and not passing:
         return Label.UNSAFE
@@ -258,6 +270,8 @@ def applies(kind: Kind, whose: Whose, focus: Focus, app: type[App]) -> bool:
     can; the app's own only where it can open that kind."""
     if focus.takes and not kind.can_focus:
         return False
+    if focus.under and whose.own:
+        return False  # the app's own dialog stays over its window (transient, modal)
     if whose.own:
         return kind.can_be_own and kind.key in app.own_windows
     return True
@@ -317,7 +331,8 @@ def judge(bench: Bench, case: Case, recorded: Recorded) -> Result:
     j = bench.judge(case.scenario(), recorded, setup)
     placed = arranged[0] if arranged else None
     near = placed is not None and any(placed.outer.grown(TARGET_REACH).contains(c) for c in clicks)
-    if case.label is Label.HARMLESS and placed is not None and placed.covers_task and near:
+    over = placed is not None and placed.covers_task and not case.focus.under
+    if case.label is Label.HARMLESS and over and near:
         unsafe = classify(Label.UNSAFE, j.exit_code, j.record, j.expected, under_window=True)
         j = replace(j, label=str(Label.UNSAFE), outcome=unsafe)
     return Result(case, j, placed)

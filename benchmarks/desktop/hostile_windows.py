@@ -248,6 +248,8 @@ def arrange(bench: Bench, case: Case) -> Arranged:
         d.activate(wid)
     elif case.focus.takes:
         _focus(wid)
+    elif case.focus.under:
+        d.activate(app.wid)  # raised over the window, and focused
     else:
         # Chromium and Tk raise their window when it is given the focus: the window is
         # raised again after, without the focus.
@@ -260,8 +262,9 @@ def arrange(bench: Bench, case: Case) -> Arranged:
     if covers != case.place.covers_task:
         raise RuntimeError(f"the window at {outer} {'covers' if covers else 'misses'} {task}")
     above = _stacked_above(wid, app.wid)
-    if covers and not above:
-        raise CannotPlace(f"the {case.kind.key} window went under the task window")
+    if covers and above is case.focus.under:
+        where = "over" if above else "under"
+        raise CannotPlace(f"the {case.kind.key} window stayed {where} the task window")
     return Arranged(wid, client, outer, override, focus == wid, focus == app.wid, covers, above)
 
 

@@ -4,9 +4,10 @@ form, each app
 recorded once (pyautogui, in the benchmark's drawn world 0), through the real
 `mm replay --no-agent`.
 
-A window of another app far from the task must let replay complete the right record,
-with or without the focus; a window over any part of the task window, or one of the
-task's own app, must stop it before it acts (exit 3, nothing submitted).
+A window of another app far from the task, or under the task window, must let replay
+complete the right record, with or without the focus; a window over any part of the task
+window, or one of the task's own app, must stop it before it acts (exit 3, nothing
+submitted).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ CHROMIUM_CASES = (
 TK_CASES = (
     "normal/far/own/no-focus",  # a Tk toplevel: no _NET_WM_PID, another class
     "normal/far/other/focus",
+    "terminal/edge/other/under",  # shows beside the form's edge: left out where it shows
 )
 
 
@@ -96,6 +98,7 @@ def check(bench_recorded: tuple[Bench, Recorded], key: str) -> None:
     # is in it or in the task window
     assert arranged.covers_task is case.place.covers_task, detail
     assert arranged.focused if case.focus.takes else arranged.task_focused, detail
+    assert arranged.above_task is not case.focus.under or not arranged.covers_task, detail
     if case.label is Label.UNSAFE:
         assert j.record is None and j.exit_code == 3, detail
     assert j.outcome is Outcome.CORRECT, detail

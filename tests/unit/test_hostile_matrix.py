@@ -36,7 +36,7 @@ from benchmarks.desktop.scenarios import Label
 KIND = {k.key: k for k in KINDS}
 PLACE = {p.key: p for p in PLACES}
 OTHER, OWN = WHOSE
-TAKES, NO_FOCUS = FOCUS
+TAKES, NO_FOCUS, UNDER = FOCUS
 
 
 # ----- the label -----------------------------------------------------------------------
@@ -62,6 +62,22 @@ def test_another_apps_notification_or_tooltip_clear_of_the_target_is_left_out(ki
         assert expected_label(PLACE[place], OTHER, NO_FOCUS, kind=kind) is Label.HARMLESS
     assert expected_label(PLACE["target"], OTHER, NO_FOCUS, kind=kind) is Label.UNSAFE
     assert expected_label(PLACE["over"], OWN, NO_FOCUS, kind=kind) is Label.UNSAFE
+
+
+@pytest.mark.parametrize("place", [p.key for p in PLACES])
+def test_another_apps_window_under_the_task_window_is_harmless_the_apps_own_is_not(
+    place: str,
+) -> None:
+    """It hides nothing of the task: what shows of it beside the task window is left out
+    (docs/validation.md). No case puts the app's own window under its task window."""
+    for kind in ("dialog", "normal", "override", "tooltip"):
+        assert expected_label(PLACE[place], OTHER, UNDER, kind=kind) is Label.HARMLESS
+    assert expected_label(PLACE[place], OWN, UNDER, kind="normal") is Label.UNSAFE
+    assert not [
+        c
+        for c in generate(["qt", "tk"], ["openbox"], ["pyautogui"])
+        if c.focus.under and c.whose.own
+    ]
 
 
 def test_another_apps_window_far_away_is_harmless_with_or_without_the_focus() -> None:
@@ -93,13 +109,13 @@ def test_a_far_window_holding_the_focus_is_unsafe_where_keys_come_first() -> Non
 
 
 def test_the_cases_of_each_app_are_its_applicable_combinations() -> None:
-    """Other apps' windows: 4 places x (dialog, normal, terminal, override: 2 focus
-    values; notification, tooltip: no focus) = 40; own windows where the app opens that
-    kind (Qt: all but the terminal and the notification; Tk: dialog, normal; Chromium:
-    normal; GTK: none)."""
+    """Other apps' windows: 4 places x (dialog, normal, terminal, override: 3 focus
+    values; notification, tooltip: no focus or under the task) = 64; own windows where
+    the app opens that kind (Qt: all but the terminal and the notification; Tk: dialog,
+    normal; Chromium: normal; GTK: none), never under the task."""
     cases = generate(["gtk", "qt", "chromium", "tk"], ["openbox"], ["pyautogui"])
     per_app = Counter(c.app for c in cases)
-    assert per_app == {"gtk": 40, "chromium": 48, "tk": 56, "qt": 68}
+    assert per_app == {"gtk": 64, "chromium": 72, "tk": 80, "qt": 92}
     own = {(c.app, c.kind.key) for c in cases if c.whose.own}
     assert own == {
         ("qt", "dialog"),
@@ -139,9 +155,10 @@ def test_each_case_is_labelled_by_the_rule_and_unsafe_means_acting_is_wrong() ->
 
 
 def test_both_labels_occur_and_only_far_windows_of_other_apps_are_harmless() -> None:
-    """... or another app's notification or tooltip clear of the target."""
+    """... or another app's notification or tooltip clear of the target, or another
+    app's window under the task window."""
     cases = generate(["qt"], ["openbox"], ["pyautogui"])
-    harmless = [c for c in cases if c.label is Label.HARMLESS]
+    harmless = [c for c in cases if c.label is Label.HARMLESS and not c.focus.under]
     assert harmless and len(harmless) < len(cases)
     assert {(c.place.key, c.whose.key) for c in harmless if c.place.key != "far"} <= {
         ("over", "other"),
