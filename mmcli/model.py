@@ -196,6 +196,11 @@ class EndScreen:
     """The task's title bars that showed a param's value then (`Step.titles`)."""
     counts: tuple[CountLine, ...] = ()
     """The lines that counted what was typed then (`Step.counts`)."""
+    vacated: tuple[Rect, ...] = ()
+    """Where the task's windows stood before the last action and no window stood then:
+    the desktop the last action laid bare (a form that closed), as the window system told
+    it; empty where it told nothing. Another app's window found there at replay hides
+    nothing the task showed (`windows.revealed`)."""
 
 
 @dataclass(frozen=True)

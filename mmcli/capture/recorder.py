@@ -35,7 +35,7 @@ from mmcli.capture.details import Details
 from mmcli.capture.idle import IdleWatch
 from mmcli.capture.settling import OUTCOME_LIMIT, OUTCOME_QUIET, outcome_settle, settle
 from mmcli.capture.steps import Capture, FinalScreen, focus_point, join_chunk, read_back
-from mmcli.capture.windowing import around, last_titles, titles, window_of
+from mmcli.capture.windowing import around, last_titles, titles, vacated, window_of
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import Action, ActionKind
@@ -154,7 +154,7 @@ class Recorder:
         last = self.captures[-1] if self.captures else None
         quiet, answer = self.waits.await_answer(action, last, self._last_input())
         window = window_of(self.backend, action)
-        above, own = around(self.backend, window)
+        above, own, frames = around(self.backend, window)
         moved = approach(self.backend, action)
         self.waits.await_hover(
             action, window, moved, last.action if last else None, self._last_input()
@@ -183,6 +183,7 @@ class Recorder:
             window=window,
             above=above,
             own=own,
+            frames=frames,
             typed=self.details.typed(self.captures, frame, changed),
             changed=changed,
             titles=kept_titles,
@@ -318,6 +319,7 @@ class Recorder:
                 changed=changed,
                 titles=last_titles(self.backend, self.captures),
                 counts=self.count_bands.crops(self.captures, frame),
+                vacated=vacated(self.backend, self.captures[-1] if self.captures else None),
             )
 
     # ---- the run ----------------------------------------------------------------------

@@ -66,6 +66,9 @@ class FinalScreen:
     """The title bars of the task's windows on the final screen (`Capture.titles`)."""
     counts: Crops = ()
     """The count bands' pixels on the final screen (`Capture.counts`)."""
+    vacated: tuple[Rect, ...] = ()
+    """Where the task's windows stood before the last action and none stands now
+    (`EndScreen.vacated`)."""
 
 
 @dataclass
@@ -87,6 +90,9 @@ class Capture:
     """The windows over part of `window` then (`Step.above`)."""
     own: tuple[Over, ...] = ()
     """The other windows of `window`'s app then (`Step.own`)."""
+    frames: tuple[Rect, ...] = ()
+    """The frames of `window` and its app's other windows then (title bars and borders
+    included): where the last action may lay the desktop bare (`windowing.vacated`)."""
     read: FieldText | NotRead | None = None
     """For typed text: its field read back once the app had drawn it (`landed_of`)."""
     field_box: Rect | None = None
@@ -302,6 +308,7 @@ def build_steps(
             name,
             titles_showing_values(ended.titles, values, secrets or set()),
             count_lines(ended.counts, typed_params, values, secrets or set(), counted),
+            ended.vacated,
         )
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(_on_count_rows(steps), thumbnails, area)

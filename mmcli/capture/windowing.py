@@ -14,10 +14,13 @@ from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import (
     MAX_OVER,
     MAX_TITLES,
+    MAX_VACATED,
+    SHADOW,
     Over,
     WindowRef,
     over_window,
     own_windows,
+    shown,
     title_band,
 )
 
@@ -30,18 +33,38 @@ def window_of(backend: Backend, action: Action) -> WindowRef | None:
     return backend.keyboard_window()
 
 
-def around(backend: Backend, window: WindowRef | None) -> tuple[tuple[Over, ...], tuple[Over, ...]]:
+def around(
+    backend: Backend, window: WindowRef | None
+) -> tuple[tuple[Over, ...], tuple[Over, ...], tuple[Rect, ...]]:
     """The windows over part of `window` now, and the other windows of its app, as the
-    window system stacks them (`Step.above`, `Step.own`)."""
+    window system stacks them (`Step.above`, `Step.own`); and the frames of `window` and
+    of those of its app (`Capture.frames`)."""
     stack = backend.stack() if window is not None else None
     if stack is None or window is None:
-        return (), ()
+        return (), (), ()
     above = over_window(stack, window) or []
     own = own_windows(stack, window)
+    frames = [w.frame for w in stack if w.ref == window] + [w.frame for w in own]
     return (
         tuple(Over.of(w) for w in above[:MAX_OVER]),
         tuple(Over.of(w) for w in own[:MAX_OVER]),
+        tuple(frames[:MAX_OVER]),
     )
+
+
+def vacated(backend: Backend, last: Capture | None) -> tuple[Rect, ...]:
+    """Where the task's windows stood before the last action (`last`: the window it went
+    to and that app's others), with their shadows' reach (`SHADOW`), and no window
+    stands now but the desktop's: what the last action laid bare (`EndScreen.vacated`)."""
+    if last is None or not last.frames:
+        return ()
+    stack = backend.stack()
+    if stack is None:
+        return ()
+    standing = [w.frame for w in stack if w.kind != "DESKTOP"]
+    gone = [f for f in last.frames if f not in standing]
+    bare = [p for f in gone for p in shown(f.grow(SHADOW), standing)]
+    return tuple(bare[:MAX_VACATED])
 
 
 def titles(backend: Backend, window: WindowRef | None) -> tuple[tuple[Rect, str], ...]:

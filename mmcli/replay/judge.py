@@ -10,6 +10,7 @@ from functools import reduce
 
 from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
+from mmcli.replay.bystanders import Bystanders
 from mmcli.replay.counted import Counted, step_target
 from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.excuses import inner_workarea, task_window_areas
@@ -24,7 +25,6 @@ from mmcli.screen.windows import (
     TitleBar,
     WindowRef,
     described_over,
-    left_out,
     new_over,
     new_own,
     relocation,
@@ -103,6 +103,8 @@ class Judge:
         self._stacked: tuple[Frame, list[StackedWindow] | None] | None = None
         """The window system's stack, asked once per live screen."""
         self._left: dict[int, tuple[StackedWindow, ...]] = {}
+        self.bystanders = Bystanders(policy, self.task_classes)
+        """Other apps' windows: left out, known to this run, laid bare at its end."""
         self.counted = Counted(recording, self.values)
         """The lines that count what was typed, read where a check differs over them."""
 
@@ -113,6 +115,8 @@ class Judge:
         where the task moved (`view`: that shifted screen, when the caller has it). With
         `--relocate`, the app's other windows the step recorded that stand at offsets of
         their own are judged each where it stands (`screen.placement`)."""
+        if self.bystanders.active and self.bystanders.known is None:
+            self.bystanders.begin(self._stack(frame))
         window = self.live_window(step, frame, offset) if self.relocate else None
         placed = self.placed(step, frame, window, offset)
         hidden: list[Rect] = []
@@ -165,6 +169,8 @@ class Judge:
                 verdict = check([w.frame for w in harmless])
         new = self.new_windows(step, frame, offset, placed)
         if not new:
+            if verdict.ok:
+                self.bystanders.passed(self._left.get(step.id, ()))
             return verdict
         return Verdict((*new, *verdict.differences), verdict.excused)
 
@@ -282,16 +288,17 @@ class Judge:
             return []
         return self.left_out_of(frame, [target, *self.typed])
 
+    def revealed_at(
+        self, frame: Frame, end: Step, changed: list[Rect], protected: list[Rect]
+    ) -> list[StackedWindow]:
+        """`Bystanders.revealed` on the live screen (`frame`) after `end`."""
+        return self.bystanders.revealed(self._stack(frame), end, changed, protected)
+
     def left_out_of(self, frame: Frame, protected: list[Rect] | None) -> list[StackedWindow]:
-        """`windows.left_out` on the live screen (`frame`) with `protected`; nothing under
-        `--policy strict`, where the window system says nothing, or for a recording that
-        does not know its windows."""
-        if self.policy is Policy.STRICT or not self.task_classes:
+        """`Bystanders.left_out` on the live screen (`frame`) with `protected`."""
+        if not self.bystanders.active:
             return []
-        stack = self._stack(frame)
-        if stack is None:
-            return []
-        return left_out(stack, protected, self.task_classes)
+        return self.bystanders.left_out(self._stack(frame), protected)
 
     def first_match(
         self,

@@ -131,7 +131,10 @@ class OutcomeJudge:
         changed = self.task_change(end)
         if not changed:
             return verdict
-        harmless = self.judge.left_out_of(frame, [*changed, *self.judge.typed])
+        harmless = [
+            *self.judge.left_out_of(frame, [*changed, *self.judge.typed]),
+            *self.judge.revealed_at(frame, end, changed, list(self.judge.typed)),
+        ]
         if not harmless:
             return verdict
         return check([w.frame for w in harmless])
@@ -155,7 +158,12 @@ class OutcomeJudge:
             return []
         # No target: nothing is acted on after the last action.
         free = self.judge.left_out_of(frame, list(self.judge.typed))
-        return [w for w in free if any(w.frame.intersects(c) for c in changed)]
+        bare = {w.xid for w in self.judge.revealed_at(frame, end, changed, list(self.judge.typed))}
+        return [
+            w
+            for w in free
+            if any(w.frame.intersects(c) for c in changed) and not (w.xid and w.xid in bare)
+        ]
 
     def last_change(self, end: Step) -> list[Rect] | None:
         """What `end`'s action changed on the screen when it was recorded: the regions

@@ -261,6 +261,87 @@ def described_over(window: StackedWindow) -> str:
     return f"{what} ({_named(WindowRef(window.ref.wm_class, window.frame))})"
 
 
+MAX_VACATED = 64
+"""The most pieces of laid-bare desktop an outcome keeps (`EndScreen.vacated`)."""
+
+
+def revealed(
+    stack: Sequence[StackedWindow],
+    task_classes: set[str],
+    seen: Mapping[int, Sequence[Rect]],
+    vacated: Sequence[Rect],
+    changed: Sequence[Rect],
+    protected: Sequence[Rect],
+) -> list[StackedWindow]:
+    """The windows of `stack` (bottom to top) that the task's windows going away at its
+    end revealed, each in the pieces that show of it: another app's window (as
+    `left_out` has it, by the same kinds) that an earlier check of this run left out
+    (`seen`: what showed of it then, by its window system's id) and that shows now only
+    there, where the recording's outcome laid the desktop bare (`vacated`: a form that
+    closed over it) or under the task's windows; over nothing else the last action
+    changed when recorded (`changed`: a confirmation it showed), over none of
+    `protected` but where it lies bare (a closed form's fields), over no window of the
+    task's, and under no other window. What it
+    covers is what the outcome showed as the desktop: nothing of the task's. It may
+    hold the keyboard: the window manager gives it the focus the closed window had, and
+    no key follows the last action."""
+    if not task_classes or not seen or not vacated:
+        return []
+    task = [w for w in stack if w.ref.wm_class in task_classes]
+    guarded = [q for r in protected for q in shown(r, vacated)]  # a closed form's fields: gone
+    out: list[StackedWindow] = []
+    for i, window in enumerate(stack):
+        if window.xid not in seen or not _another_apps(
+            replace(window, focused=False), task_classes
+        ):
+            continue
+        harmless = _harmless(replace(window, focused=False), task_classes)
+        if window.override_redirect and not harmless:
+            continue  # it placed itself: it may be a menu, which takes the pointer
+        if window.kind == "DESKTOP" or any(same_app(t, window) for t in task):
+            continue
+        above = stack[i + 1 :]
+        reach = window.frame if harmless else window.frame.grow(SHADOW)
+        over_it = [t for t in task if t in above]
+        if any(reach.intersects(t.frame) for t in task if t not in over_it):
+            continue  # over a window of the task's
+        pieces = shown(reach, [t.frame for t in over_it])
+        if shown_beyond(pieces, [*seen[window.xid], *vacated]):
+            continue  # it shows where the run showed something else
+        if shown_beyond(_within(pieces, changed), vacated):
+            continue  # over something the last action showed
+        if any(p.intersects(r) for p in pieces for r in guarded):
+            continue
+        if any(o.frame.intersects(p) for o in above for p in pieces if o not in over_it):
+            continue
+        out.extend(replace(window, frame=p) for p in pieces)
+    return out
+
+
+def _within(pieces: Sequence[Rect], places: Sequence[Rect]) -> list[Rect]:
+    """The parts of `pieces` inside `places`."""
+    return [c for p in pieces for r in places if (c := p.intersection(r)) is not None]
+
+
+def found_apart(stack: Sequence[StackedWindow], task_classes: set[str]) -> list[StackedWindow]:
+    """The windows of `stack` known to be other apps' (`_another_apps`, whatever holds the
+    keyboard) and of no app of the task's windows there (`same_app`): what stood apart
+    from the task when a run began, shown or hidden under its windows."""
+    task = [w for w in stack if w.ref.wm_class in task_classes]
+    return [
+        w
+        for w in stack
+        if w.xid
+        and _another_apps(replace(w, focused=False), task_classes)
+        and not any(same_app(t, w) for t in task)
+    ]
+
+
+def shown_beyond(pieces: Sequence[Rect], places: Sequence[Rect]) -> bool:
+    """Whether any part of `pieces` lies outside every one of `places`."""
+    return any(shown(p, places) for p in pieces)
+
+
 def described_all(windows: Sequence[StackedWindow]) -> str:
     """`described` for each window once: the pieces `left_out` gives of one window told
     as the rectangle round them."""

@@ -162,6 +162,8 @@ def _step_doc(step: Step) -> Document:
             outcome["titles"] = _titles_doc(step.outcome.titles)
         if step.outcome.counts:
             outcome["counts"] = _counts_doc(step.outcome.counts)
+        if step.outcome.vacated:
+            outcome["vacated"] = [r.as_list() for r in step.outcome.vacated]
         doc["outcome"] = outcome
     return doc
 
@@ -455,7 +457,20 @@ def _outcome(doc: Any, where: str) -> EndScreen:
         thumbnail = _file_name(doc["thumbnail"], f"{where}.thumbnail")
     titles = _titles(doc["titles"], f"{where}.titles") if "titles" in doc else ()
     counts = _counts(doc["counts"], f"{where}.counts") if "counts" in doc else ()
-    return EndScreen(fingerprint, thumbnail, titles, counts)
+    vacated = _vacated(doc["vacated"], f"{where}.vacated") if "vacated" in doc else ()
+    return EndScreen(fingerprint, thumbnail, titles, counts, vacated)
+
+
+def _vacated(doc: Any, where: str) -> tuple[Rect, ...]:
+    from mmcli.screen.windows import MAX_VACATED
+
+    if not isinstance(doc, list) or len(doc) > MAX_VACATED:
+        raise ValueError(f"{where}: a list of at most {MAX_VACATED} rectangles")
+    found = tuple(_rect(r, f"{where}[{i}]") for i, r in enumerate(doc))
+    for i, r in enumerate(found):
+        if r.w <= 0 or r.h <= 0:
+            raise ValueError(f"{where}[{i}]: a rectangle of positive width and height")
+    return found
 
 
 def _bool(value: Any, where: str) -> bool:

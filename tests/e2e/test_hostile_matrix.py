@@ -33,6 +33,8 @@ GTK_CASES = (
     "normal/far/other/focus",
     "notification/far/other/no-focus",
     "override/edge/other/no-focus",
+    # under the form's edge; the form closes at the end and lays it bare
+    "normal/edge/other/under",
 )
 CHROMIUM_CASES = (
     "normal/over/own/no-focus",

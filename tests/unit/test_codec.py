@@ -221,6 +221,30 @@ def test_title_bars_that_show_a_value_are_kept_and_bounded() -> None:
         codec.loads(text.replace("    402,\n    22,", "    -402,\n    22,", 1))
 
 
+def test_what_the_outcome_laid_bare_is_kept_and_bounded() -> None:
+    from dataclasses import replace
+
+    from mmcli.model import EndScreen
+    from mmcli.screen.fingerprint import Rect
+    from mmcli.screen.windows import MAX_VACATED
+
+    rec = sample_recording()
+    end = len(rec.steps) - 1
+    screen = replace(rec.steps[end].fingerprint, patch=None, pointer=None)
+    bare = (Rect(79, 46, 402, 330), Rect(500, 46, 21, 37))
+    rec.steps[end] = replace(rec.steps[end], outcome=EndScreen(screen, vacated=bare))
+    text = codec.dumps(rec)
+    outcome = codec.loads(text).steps[end].outcome
+    assert outcome is not None and outcome.vacated == bare
+    assert "vacated" not in codec.dumps(sample_recording())  # none recorded: not written
+    with pytest.raises(RecordingCorrupt, match=r"vacated\[1\]"):
+        codec.loads(text.replace("        21,\n        37,", "        -21,\n        37,", 1))
+    many = replace(rec.steps[end], outcome=EndScreen(screen, vacated=bare[:1] * (MAX_VACATED + 1)))
+    rec.steps[end] = many
+    with pytest.raises(RecordingCorrupt, match="vacated"):
+        codec.loads(codec.dumps(rec))
+
+
 def test_count_lines_are_kept_and_bounded() -> None:
     from dataclasses import replace
 

@@ -28,7 +28,9 @@ from mmcli.screen.windows import (
     described,
     described_all,
     focus_taken,
+    found_apart,
     left_out,
+    revealed,
 )
 from mmcli.store.recordings import Store
 from mmcli.verbs.replay import replay_named as replay
@@ -570,3 +572,103 @@ def test_a_transient_for_of_another_format_is_transient_and_names_no_owner() -> 
     assert _first_long((8, b"ab")) == (True, 0)  # malformed: still transient, no owner
     assert _first_long((32, [])) == (False, 0)
     assert _first_long(None) == (False, 0)
+
+
+def _under_the_form() -> tuple[StackedWindow, dict[int, list[Rect]]]:
+    """Another app's window under the form's right edge, and what showed of it beside the
+    form while the task ran (left out of each check)."""
+    window = replace(managed(at=Rect(600, 300, 160, 100)), xid=0x3200007)
+    assert window.frame.intersects(FORM.frame)
+    pieces = left_out([window, FORM], [TARGET], {TASK})
+    assert pieces
+    return window, {window.xid: [p.frame for p in pieces]}
+
+
+def test_a_window_the_closing_form_laid_bare_is_left_out_of_the_outcome() -> None:
+    """The form closed at the end (its frame `vacated` as recorded): what shows now of
+    the window that was under it is where it showed beside the form, or where the
+    recorded outcome showed the desktop."""
+    window, seen = _under_the_form()
+    bare = revealed([window], {TASK}, seen, [FORM.frame], [FORM.frame], [])
+    assert [w.frame for w in bare] == [window.frame.grow(12)]
+    assert described_all(bare) == described(replace(window, frame=window.frame.grow(12)))
+    # the window manager gave it the focus the form had: no key follows the last action
+    focused = replace(window, focused=True)
+    assert revealed([focused], {TASK}, seen, [FORM.frame], [FORM.frame], []) != []
+
+
+@pytest.mark.parametrize(
+    "why",
+    [
+        "not-seen",  # never left out of a check of this run
+        "moved",  # stands elsewhere than where it was left out
+        "form-stayed",  # the recorded outcome laid nothing bare
+        "over-what-changed",  # the last action showed something there (a confirmation)
+        "over-the-task",  # a window of the task's is under it
+        "under-another",  # another window over it
+        "over-typed",  # over a field the task typed into
+        "strict-kind",  # placed itself: it may be a menu
+    ],
+)
+def test_a_window_the_outcome_did_not_lay_bare_is_left_to_the_pixels(why: str) -> None:
+    window, seen = _under_the_form()
+    stack: list[StackedWindow] = [window]
+    vacated, changed, protected = [FORM.frame], [FORM.frame], []
+    if why == "not-seen":
+        seen = {}
+    elif why == "moved":
+        stack = [replace(window, frame=window.frame.moved(0, 40))]
+    elif why == "form-stayed":
+        vacated = []
+    elif why == "over-what-changed":
+        changed = [FORM.frame, Rect(700, 380, 100, 40)]  # beside the form, under the window
+    elif why == "over-the-task":
+        stack = [
+            StackedWindow(WindowRef(TASK, Rect(700, 380, 80, 60)), Rect(700, 380, 80, 60)),
+            window,
+        ]
+    elif why == "under-another":
+        stack = [window, managed(at=Rect(740, 380, 100, 60))]
+    elif why == "over-typed":
+        protected = [Rect(650, 320, 40, 20)]
+    elif why == "strict-kind":
+        stack = [replace(window, override_redirect=True)]
+    assert revealed(stack, {TASK}, seen, vacated, changed, protected) == []
+
+
+def test_a_window_hidden_under_the_form_from_the_start_is_laid_bare_only_where_it_stood() -> None:
+    """Never shown while the task ran (under the form, wholly): known from the stack as
+    the run began, it is left out of the outcome where the form's place holds all of it."""
+    hidden = replace(managed(at=Rect(300, 200, 160, 100)), xid=0x3400002)
+    assert hidden.frame.grow(12).inside(FORM.frame)
+    form = replace(FORM, client=FORM_CLIENT)
+    assert found_apart([hidden, form], {TASK}) == [hidden]
+    seen: dict[int, list[Rect]] = {w.xid: [] for w in found_apart([hidden, form], {TASK})}
+    bare = revealed([hidden], {TASK}, seen, [FORM.frame], [FORM.frame], [])
+    assert [w.frame for w in bare] == [hidden.frame.grow(12)]
+    # over the closed form's typed field: nothing is there any more
+    typed = Rect(320, 220, 80, 20)
+    assert revealed([hidden], {TASK}, seen, [FORM.frame], [FORM.frame], [typed]) == bare
+    # past the form's place: it shows where the outcome showed the desktop unseen
+    wider = replace(hidden, frame=Rect(300, 200, 400, 100))
+    assert revealed([wider], {TASK}, seen, [FORM.frame], [FORM.frame], []) == []
+    # a window of the task's app when the run began is never apart from it
+    own = replace(hidden, client=FORM_CLIENT)
+    assert found_apart([own, form], {TASK}) == []
+
+
+def test_a_run_knows_the_windows_apart_from_it_at_its_start_and_each_piece_it_left_out() -> None:
+    from mmcli.replay.bystanders import Bystanders
+
+    window, seen = _under_the_form()
+    run = Bystanders(Policy.DEFAULT, {TASK})
+    run.begin([window, FORM])
+    run.begin([])  # asked once: the first screen's
+    assert run.known == {window.xid: []}
+    pieces = left_out([window, FORM], [TARGET], {TASK})
+    run.passed(pieces)
+    run.passed(pieces)  # the same pieces at the next step: kept once
+    assert run.known == seen
+    assert not Bystanders(Policy.STRICT, {TASK}).active
+    assert not Bystanders(Policy.DEFAULT, set()).active
+    assert Bystanders(Policy.STRICT, {TASK}).left_out([window, FORM], [TARGET]) == []

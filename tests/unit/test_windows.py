@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
+
+from PIL import Image
 
 from mmcli.capture.steps import titles_showing_values
 from mmcli.screen.fingerprint import Rect
@@ -152,3 +155,35 @@ def test_a_title_band_is_the_frame_above_the_client() -> None:
     assert title_band(StackedWindow(TASK, TASK.rect)) is None  # no decorations
     popup = StackedWindow(TASK, Rect(79, 68, 402, 323), override_redirect=True)
     assert title_band(popup) is None
+
+
+def test_the_outcome_keeps_where_the_last_action_laid_the_desktop_bare() -> None:
+    """The form's OK closed it: its frame is bare at the outcome, but where a panel or
+    the app's other window stands; a window still there leaves nothing bare."""
+    from mmcli.backends.fake import FakeBackend
+    from mmcli.capture.windowing import around, vacated
+
+    form = StackedWindow(TASK, Rect(79, 68, 402, 323), "NORMAL")
+    other = StackedWindow(
+        WindowRef("zenity.Zenity", Rect(600, 90, 200, 100)), Rect(599, 68, 202, 123)
+    )
+    panel = StackedWindow(
+        WindowRef("panel.Panel", Rect(0, 0, 1920, 30)), Rect(0, 0, 1920, 30), "DOCK"
+    )
+    desktop = StackedWindow(
+        WindowRef("desk.Desk", Rect(0, 0, 1920, 1080)), Rect(0, 0, 1920, 1080), "DESKTOP"
+    )
+    backend = FakeBackend(Image.new("RGB", (1920, 1080)))
+    backend.stacked = [desktop, form, other, panel]
+    above, own, frames = around(backend, TASK)
+    assert above == ()  # the panel is over none of the form
+    assert frames == (form.frame, other.frame) and own == (Over.of(other),)
+    last = SimpleNamespace(frames=frames)
+    backend.stacked = [desktop, other, panel]  # the form closed
+    assert vacated(backend, last) == (form.frame.grow(12),)  # type: ignore[arg-type]
+    backend.stacked = [desktop, other, replace(panel, frame=Rect(0, 0, 1920, 80))]
+    assert vacated(backend, last) == (Rect(67, 80, 426, 323),)  # type: ignore[arg-type]
+    backend.stacked = [desktop, form, other, panel]  # nothing closed
+    assert vacated(backend, last) == ()  # type: ignore[arg-type]
+    backend.stacked = None  # the window system says nothing
+    assert vacated(backend, last) == ()  # type: ignore[arg-type]
