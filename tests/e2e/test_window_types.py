@@ -17,6 +17,8 @@ tells it (`tests/e2e/notifier.py`, its EWMH type set before it is mapped):
 - a dialog-type window transient for the form (the window manager keeps it above the
   form), or a notification transient for the form, at the place of the first: refused
   at the first step, nothing typed;
+- another app's normal window over the form's edge: refused (exit 3); the same window
+  once the form was raised over it: what shows of it beside the form is left out (exit 0);
 - dunst's own notification over the form's title bar and heading: left out (exit 0);
 - a notification far away that takes the X input focus itself: no key is sent (exit 3).
 """
