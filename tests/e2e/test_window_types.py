@@ -179,18 +179,24 @@ def test_another_apps_window_beside_the_form_is_left_out(
     assert {k: str(records[-1][k]) for k in WANTED} == WANTED
 
 
+def _over_the_edge(app: LoanApp) -> tuple[int, subprocess.Popen[bytes]]:
+    """The form started, and another app's normal window over its right edge by the Name
+    field: the records submitted so far, and the window."""
+    app.start()
+    before = len(app.records())
+    form = json.loads(app.layout.read_text())["windows"][0]
+    name = app.widgets()["Name"]
+    over_edge = (form["w"] - 40, name["y"] - form["y"], 120, 60)
+    return before, _open(app, over_edge, "--kind", "NORMAL")
+
+
 def test_another_apps_window_over_the_form_s_edge_is_refused(
     desktop: Desktop, recorded: tuple[LoanApp, Path]
 ) -> None:
     """The same window over the form's right edge: over the task, so the pixels judge it
     (a normal window is not left out there): refused, nothing submitted."""
     app, store = recorded
-    app.start()
-    before = len(app.records())
-    form = json.loads(app.layout.read_text())["windows"][0]
-    name = app.widgets()["Name"]
-    over_edge = (form["w"] - 40, name["y"] - form["y"], 120, 60)
-    window = _open(app, over_edge, "--kind", "NORMAL")
+    before, window = _over_the_edge(app)
     try:
         result = _replay(store)
     finally:
@@ -207,12 +213,7 @@ def test_another_apps_window_under_the_form_s_edge_is_left_out_where_it_shows(
     and what shows of it beside the form is left out. Without the rule this replay
     diverged at its first step (exit 3)."""
     app, store = recorded
-    app.start()
-    before = len(app.records())
-    form = json.loads(app.layout.read_text())["windows"][0]
-    name = app.widgets()["Name"]
-    under_edge = (form["w"] - 40, name["y"] - form["y"], 120, 60)
-    window = _open(app, under_edge, "--kind", "NORMAL")
+    before, window = _over_the_edge(app)
     try:
         assert app.process is not None
         found = subprocess.run(
