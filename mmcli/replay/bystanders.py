@@ -39,10 +39,10 @@ class Bystanders:
 
     def passed(self, windows: Sequence[StackedWindow]) -> None:
         """A check passed with `windows` left out (each a piece that showed)."""
-        known = self.known if self.known is not None else {}
-        self.known = known
+        if self.known is None:
+            self.known = {}
         for w in windows:
-            shown = known.setdefault(w.xid, []) if w.xid else []
+            shown = self.known.setdefault(w.xid, []) if w.xid else []
             if w.frame not in shown:
                 shown.append(w.frame)
 

@@ -291,18 +291,17 @@ def revealed(
     guarded = [q for r in protected for q in shown(r, vacated)]  # a closed form's fields: gone
     out: list[StackedWindow] = []
     for i, window in enumerate(stack):
-        if window.xid not in seen or not _another_apps(
-            replace(window, focused=False), task_classes
-        ):
-            continue
-        harmless = _harmless(replace(window, focused=False), task_classes)
-        if window.override_redirect and not harmless:
-            continue  # it placed itself: it may be a menu, which takes the pointer
-        if window.kind == "DESKTOP" or any(same_app(t, window) for t in task):
+        if window.xid not in seen:
             continue
         above = stack[i + 1 :]
-        reach = window.frame if harmless else window.frame.grow(SHADOW)
         over_it = [t for t in task if t in above]
+        unfocused = replace(window, focused=False)  # the closed window's focus, handed on
+        if _harmless(unfocused, task_classes) and not any(same_app(t, window) for t in task):
+            reach = window.frame
+        elif _placed_apart(unfocused, task, task_classes, over_it):
+            reach = window.frame.grow(SHADOW)
+        else:
+            continue
         if any(reach.intersects(t.frame) for t in task if t not in over_it):
             continue  # over a window of the task's
         pieces = shown(reach, [t.frame for t in over_it])
@@ -450,12 +449,21 @@ def beside(
     Left out with that reach round it. A small window in a corner near a task that fills
     most of the screen (GIMP's export dialog) is near the task's area, not in it. The
     task's windows stacked over it (`over_it`) it may meet: they hide it, not it them."""
+    return bool(task) and _placed_apart(window, task, task_classes, over_it)
+
+
+def _placed_apart(
+    window: StackedWindow,
+    task: Sequence[StackedWindow],
+    task_classes: set[str],
+    over_it: Sequence[StackedWindow],
+) -> bool:
+    """`beside` but that the task need have a window on the screen."""
     reach = window.frame.grow(SHADOW)
     return (
         _another_apps(window, task_classes)
         and not window.override_redirect
         and window.kind != "DESKTOP"
-        and bool(task)
         and not any(same_app(t, window) for t in task)
         and not any(reach.intersects(t.frame) for t in task if t not in over_it)
     )
