@@ -466,11 +466,7 @@ def _vacated(doc: Any, where: str) -> tuple[Rect, ...]:
 
     if not isinstance(doc, list) or len(doc) > MAX_VACATED:
         raise ValueError(f"{where}: a list of at most {MAX_VACATED} rectangles")
-    found = tuple(_rect(r, f"{where}[{i}]") for i, r in enumerate(doc))
-    for i, r in enumerate(found):
-        if r.w <= 0 or r.h <= 0:
-            raise ValueError(f"{where}[{i}]: a rectangle of positive width and height")
-    return found
+    return tuple(_rect(r, f"{where}[{i}]") for i, r in enumerate(doc))
 
 
 def _bool(value: Any, where: str) -> bool:

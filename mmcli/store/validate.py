@@ -240,6 +240,10 @@ def _check_step(step: Step, where: str) -> None:
     if step.outcome is not None:
         for i, title in enumerate(step.outcome.titles):
             _check_rect(title.rect, f"{where}.outcome.titles[{i}].rect")
+        for i, bare in enumerate(step.outcome.vacated):
+            _check_rect(bare, f"{where}.outcome.vacated[{i}]")
+            if not (bare.w and bare.h):
+                raise ValueError(f"{where}.outcome.vacated[{i}]: an empty region")
     if step.landed is not None:
         if a.kind is not ActionKind.TYPE:
             raise ValueError(f"{where}.landed: only a typing step reads its field back")

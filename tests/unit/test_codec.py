@@ -239,6 +239,10 @@ def test_what_the_outcome_laid_bare_is_kept_and_bounded() -> None:
     assert "vacated" not in codec.dumps(sample_recording())  # none recorded: not written
     with pytest.raises(RecordingCorrupt, match=r"vacated\[1\]"):
         codec.loads(text.replace("        21,\n        37,", "        -21,\n        37,", 1))
+    with pytest.raises(RecordingCorrupt, match=r"vacated\[1\]: an empty region"):
+        codec.loads(text.replace("        21,\n        37,", "        0,\n        37,", 1))
+    with pytest.raises(RecordingCorrupt, match=r"vacated\[1\]"):
+        codec.loads(text.replace("        21,\n        37,", "        21,\n        370000,", 1))
     many = replace(rec.steps[end], outcome=EndScreen(screen, vacated=bare[:1] * (MAX_VACATED + 1)))
     rec.steps[end] = many
     with pytest.raises(RecordingCorrupt, match="vacated"):
