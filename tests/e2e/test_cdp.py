@@ -273,10 +273,17 @@ def test_a_playwright_agent_is_recorded_through_its_endpoint_and_heals_a_dialog(
     store = tmp_path / "store"
     recorded = recorded_and_replayed(web, store)
     assert "the agent's DevTools endpoint: http://127.0.0.1:" in recorded.stderr
+    refused_healed_and_remembered(web, store)
 
+
+def refused_healed_and_remembered(web: Web, store: Path) -> None:
+    """After `recorded_and_replayed`: refused --no-agent on the DOM dialog (nothing
+    submitted), healed by the recorded agent (it closes the dialog), then replayed from
+    memory on the dialog with no agent run."""
     result = mm(store, "replay", "web", "--display", web.start(modal=True), "--param",
                 "name=Lin", "--no-agent", "--timeout", "2")  # fmt: skip
     assert result.returncode == 3, result.stderr
+    assert "covers the click target" in result.stderr
     assert len(web.records()) == 2
 
     result = mm(store, "replay", "web", "--display", web.start(modal=True), "--param",
@@ -312,10 +319,15 @@ def test_the_endpoint_refuses_another_user_s_connection(web: Web, tmp_path: Path
     assert web.records() == [{"name": "Ada", "city": "Paris"}]
 
 
-def test_a_selenium_agent_is_recorded_through_its_endpoint(web: Web, tmp_path: Path) -> None:
+def test_a_selenium_agent_is_recorded_through_its_endpoint_and_heals_a_dialog(
+    web: Web, tmp_path: Path
+) -> None:
     """selenium attached with `debuggerAddress` (MM_CDP_URL without its scheme), through
-    Debian's chromedriver: recorded with a param, replayed --no-agent with another value."""
-    recorded_and_replayed(web, tmp_path / "store", "--driver", "selenium")
+    Debian's chromedriver: recorded with a param, replayed --no-agent with another value,
+    refused on the DOM dialog, healed by the same agent, then replayed from memory."""
+    store = tmp_path / "store"
+    recorded_and_replayed(web, store, "--driver", "selenium")
+    refused_healed_and_remembered(web, store)
 
 
 SECRET = "zq7vw4-kx9p"
