@@ -201,6 +201,12 @@ class EndScreen:
     the desktop the last action laid bare (a form that closed), as the window system told
     it; empty where it told nothing. Another app's window found there at replay hides
     nothing the task showed (`windows.revealed`)."""
+    under: WindowRef | None = None
+    """The task's window under the pointer then (`fingerprint.pointer`), as the window
+    system told it (None: it told nothing, or no window of the task's apps was there).
+    Replay puts the pointer where it was over that window before the check: what the
+    pointer's place shows (a hover, a readout of its coordinates) is then the same
+    (`replay.outcome.outcome_pointer`)."""
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,14 @@ from mmcli.capture.details import Details
 from mmcli.capture.idle import IdleWatch
 from mmcli.capture.settling import OUTCOME_LIMIT, OUTCOME_QUIET, outcome_settle, settle
 from mmcli.capture.steps import Capture, FinalScreen, focus_point, join_chunk, read_back
-from mmcli.capture.windowing import around, last_titles, titles, vacated, window_of
+from mmcli.capture.windowing import (
+    around,
+    last_titles,
+    titles,
+    under_pointer,
+    vacated,
+    window_of,
+)
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import Action, ActionKind
@@ -312,6 +319,7 @@ class Recorder:
                 )
             read_back(self.backend, self.captures, frame, None)
             changed = self.details.changed(self.captures, frame)
+            pointer = self.backend.pointer()
             self.final = FinalScreen(
                 frame,
                 _png(frame.thumbnail),
@@ -320,6 +328,8 @@ class Recorder:
                 titles=last_titles(self.backend, self.captures),
                 counts=self.count_bands.crops(self.captures, frame),
                 vacated=vacated(self.backend, self.captures[-1] if self.captures else None),
+                pointer=pointer,
+                under=under_pointer(self.backend, pointer, self.captures),
             )
 
     # ---- the run ----------------------------------------------------------------------

@@ -69,6 +69,10 @@ class FinalScreen:
     vacated: tuple[Rect, ...] = ()
     """Where the task's windows stood before the last action and none stands now
     (`EndScreen.vacated`)."""
+    pointer: tuple[int, int] | None = None
+    """Where the pointer was on the final screen."""
+    under: WindowRef | None = None
+    """The task's window under the pointer then (`EndScreen.under`)."""
 
 
 @dataclass
@@ -299,9 +303,8 @@ def build_steps(
         end_masks = [*masks, *(r for r in painted if r not in masks)]
         width, height = captures[-1].size
         name = f"{token}-{steps[-1].id:04d}-end.png"
-        fp = Fingerprint(
-            width, height, grid_of(ended.frame.small, end_masks), None, None, tuple(end_masks)
-        )
+        grid = grid_of(ended.frame.small, end_masks)
+        fp = Fingerprint(width, height, grid, None, ended.pointer, tuple(end_masks))
         thumbnails[name] = blank_png(ended.thumbnail, painted)
         outcome = EndScreen(
             fp,
@@ -309,6 +312,7 @@ def build_steps(
             titles_showing_values(ended.titles, values, secrets or set()),
             count_lines(ended.counts, typed_params, values, secrets or set(), counted),
             ended.vacated,
+            ended.under,
         )
         steps[-1] = replace(steps[-1], outcome=outcome)
     return Built(_on_count_rows(steps), thumbnails, area)

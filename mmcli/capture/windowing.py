@@ -67,6 +67,16 @@ def vacated(backend: Backend, last: Capture | None) -> tuple[Rect, ...]:
     return tuple(bare[:MAX_VACATED])
 
 
+def under_pointer(
+    backend: Backend, pointer: tuple[int, int], captures: Sequence[Capture]
+) -> WindowRef | None:
+    """The task's window under `pointer` now (`EndScreen.under`): one of the app's the
+    task acted in. None: another app's window, the desktop, or nothing told."""
+    window = backend.window_at(*pointer)
+    classes = {c.window.wm_class for c in captures if c.window is not None}
+    return window if window is not None and window.wm_class in classes else None
+
+
 def titles(backend: Backend, window: WindowRef | None) -> tuple[tuple[Rect, str], ...]:
     """The title bars of `window` and its app's other windows, with their titles as the
     window system tells them (`Capture.titles`)."""

@@ -20,15 +20,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
-from mmcli.model import Step
+from mmcli.model import EndScreen, Step
 from mmcli.replay.judge import Judge
 from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
 from mmcli.screen.excuses import inner_workarea
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict
 from mmcli.screen.outcome import judge_outcome
-from mmcli.screen.relocate import Offset, shifted
-from mmcli.screen.windows import StackedWindow, described_all
+from mmcli.screen.relocate import Offset, moved_point, shifted
+from mmcli.screen.windows import StackedWindow, WindowRef, described_all, relocation
 
 QUIET = 0.1
 """The outcome is judged on a screen still this long: the app has finished drawing."""
@@ -72,13 +72,21 @@ class OutcomeJudge:
         self.judge = judge
         self._changes: dict[int, list[Rect] | None] = {}
 
+    def pointer_for(self, end: Step) -> tuple[int, int] | None:
+        """Where the pointer belongs for `end`'s outcome (`outcome_pointer`), the window
+        system asked once."""
+        if end.outcome is None or end.outcome.under is None:
+            return None
+        return outcome_pointer(end.outcome, self.judge.backend.windows(), self.judge.relocate)
+
     def verdict(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
         """`frame` against the outcome recorded after `end`, with the task at `offset`
         (moved, `--relocate`). A task whose window closed at the end leaves no window to
         find moved: a screen that shows the recorded outcome as it was recorded, unshifted,
         is that outcome too; and where the last step acted in a window that stood at an
         offset of its own (a dialog the window manager placed apart), the outcome is
-        looked for at each offset the task's windows are found at now."""
+        looked for at each offset the task's windows are found at now. Not found: the
+        verdict at the offset where the least of the screen differs (what to tell)."""
         verdict = self._outcome_at(end, frame, offset)
         if verdict.ok or (offset == (0, 0) and not self.judge.relocate):
             return verdict
@@ -87,6 +95,8 @@ class OutcomeJudge:
                 found = self._outcome_at(end, frame, other)
                 if found.ok:
                     return found
+                if _differing(found) < _differing(verdict):
+                    verdict = found
         return verdict
 
     def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
@@ -183,6 +193,31 @@ class OutcomeJudge:
             else:
                 self._changes[end.id] = [end.effect] if end.effect is not None else None
         return self._changes[end.id]
+
+
+def outcome_pointer(
+    outcome: EndScreen, live: Sequence[WindowRef] | None, relocate: bool
+) -> tuple[int, int] | None:
+    """Where the pointer belongs for `outcome`: where it was over the window under it when
+    the outcome was recorded (`EndScreen.under`), that window where it stands now among
+    `live` (moved: with `relocate`, the one window of its class and size). A dialog the
+    last steps acted in may have stood apart from the window it closed back to: the
+    pointer the steps placed by the dialog is then off that window's place, and what its
+    place shows there (a hover, a readout of its coordinates) differs. None when not
+    known: no window recorded under it, the window system tells nothing, or no such
+    window now (closed, moved without `relocate`, or several alike)."""
+    if outcome.under is None or outcome.fingerprint.pointer is None or live is None:
+        return None
+    if relocate:
+        offset = relocation(outcome.under, live)
+    else:
+        offset = (0, 0) if outcome.under in live else None
+    return None if offset is None else moved_point(outcome.fingerprint.pointer, offset)
+
+
+def _differing(verdict: Verdict) -> int:
+    """How much of the screen `verdict` found differing (px)."""
+    return sum(d.region.w * d.region.h for d in verdict.differences)
 
 
 def await_outcome(

@@ -283,6 +283,7 @@ class Replayer:
             self.progress("no outcome recorded for this path (an older recording): not checked")
             return _Ending(Outcome.FROM_MEMORY)
         ends = [leaf, *(s for s in self.recording.outcomes() if s.id != leaf.id)]
+        self.look.approach(self.outcome.pointer_for(leaf))
         seen = await_outcome(
             self.backend,
             ends,

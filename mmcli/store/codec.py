@@ -139,7 +139,7 @@ def _step_doc(step: Step) -> Document:
     doc["action"] = _action_doc(step.action)
     doc["screen"] = fingerprint_doc(step.fingerprint)
     if step.window is not None:
-        doc["window"] = {"class": step.window.wm_class, "rect": step.window.rect.as_list()}
+        doc["window"] = _window_doc(step.window)
     if step.landed is not None:
         doc["landed"] = _landed_doc(step.landed)
     if step.above:
@@ -164,8 +164,14 @@ def _step_doc(step: Step) -> Document:
             outcome["counts"] = _counts_doc(step.outcome.counts)
         if step.outcome.vacated:
             outcome["vacated"] = [r.as_list() for r in step.outcome.vacated]
+        if step.outcome.under is not None:
+            outcome["under"] = _window_doc(step.outcome.under)
         doc["outcome"] = outcome
     return doc
+
+
+def _window_doc(window: WindowRef) -> Document:
+    return {"class": window.wm_class, "rect": window.rect.as_list()}
 
 
 def _titles_doc(titles: Sequence[TitleBar]) -> list[Document]:
@@ -458,7 +464,8 @@ def _outcome(doc: Any, where: str) -> EndScreen:
     titles = _titles(doc["titles"], f"{where}.titles") if "titles" in doc else ()
     counts = _counts(doc["counts"], f"{where}.counts") if "counts" in doc else ()
     vacated = _vacated(doc["vacated"], f"{where}.vacated") if "vacated" in doc else ()
-    return EndScreen(fingerprint, thumbnail, titles, counts, vacated)
+    under = _window(doc["under"], f"{where}.under") if "under" in doc else None
+    return EndScreen(fingerprint, thumbnail, titles, counts, vacated, under)
 
 
 def _vacated(doc: Any, where: str) -> tuple[Rect, ...]:

@@ -240,6 +240,8 @@ def _check_step(step: Step, where: str) -> None:
     if step.outcome is not None:
         for i, title in enumerate(step.outcome.titles):
             _check_rect(title.rect, f"{where}.outcome.titles[{i}].rect")
+        if step.outcome.under is not None:
+            _check_rect(step.outcome.under.rect, f"{where}.outcome.under.rect")
         for i, bare in enumerate(step.outcome.vacated):
             _check_rect(bare, f"{where}.outcome.vacated[{i}]")
             if not (bare.w and bare.h):

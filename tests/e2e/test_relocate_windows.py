@@ -7,6 +7,11 @@ the replay finds the form 60 px right of where it was recorded: the dialog did n
 the form did. Checked at the dialog's offset alone, the form around the dialog is 60 px
 off (a false divergence, exit 3, before); each window is judged at its own offset, and an
 error shown in the moved form is still seen.
+
+Where the dialog's OK lies over the form's Submit button, the pointer rests on Submit
+when the dialog closes, and Tk draws Submit hovered in the recorded outcome. At replay
+the pointer the dialog's steps placed is 60 px off the moved form's Submit: the outcome
+is checked with the pointer where it was over the form (`EndScreen.under`).
 """
 
 from __future__ import annotations
@@ -45,5 +50,24 @@ def test_a_dialog_that_did_not_follow_the_moved_form_is_judged_where_it_stands(
         refused = mm("replay", "loan", "--no-agent", "--relocate")
         assert refused.returncode == 3, refused.stderr
         assert app.records() == []
+    finally:
+        app.stop()
+
+
+def test_the_outcome_is_checked_with_the_pointer_where_it_was_over_the_moved_form(
+    desktop: Desktop, tmp_path: Path, isolated_store: Path
+) -> None:
+    over_submit = ("--dialog-at", "75,297")  # OK over the left end of Submit (231..369)
+    app = LoanApp(tmp_path / "app")
+    try:
+        app.start(*over_submit)
+        recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(app))
+        assert recorded.returncode == 0, recorded.stderr
+        app.out.unlink()
+        app.start(*over_submit, "--position", "160,100")
+        replayed = mm("replay", "loan", "--no-agent", "--relocate")
+        assert replayed.returncode == 0, replayed.stderr
+        assert "outcome: the screen shows the recorded outcome" in replayed.stderr
+        assert len(app.records()) == 1
     finally:
         app.stop()

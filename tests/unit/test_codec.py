@@ -303,3 +303,24 @@ def test_the_committing_steps_declared_are_kept_and_checked() -> None:
     assert codec.loads(text, "x.toml").commit_steps == 2
     with pytest.raises(RecordingCorrupt, match="commit_steps is 0"):
         codec.loads(text.replace("commit_steps = 2", "commit_steps = 0"), "x.toml")
+
+
+def test_the_window_under_the_outcome_s_pointer_is_kept_and_checked() -> None:
+    from dataclasses import replace
+
+    from mmcli.model import EndScreen
+    from mmcli.screen.fingerprint import Rect
+    from mmcli.screen.windows import WindowRef
+
+    rec = sample_recording()
+    end = len(rec.steps) - 1
+    screen = replace(rec.steps[end].fingerprint, patch=None, pointer=(460, 395))
+    under = WindowRef("loan_form.Tk", Rect(100, 100, 560, 420))
+    rec.steps[end] = replace(rec.steps[end], outcome=EndScreen(screen, under=under))
+    text = codec.dumps(rec)
+    outcome = codec.loads(text).steps[end].outcome
+    assert outcome is not None and outcome.under == under
+    assert outcome.fingerprint.pointer == (460, 395)
+    assert "under" not in codec.dumps(sample_recording())  # none recorded: not written
+    with pytest.raises(RecordingCorrupt, match=r"outcome\.under\.rect"):
+        codec.loads(text.replace("    560,\n    420,", "    560,\n    -420,", 1))

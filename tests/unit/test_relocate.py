@@ -296,3 +296,33 @@ def test_the_ring_is_found_where_the_content_comes_from_after_a_vertical_move(
     """Moved 40 px down: the region below the area takes its content from 40 px lower,
     whose first row of cells is the ring (y 160-164 in the recording's coordinates)."""
     assert left_behind(Rect(120, 160, 8, 8), cell, offset=(0, 40)) is excused
+
+
+def test_the_outcome_s_pointer_goes_where_it_was_over_the_window_under_it() -> None:
+    """The form moved 60 px right, a dialog it had opened stood apart and closed: the
+    pointer belongs 60 px right of where it was recorded; nowhere when the window is
+    not there, is there twice, moved without --relocate, or was not known."""
+    from dataclasses import replace
+
+    from mmcli.model import EndScreen
+    from mmcli.replay.outcome import outcome_pointer
+    from mmcli.screen.fingerprint import Fingerprint, Grid, Rect
+    from mmcli.screen.windows import WindowRef
+
+    form = WindowRef("loan.Tk", Rect(100, 100, 560, 420))
+    moved = WindowRef("loan.Tk", Rect(160, 100, 560, 420))
+    grid = Grid(4, 4, (0,) * 16, (0,) * 16, (0,) * 16)
+    screen = Fingerprint(1280, 720, grid, pointer=(460, 395))
+    end = EndScreen(screen, under=form)
+    dialog = WindowRef("loan.Tk", Rect(300, 300, 320, 130))
+    assert outcome_pointer(end, [moved], relocate=True) == (520, 395)
+    assert outcome_pointer(end, [dialog, moved], relocate=True) == (520, 395)
+    assert outcome_pointer(end, [form], relocate=True) == (460, 395)
+    assert outcome_pointer(end, [form], relocate=False) == (460, 395)
+    assert outcome_pointer(end, [moved], relocate=False) is None
+    assert outcome_pointer(end, [moved, moved], relocate=True) is None
+    assert outcome_pointer(end, [dialog], relocate=True) is None
+    assert outcome_pointer(end, None, relocate=True) is None
+    assert outcome_pointer(replace(end, under=None), [moved], relocate=True) is None
+    unknown = replace(end, fingerprint=replace(screen, pointer=None))
+    assert outcome_pointer(unknown, [moved], relocate=True) is None
