@@ -377,6 +377,29 @@ def readable(action: Action) -> bool:
     return action.kind is ActionKind.TYPE and bool(text) and not any(c in text for c in "\t\r\n")
 
 
+PHRASE_READS = 3
+"""The places the typed text shows read, at most, when the box around all a typing changed
+did not read as typed (`read_back`)."""
+
+
+def _holds(read: FieldText | NotRead | None, typed: str) -> bool:
+    """Whether `read` shows the typed text (as `landed_of` keeps a read)."""
+    want = normalise(typed)
+    return isinstance(read, FieldText) and bool(want) and want in normalise(read.text)
+
+
+def phrase_boxes(box: Rect, text: str, after: Frame) -> list[Rect]:
+    """Where `text` shows within `box` on `after` (`ocr.find_phrase`), each place widened
+    to its field (`reader.widen_to_field`)."""
+    shown = box.intersection(Rect(0, 0, after.width, after.height))
+    if shown is None:
+        return []
+    crop = after.pixels[shown.y : shown.bottom, shown.x : shown.right, :3]
+    luma = crop @ np.array([0.114, 0.587, 0.299])  # BGR
+    found = [Rect(shown.x + r.x, shown.y + r.y, r.w, r.h) for r in find_phrase(luma, text)]
+    return list(dict.fromkeys(widen_to_field(after.pixels, r) for r in found))
+
+
 def field_box(cap: Capture, after: Frame) -> Rect | None:
     """Where typed text went (`cap`: the capture before the typing; `after`: the screen
     once drawn): what the typing changed on the focused field's line, widened to the
@@ -562,6 +585,20 @@ def read_back(
         return
     last.field_box = field_box(last, frame)
     last.read = backend.read_field(last.field_box, frame)
+    if _holds(last.read, last.action.text) or (
+        isinstance(last.read, FieldText) and last.read.source == "accessibility"
+    ):
+        return
+    # Read by its pixels, the box around every line the typing changed may take in more
+    # than the field (toolbars a spreadsheet greys while its cell is edited): where the
+    # typed text shows in it, widened to its field, the first place that reads as typed.
+    if last.field_box is None:
+        return
+    for box in phrase_boxes(last.field_box, last.action.text, frame)[:PHRASE_READS]:
+        read = backend.read_field(box, frame, prefer="ocr")
+        if _holds(read, last.action.text):
+            last.field_box, last.read = box, read
+            return
 
 
 def join_chunk(last: Capture | None, capture: Capture) -> bool:

@@ -187,7 +187,9 @@ class NoticeOnTyping:
     Mapped from this process (python-xlib), so it is on the screen within a frame of the
     key that called it, while replay still types."""
 
-    def __init__(self, display: str, starts: Path) -> None:
+    def __init__(
+        self, display: str, starts: Path, cell: tuple[int, int, int, int] = (60, 143, 80, 16)
+    ) -> None:
         from Xlib import X
         from Xlib import display as xdisplay
 
@@ -200,7 +202,7 @@ class NoticeOnTyping:
             background_pixel=self.display.screen().black_pixel,
             override_redirect=True, event_mask=X.ExposureMask,
         )  # fmt: skip
-        self.cell = (60, 143, 80, 16)  # A1, where the first key is drawn
+        self.cell = cell  # A1, where the first key is drawn (Calc's, maximized)
         self.shown = threading.Event()
         self.gone = threading.Event()
         self._stop = threading.Event()
