@@ -177,11 +177,13 @@ def run() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description="record -> replay -> self-heal demo")
     parser.parse_args()
-    context = contextlib.nullcontext() if os.environ.get("DISPLAY") else VirtualDisplay()
-    if not os.environ.get("DISPLAY"):
+    virtual = None if os.environ.get("DISPLAY") else VirtualDisplay()
+    if virtual is not None:
         console.print("no DISPLAY: starting a virtual display (Xvfb 1920x1080)")
     try:
-        with context:
+        with virtual or contextlib.nullcontext():
+            if virtual is not None:
+                os.environ.update(virtual.env())  # for mm, the app and the agent run here
             run()
     except DemoFailed as e:
         console.print(f"[red]demo failed[/]: {e}")

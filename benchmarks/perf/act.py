@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, work: Path) -> Report:
     from mmcli.backends.x11 import X11Backend
     from mmcli.capture.recorder import Recorder
 
-    backend = X11Backend()
+    backend = X11Backend(os.environ["DISPLAY"])
     samples: dict[str, list[float]] = {
         k: [] for k in ("alone", "act", "cli", "shim", "xdotool", "python")
     }

@@ -11,6 +11,7 @@ interleaved pairs; the figure is the median of the repeats' medians, with their 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from benchmarks.perf.common import Figure, Report, Spread, quiet_stderr, run_benchmark, say
@@ -27,7 +28,7 @@ TARGET_RATIO = 3.0
 def run(args: argparse.Namespace, work: Path) -> Report:
     from mmcli.backends.x11 import X11Backend
 
-    backend = X11Backend()
+    backend = X11Backend(os.environ["DISPLAY"])
     store = Store(work / "store")
     app = LoanApp(work / "app")
     raws: list[float] = []

@@ -13,6 +13,7 @@ over the typing steps alone.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -35,7 +36,7 @@ def read_costs(reads: int, work: Path) -> tuple[list[float], list[float]]:
     from mmcli.readback.field import FieldText
     from tests.accessibility import AccessibilityBus, zenity_entry
 
-    backend = X11Backend()
+    backend = X11Backend(os.environ["DISPLAY"])
     tree: list[float] = []
     ocr: list[float] = []
     try:
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace, work: Path) -> Report:
     tree, ocr = read_costs(args.reads, work)
     store = Store(work / "store")
     app = LoanApp(work / "app")
-    backend = X11Backend()
+    backend = X11Backend(os.environ["DISPLAY"])
     try:
         app.start()
         say("recording the example agent...")

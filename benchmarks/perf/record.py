@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import time
@@ -159,7 +160,7 @@ def breakdown(app: LoanApp, store_dir: Path, think: float) -> dict[str, Any]:
 
     parts = Parts()
     fresh_start(app)
-    backend = X11Backend()
+    backend = X11Backend(os.environ["DISPLAY"])
     try:
         with instrumented(parts), quiet_stderr():
             t0 = time.perf_counter()

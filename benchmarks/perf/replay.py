@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import pstats
 import statistics
 import sys
@@ -206,7 +207,7 @@ def breakdown(app: LoanApp, store_dir: Path) -> dict[str, Any]:
     times = StepTimes()
     fresh_start(app)
     t0 = time.perf_counter()
-    backend = X11Backend()
+    backend = X11Backend(os.environ["DISPLAY"])
     t1 = time.perf_counter()
     store = Store(store_dir)
     recording = store.load(NAME)

@@ -67,7 +67,7 @@ def record_source(work: Path) -> Path:
     store = work / "source-store"
     with VirtualDisplay():
         app = LoanApp(work / "app")
-        backend = X11Backend()
+        backend = X11Backend(os.environ["DISPLAY"])
         try:
             fresh_start(app)
             with quiet_stderr():

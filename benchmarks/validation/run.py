@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -164,7 +165,7 @@ def record_world(backend: X11Backend, store: Store, app: LoanApp) -> None:
 
 
 def run(work: Path, only: set[str] | None) -> dict[str, object]:
-    backend = X11Backend()
+    backend = X11Backend(os.environ["DISPLAY"])
     store = Store(work / "store")
     app = LoanApp(work / "app")
     try:

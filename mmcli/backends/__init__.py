@@ -6,13 +6,13 @@ Wayland-only session or another OS); tests use `FakeBackend`. No backend sets a
 third-party library's process-wide settings.
 
 - `base`: the `Backend` interface and what every backend shares (checked input, waits).
-- `x11`: mss for pixels, pyautogui's X11 layer (XTEST) for input (`xinput`, which loads
-  no more than pyautogui); `damage`: the X server's change reports; `xrecord`: the
+- `x11`: mss for pixels, XTEST for input (`xinput`, through `xtest` on the backend's own
+  connection to the display named); `damage`: the X server's change reports; `xrecord`: the
   display's input events (RECORD); `x11windows`: the window structure the window
   manager tells (EWMH): the listed and the active window, every top-level window
   stacked with its type.
-- `xtest`: the same input through XTEST with python-xlib's protocol layer alone, no
-  pyautogui: `mm act` outside a recorder gives its one action through it.
+- `xtest`: input through XTEST with python-xlib's protocol layer alone: `mm act` outside
+  a recorder gives its one action through it, on a connection of its own.
 - `vnc`: a remote desktop over VNC, through `rfb` (a small RFB client) and `vncauth`
   (VNC password authentication); `rfbproxy`: an endpoint in front of the server for an
   agent's own VNC client, each input handed over before it is passed on.
@@ -29,11 +29,6 @@ import os
 import sys
 
 from mmcli.errors import DisplayError
-
-LEAN_PYAUTOGUI = False
-"""Whether this process is mm's own command line, where pyautogui is only the X11
-backend's input layer: it is then imported without the modules mm never calls
-(`xinput.import_pyautogui`). A program using the SDK keeps pyautogui whole."""
 
 TYPE_CHECKING = False  # as typing has it, without loading typing (`mm act`: backends.xtest)
 if TYPE_CHECKING:
@@ -61,7 +56,8 @@ def open_backend(display: str | None = None) -> Backend:
     """The backend for `display` (`--display`), else $MM_DISPLAY, else the X display in
     $DISPLAY: `vnc://HOST[:PORT]` is a remote desktop over VNC, `cdp://HOST[:PORT]` (or a
     page's `ws://` URL) a browser's page through its DevTools, anything else an X display
-    name (which this process then uses as its DISPLAY)."""
+    name, which the backend connects to by name (the environment is left as it is; an
+    agent is given it, `Backend.agent_env`)."""
     display = display or os.environ.get("MM_DISPLAY") or None
     if display is not None:
         from mmcli.desktop.display import cdp_address, vnc_address
@@ -76,8 +72,8 @@ def open_backend(display: str | None = None) -> Backend:
             from mmcli.backends.cdp import CdpBackend
 
             return CdpBackend(page)
-        os.environ["DISPLAY"] = display
-    if not os.environ.get("DISPLAY"):
+    name = display or os.environ.get("DISPLAY")
+    if not name:
         if os.environ.get("WAYLAND_DISPLAY"):
             raise DisplayError(
                 "a Wayland session without X: mm drives X11 displays; set DISPLAY to "
@@ -85,9 +81,10 @@ def open_backend(display: str | None = None) -> Backend:
             )
         if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
             raise DisplayError(f"no backend for {sys.platform}: mm drives X11 displays")
+        raise DisplayError("no display: DISPLAY is not set (start Xvfb, or see `mm doctor`)")
     from mmcli.backends.x11 import X11Backend
 
-    return X11Backend()
+    return X11Backend(name)
 
 
 __all__ = ["Backend", "FakeBackend", "in_failsafe_corner", "open_backend"]

@@ -181,6 +181,11 @@ class Backend(ABC):
         """Whether a press or hotkey of `key` does something (else it would do nothing)."""
         return True
 
+    def agent_env(self) -> dict[str, str]:
+        """What an agent spawned on this display is given to reach it (an X display's
+        `DISPLAY`); nothing where it reaches the display another way."""
+        return {}
+
     @abstractmethod
     def perform(self, action: Action) -> None:
         """Perform `action` (already rendered: no placeholders left)."""

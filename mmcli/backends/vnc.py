@@ -25,8 +25,7 @@ from mmcli.backends.base import SETTLE_LIMIT, Backend, ChangeLog, Settled
 from mmcli.backends.rfb import BUTTONS, WHEEL_DOWN, WHEEL_UP, RFBClient
 from mmcli.backends.rfbproxy import Input, RFBProxy
 from mmcli.backends.x11 import CLICK_SETTLE
-from mmcli.backends.xinput import keysym_of
-from mmcli.backends.xtest import drag_path
+from mmcli.backends.xtest import drag_path, keysym_of
 from mmcli.desktop.display import VncAddress
 from mmcli.errors import DisplayError, DisplayLost, UsageError
 from mmcli.model import Action, ActionKind

@@ -1,15 +1,15 @@
-"""The X11 backend: mss for pixels, pyautogui's X11 layer (XTEST) for input (`xinput`).
+"""The X11 backend: mss for pixels, XTEST for input (`xinput`), on the X display named.
 
-Input goes through `pyautogui.platformModule` (`_moveTo`, `_mouseDown`, `_keyDown`, ...),
-below the module functions that read pyautogui's process-wide settings: this backend
-never sets `PAUSE` or `FAILSAFE`, and the settings of a program using mm (the SDK) neither
-pause mm's input nor stop it. Replay paces itself, and has its own fail-safe: it checks
-the screen's corners between actions and raises `Aborted` (exit 130).
+The display is a value given (`--display`, else $DISPLAY, read once by `open_backend`),
+never written to the environment: every connection is opened to it by name, and an agent
+spawned is given it (`agent_env`). Input goes below any library's process-wide settings:
+a program using mm (the SDK) with its own pyautogui neither pauses mm's input nor stops
+it. Replay paces itself, and has its own fail-safe: it checks the screen's corners
+between actions and raises `Aborted` (exit 130).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,7 @@ import numpy as np
 
 from mmcli.backends import x11windows
 from mmcli.backends.base import Backend, ChangeLog
-from mmcli.backends.xinput import XInput, pyautogui_types
+from mmcli.backends.xinput import XInput
 from mmcli.backends.xinput import import_pyautogui as import_pyautogui  # as docs/sdk.md has it
 from mmcli.errors import DisplayError
 from mmcli.model import Action, ActionKind
@@ -40,21 +40,19 @@ to see the pointer's motion as it happens)."""
 
 
 class X11Backend(XInput, Backend):
-    """The screen through mss and DAMAGE; input through `XInput` (pyautogui's X11 layer)."""
+    """The screen of the X display `name` through mss and DAMAGE; input through `XInput`."""
 
-    def __init__(self) -> None:
-        XInput.__init__(self)
-        import mss
-
-        try:
-            self._mss = mss.MSS() if hasattr(mss, "MSS") else mss.mss()
-        except Exception as e:
-            raise DisplayError(f"cannot grab display {os.environ.get('DISPLAY')}: {e}") from None
+    def __init__(self, name: str) -> None:
+        XInput.__init__(self, name)
+        self._mss = _mss(name)
         self._monitor = self._mss.monitors[1]
         self._held: Any = None
-        """pyautogui's own X connection while it holds the server (`perform_checked`)."""
+        """The X connection while it holds the server (`perform_checked`)."""
         self._clicked_at = 0.0
-        self._watch = _watch_screen()
+        self._watch = _watch_screen(name)
+
+    def agent_env(self) -> dict[str, str]:
+        return {"DISPLAY": self.name}
 
     def size(self) -> tuple[int, int]:
         return (int(self._monitor["width"]), int(self._monitor["height"]))
@@ -65,7 +63,7 @@ class X11Backend(XInput, Backend):
 
     def move(self, x: int, y: int) -> None:
         self._let_click_land()
-        self._x11._moveTo(x, y)
+        self._xtest.move(x, y)
         self.input_at = time.monotonic()
 
     def changes(self) -> ChangeLog | None:
@@ -92,16 +90,14 @@ class X11Backend(XInput, Backend):
         return np.frombuffer(shot.raw, np.uint8).reshape(shot.height, shot.width, 4)
 
     def perform_checked(self, action: Action, unchanged: Callable[[], bool]) -> bool:
-        """Hold every other X client still (a server grab, on pyautogui's own connection,
+        """Hold every other X client still (a server grab, on the backend's connection,
         through which the input then goes), check, act, release: nothing can map a dialog
         or move a window between the check and the action."""
-        display = getattr(self._x11, "_display", None)
-        # Non-ASCII text is typed through a keymap changed for it, which the app must
+        display = self._display
+        # Text on no key is typed through a keymap changed for it, which the app must
         # fetch before the keys arrive: it cannot while every other client is held.
-        remaps = action.kind is ActionKind.TYPE and not all(
-            pyautogui_types(self._gui, c) for c in action.text
-        )
-        if display is None or action.kind not in HELD or remaps:
+        remaps = action.kind is ActionKind.TYPE and not self._xtest.on_keys(action.text)
+        if action.kind not in HELD or remaps:
             return super().perform_checked(action, unchanged)
         if action.kind in MOVES:
             self._let_click_land()
@@ -121,9 +117,7 @@ class X11Backend(XInput, Backend):
     def workarea(self) -> Rect | None:
         """`_NET_WORKAREA` of the current desktop, as the window manager sets it around
         its panels."""
-        display = getattr(self._x11, "_display", None)
-        if display is None:
-            return None
+        display = self._display
         try:
             from Xlib import X
 
@@ -139,9 +133,7 @@ class X11Backend(XInput, Backend):
     def windows(self) -> list[WindowRef] | None:
         """The windows the window manager lists (EWMH `_NET_CLIENT_LIST_STACKING`, bottom
         to top); None with no window manager to ask."""
-        display = getattr(self._x11, "_display", None)
-        if display is None:
-            return None
+        display = self._display
         try:
             return x11windows.client_windows(display)
         except Exception:  # a window vanished under us, or no window manager
@@ -152,18 +144,14 @@ class X11Backend(XInput, Backend):
         bottom to top): each managed window's client with its frame, each
         override-redirect window as itself; with its EWMH type, `WM_TRANSIENT_FOR` and
         whether it has the input focus. None with no window manager (`windows`)."""
-        display = getattr(self._x11, "_display", None)
-        if display is None:
-            return None
+        display = self._display
         try:
             return x11windows.stacked_windows(display)
         except Exception:  # a window vanished under us, or no window manager
             return None
 
     def window_at(self, x: int, y: int) -> WindowRef | None:
-        display = getattr(self._x11, "_display", None)
-        if display is None:
-            return None
+        display = self._display
         try:
             root = display.screen().root
             top = root.translate_coords(root, x, y).child
@@ -175,9 +163,7 @@ class X11Backend(XInput, Backend):
     def keyboard_window(self) -> WindowRef | None:
         """EWMH `_NET_ACTIVE_WINDOW`: the client window the window manager gave the
         focus to (None with no window manager, or none active)."""
-        display = getattr(self._x11, "_display", None)
-        if display is None:
-            return None
+        display = self._display
         try:
             active = x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
             if not active:
@@ -189,8 +175,8 @@ class X11Backend(XInput, Backend):
     def activate(self, xid: int) -> bool:
         """Through the window manager (EWMH `_NET_ACTIVE_WINDOW`): the client window `xid`
         is made the active one; waits until the window manager says it is."""
-        display = getattr(self._x11, "_display", None)
-        if display is None or not xid:
+        display = self._display
+        if not xid:
             return False
         try:
             return x11windows.activate(display, xid)
@@ -198,9 +184,7 @@ class X11Backend(XInput, Backend):
             return False
 
     def window_title_at(self, x: int, y: int) -> str | None:
-        display = getattr(self._x11, "_display", None)
-        if display is None:
-            return None
+        display = self._display
         try:
             return x11windows.window_title_at(display, x, y)
         except Exception:  # the window vanished under us
@@ -221,12 +205,11 @@ class X11Backend(XInput, Backend):
             frame,
             prefer or "accessibility",
             lambda: over_the_keyboard(self.stack() or []),
+            self.name,
         )
 
     def _keyboard_pid(self) -> int | None:
-        display = getattr(self._x11, "_display", None)
-        if display is None:
-            return None
+        display = self._display
         try:
             xid = x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
             return x11windows.window_pid(display, xid) if xid else None
@@ -250,27 +233,37 @@ class X11Backend(XInput, Backend):
         if self._watch is not None:
             self._watch.close()
         self._mss.close()
+        self.close_input()
 
     def open_grabber(self) -> Grabber:
-        return _MSSGrabber()
+        return _MSSGrabber(self.name)
 
     def input_source(self) -> EventSource | None:
         from mmcli.backends.xrecord import XRecordSource
 
         try:
-            return XRecordSource()
+            return XRecordSource(self.name)
         except Exception as e:  # no RECORD extension, or the connection was refused
-            display = os.environ.get("DISPLAY")
-            raise DisplayError(f"cannot watch the input of {display}: {e}") from None
+            raise DisplayError(f"cannot watch the input of {self.name}: {e}") from None
 
 
-def _watch_screen() -> Any:
+def _mss(name: str) -> Any:
+    """An mss screen grabber on the X display `name`."""
+    import mss
+
+    try:
+        return mss.MSS(display=name) if hasattr(mss, "MSS") else mss.mss(display=name)
+    except Exception as e:
+        raise DisplayError(f"cannot grab display {name}: {e}") from None
+
+
+def _watch_screen(name: str) -> Any:
     """A `ScreenWatch` on the display, or None where DAMAGE cannot be used (`settle` then
     samples the screen)."""
     try:
         from mmcli.backends.damage import ScreenWatch
 
-        return ScreenWatch(ChangeLog())
+        return ScreenWatch(ChangeLog(), name)
     except Exception:
         return None
 
@@ -278,10 +271,8 @@ def _watch_screen() -> Any:
 class _MSSGrabber:
     """An mss instance of its own, for a thread other than the backend's."""
 
-    def __init__(self) -> None:
-        import mss
-
-        self._mss = mss.MSS() if hasattr(mss, "MSS") else mss.mss()
+    def __init__(self, name: str) -> None:
+        self._mss = _mss(name)
         self._monitor = self._mss.monitors[1]
 
     def grab(self) -> Frame:

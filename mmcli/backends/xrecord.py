@@ -123,11 +123,11 @@ def _keysym_names() -> dict[int, str]:
 class XRecordSource:
     """Device events from the X RECORD extension, on two connections of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str | None = None) -> None:
         from Xlib import display
 
-        self._data = display.Display()
-        self._control = display.Display()
+        self._data = display.Display(name)
+        self._control = display.Display(name)
         if not self._control.has_extension("RECORD"):
             self._data.close()
             self._control.close()

@@ -82,17 +82,42 @@ NAMED_KEYS = {
     **dict.fromkeys(("alt", "altleft"), 0xFFE9),
     "altright": 0xFFEA,
     **dict.fromkeys(("win", "winleft"), 0xFFEB),
+    "winright": 0xFFEC,
     "capslock": 0xFFE5,
-    "printscreen": 0xFF61,
-    **{f"f{i}": 0xFFBE + i - 1 for i in range(1, 13)},
+    "numlock": 0xFF7F,
+    "scrolllock": 0xFF14,
+    **dict.fromkeys(("printscreen", "print", "prtsc", "prtscr", "prntscrn"), 0xFF61),
+    "pause": 0xFF13,
+    "select": 0xFF60,
+    "execute": 0xFF62,
+    "help": 0xFF6A,
+    "apps": 0xFF67,
+    **{f"num{i}": 0xFFB0 + i for i in range(10)},
+    "multiply": 0xFFAA,
+    "add": 0xFFAB,
+    "separator": 0xFFAC,
+    "subtract": 0xFFAD,
+    "decimal": 0xFFAE,
+    "divide": 0xFFAF,
+    **{f"f{i}": 0xFFBE + i - 1 for i in range(1, 25)},
 }
-"""The keysyms of the key names `mm act` takes on its fast path (pyautogui's names for
-them; a test checks them against python-xlib's keysym table)."""
+"""The keysyms of the key names mm gives (pyautogui's names for the keys its X11 layer
+has; a test checks them against python-xlib's keysym table)."""
 CONTROL_CHARS = {"\n": 0xFF0D, "\r": 0xFF0D, "\t": 0xFF09, "\b": 0xFF08}
 """Characters typed with a key of their own, as pyautogui types them."""
 SHIFTED = frozenset('~!@#$%^&*()_+{}|:"<>?')
 """What pyautogui presses with shift besides capitals: a key name given as one of these
 (or as a capital) is pressed with shift held around its press."""
+
+
+KEY_CHARS = frozenset("\t\n\r" + "".join(chr(c) for c in range(0x20, 0x7F) if not chr(c).isupper()))
+"""The one-character key names pyautogui knows (`mm act` refuses others: text is typed)."""
+
+
+def _known(keys: Sequence[str]) -> list[str]:
+    """`keys` less the names no key has here (pyautogui's `volumeup`, `command`): as
+    pyautogui's X11 layer, which the recorded agent used, gives them as nothing."""
+    return [k for k in keys if len(k) == 1 or k.lower() in NAMED_KEYS]
 
 
 def keysym_of(char: str) -> int:
@@ -136,8 +161,10 @@ class Keymap:
 class XTest:
     """One X connection (python-xlib's protocol layer) and XTEST input through it."""
 
-    def __init__(self, display: str | None = None) -> None:
-        self._x = _connect(display)
+    def __init__(self, display: str | None = None, connection: Any = None) -> None:
+        """On a connection of its own to `display` (default $DISPLAY), or on
+        `connection` (a python-xlib protocol-level display another part holds)."""
+        self._x = connection if connection is not None else _connect(display)
         from Xlib.ext.xtest import FakeInput
         from Xlib.protocol import request
 
@@ -163,6 +190,15 @@ class XTest:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def valid_key(self, key: str) -> bool:
+        """Whether `key` is a key name (`enter`, `f5`) or a key's character (pyautogui's
+        names: lower-case letters, digits, ASCII signs, space, tab, newline)."""
+        return key.lower() in NAMED_KEYS if len(key) > 1 else key in KEY_CHARS
+
+    def on_keys(self, text: str) -> bool:
+        """Whether every character of `text` is on a key: typed with no keymap change."""
+        return all(char_keysym(c) in self.keymap.at for c in text)
 
     # ---- the actions ---------------------------------------------------------------------
 
@@ -219,6 +255,7 @@ class XTest:
 
     def press(self, keys: Sequence[str], clicks: int = 1) -> None:
         """Press and release each key in turn, `clicks` times."""
+        keys = _known(keys)
         with self._bound({key_keysym(k) for k in keys}) as codes:
             for i in range(clicks):
                 if i:  # a repeated key with no pause would read as auto-repeat
@@ -229,6 +266,7 @@ class XTest:
 
     def hotkey(self, keys: Sequence[str]) -> None:
         """Press the keys in order, release them in reverse order."""
+        keys = _known(keys)
         with self._bound({key_keysym(k) for k in keys}) as codes:
             held: list[str] = []
             try:

@@ -103,8 +103,9 @@ class Recorder:
         return self.idle.volatile
 
     def env(self) -> dict[str, str]:
-        """Environment for the agent: its channels to the recorder (`Channel.env`)."""
-        return self.channel.env()
+        """Environment for the agent: the display (`Backend.agent_env`) and its channels
+        to the recorder (`Channel.env`)."""
+        return {**self.backend.agent_env(), **self.channel.env()}
 
     def observe(self, seconds: float) -> None:
         """Watch the idle screen before the agent starts (`IdleWatch.observe`)."""

@@ -15,7 +15,6 @@ from typing import Annotated
 
 import typer
 
-from mmcli import backends
 from mmcli.backends import interrupts
 from mmcli.cli import render
 from mmcli.cli.act import act_app
@@ -503,7 +502,6 @@ def main() -> None:
     if hook is not None:  # mm run by a recorded agent: its own input is reported by `mm act`
         hook.disable()
     interrupts.install(_interrupted)
-    backends.LEAN_PYAUTOGUI = True
     keep_writing_when_closed()
     try:
         app(prog_name="mm")

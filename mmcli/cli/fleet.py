@@ -24,6 +24,7 @@ from mmcli.cli.options import (
     param_values,
     policy_named,
     seat,
+    state,
 )
 from mmcli.cli.output import escape, progress, results, say
 from mmcli.cli.parser import MMCommand, MMGroup
@@ -134,7 +135,7 @@ def worker(
         agent_timeout=no_limit(agent_timeout),
     )  # fmt: skip
     settings = WorkerSettings(
-        names, temporal, namespace, worker_id or default_worker_id(), options,
+        names, temporal, namespace, worker_id or default_worker_id(state["display"]), options,
         use_recorded_agent=not agent and not no_agent, values=param_values(param, secret),
         before_each=before_each, commit_steps=commit_steps,
         allow_agents=tuple(allow_agent or ()),

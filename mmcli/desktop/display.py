@@ -288,27 +288,24 @@ def stop_xvfb(process: subprocess.Popen[bytes]) -> None:
 
 
 class VirtualDisplay:
-    """An Xvfb server started for the lifetime of a `with` block; sets DISPLAY inside it."""
+    """An Xvfb server started for the lifetime of a `with` block; `display` is its name,
+    to give to what runs on it (`--display`, a child's `DISPLAY`: `env()`). The
+    environment of this process is left as it is."""
 
     def __init__(self, width: int = 1920, height: int = 1080) -> None:
         self.size = (width, height)
         self.process: subprocess.Popen[bytes] | None = None
         self.display = ""
-        self._saved: dict[str, str | None] = {}
 
     def __enter__(self) -> VirtualDisplay:
         self.process, self.display = start_xvfb(*self.size)
-        for key in ("DISPLAY", "XAUTHORITY"):
-            self._saved[key] = os.environ.get(key)
-        os.environ["DISPLAY"] = self.display
         ensure_xauthority()
         return self
 
+    def env(self) -> dict[str, str]:
+        """The environment a program run on this display is given (its `DISPLAY`)."""
+        return {"DISPLAY": self.display}
+
     def __exit__(self, *exc: object) -> None:
-        for key, value in self._saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
         if self.process is not None:
             stop_xvfb(self.process)

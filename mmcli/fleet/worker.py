@@ -42,8 +42,10 @@ Progress = Callable[[str], None]
 HEARTBEAT_EVERY = 1.0
 
 
-def default_worker_id() -> str:
-    return f"{socket.gethostname()}{os.environ.get('DISPLAY', '')}-{os.getpid()}"
+def default_worker_id(display: str | None = None) -> str:
+    """HOST:DISPLAY-PID, the display the worker drives (`--display`, else $DISPLAY)."""
+    shown = display or os.environ.get("DISPLAY", "")
+    return f"{socket.gethostname()}{shown}-{os.getpid()}"
 
 
 @dataclass

@@ -61,7 +61,8 @@ def diagnose(
         return _diagnose_vnc(store, open_backend, display or "")
     if display is not None and cdp_address(display) is not None:
         return _diagnose_cdp(store, open_backend, display)
-    findings = [check_store(store), check_sandbox(), check_display()]
+    x = display or os.environ.get("DISPLAY", "")
+    findings = [check_store(store), check_sandbox(), check_display(x)]
     if findings[-1].status is Status.FAIL:
         for name in ("screenshot", "input", "fail-safe", WINDOWS, READBACK):
             findings.append(Finding(name, Status.SKIP, "needs a display"))
@@ -75,8 +76,8 @@ def diagnose(
         findings.append(check_screenshot(backend))
         findings.append(_unless_busy(lambda: check_input(backend)))
         findings.append(check_failsafe(backend))
-    findings.append(check_window_structure())
-    findings.append(check_readback(accessibility=True))
+    findings.append(check_window_structure(x))
+    findings.append(check_readback(accessibility=True, display=x))
     return findings
 
 
@@ -159,7 +160,7 @@ READBACK_FIX = "apt-get install at-spi2-core tesseract-ocr tesseract-ocr-eng"
 UNVERIFIED = "typed values are reported not verified and heals that type are pending until approved"
 
 
-def check_readback(accessibility: bool) -> Finding:
+def check_readback(accessibility: bool, display: str | None = None) -> Finding:
     """How typed text can be read back where it landed (docs/validation.md): through the
     accessibility tree (an AT-SPI bus up before the apps start) and by OCR (tesseract);
     over VNC by OCR alone."""
@@ -169,7 +170,7 @@ def check_readback(accessibility: bool) -> Finding:
     bus, why = "", ""
     if accessibility:
         try:
-            bus = find_bus()
+            bus = find_bus(display)
         except Unavailable as e:
             bus, why = "", str(e)
     tree = (
@@ -299,8 +300,8 @@ def check_shared_store(store: Store) -> Finding:
     return Finding("store", Status.OK, f"{store.where}: writable, {verdict.detail}")
 
 
-def check_display() -> Finding:
-    display = os.environ.get("DISPLAY")
+def check_display(display: str) -> Finding:
+    """The X display `display` (`--display`, else $DISPLAY): reachable, with XTEST."""
     if not display:
         return Finding("display", Status.FAIL, "DISPLAY is not set", NO_DISPLAY_FIX)
     from mmcli.desktop.display import ensure_xauthority
@@ -400,7 +401,7 @@ WINDOW_TRIES = 3
 """A query raises when a window vanishes under it: tried again before it counts."""
 
 
-def check_window_structure() -> Finding:
+def check_window_structure(display: str) -> Finding:
     """The window structure read as replay reads it (`x11windows`, on a connection of its
     own). At run time `X11Backend` answers "not known" when a query raises, which turns
     the rules that need it off silently; here a window manager whose windows cannot be
@@ -410,7 +411,6 @@ def check_window_structure() -> Finding:
 
     from mmcli.backends import x11windows
 
-    display = os.environ.get("DISPLAY", "")
     version = tuple(getattr(Xlib, "__version__", (0, 0)))
     xlib = "python-xlib " + ".".join(map(str, version))
     try:

@@ -31,13 +31,15 @@ def read(
     frame: Frame | None,
     prefer: str = "accessibility",
     covered: Callable[[], Sequence[Rect]] | None = None,
+    display: str | None = None,
 ) -> FieldText | NotRead:
-    """The text of the focused field of process `pid` through the accessibility tree,
-    else by OCR of `box` on `frame` less what the windows `covered()` gives cover at its
-    ends (asked only then); the last reason nothing could be read otherwise."""
+    """The text of the focused field of process `pid` through the accessibility tree
+    (the bus of X display `display`), else by OCR of `box` on `frame` less what the
+    windows `covered()` gives cover at its ends (asked only then); the last reason nothing
+    could be read otherwise."""
     failed: NotRead | None = None
     if prefer != "ocr":
-        got = atspi.read_field(None, pid)
+        got = atspi.read_field(None, pid, display=display)
         if isinstance(got, FieldText):
             return got
         failed = got

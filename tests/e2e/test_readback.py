@@ -304,12 +304,12 @@ root.mainloop()
 
 
 READ_THROUGH_THE_BACKEND = """
-import json, sys, time
+import json, os, sys, time
 from mmcli.backends.x11 import X11Backend
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import over_the_keyboard
 field = Rect(*json.loads(sys.argv[1]))
-backend = X11Backend()
+backend = X11Backend(os.environ['DISPLAY'])
 deadline = time.monotonic() + 20
 while not any(r.intersects(field.grow(2)) for r in over_the_keyboard(backend.stack() or [])):
     if time.monotonic() > deadline:

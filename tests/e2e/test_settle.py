@@ -76,7 +76,7 @@ def app(xdisplay: str) -> Iterator[subprocess.Popen[str]]:
 
 @pytest.fixture
 def backend(xdisplay: str) -> Iterator[X11Backend]:
-    with X11Backend() as b:
+    with X11Backend(xdisplay) as b:
         assert b.changes() is not None, "the X server's DAMAGE reports are not used"
         yield b
 

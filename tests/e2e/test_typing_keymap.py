@@ -2,7 +2,7 @@
 text whose keys pyautogui gets wrong on this keymap ('<' on the key whose shifted level is
 '>'), shifted characters, punctuation and non-ASCII text arrive as typed; keys, clicks,
 double clicks, scrolls and drags reach a Tk app as the same X events replay's input
-(`XInput`, pyautogui's X11 layer) gives it, read back from the app."""
+(`XInput`, on the X11 backend's own connection) gives it, read back from the app."""
 
 from __future__ import annotations
 
@@ -106,15 +106,15 @@ def test_act_outside_a_recorder_loads_neither_pyautogui_nor_the_screen_nor_the_c
 
 def replay_input(action: dict[str, object]) -> None:
     """Give `action` (in the recorder's JSON form) through replay's own input half,
-    `XInput` (pyautogui's X11 layer), in a process of its own as `mm act` is."""
+    `XInput` (XTEST on its own connection), in a process of its own as `mm act` is."""
     code = (
-        "import json, sys\n"
+        "import json, os, sys\n"
         "from mmcli.backends.xinput import XInput\n"
         "from mmcli.model import Action, ActionKind\n"
         "a = json.loads(sys.argv[1])\n"
         "kind = ActionKind(a.pop('kind'))\n"
         "a = {k: tuple(v) if k == 'keys' else v for k, v in a.items()}\n"
-        "XInput().give(Action(kind, **a))\n"
+        "XInput(os.environ['DISPLAY']).give(Action(kind, **a))\n"
     )
     done = subprocess.run([sys.executable, "-c", code, json.dumps(action)], timeout=60)
     assert done.returncode == 0

@@ -51,7 +51,9 @@ def test_client_sees_the_screen_and_its_changes(vnc: VncServer, loan_app: LoanAp
 
         from mmcli.backends.x11 import X11Backend
 
-        with X11Backend() as local:  # the pointer moved by someone else: the server says
+        with X11Backend(
+            os.environ["DISPLAY"]
+        ) as local:  # the pointer moved by someone else: the server says
             local.move(300, 400)
             deadline = time.monotonic() + 5
             while backend.pointer() != (300, 400) and time.monotonic() < deadline:

@@ -20,8 +20,16 @@ def small_display() -> Iterator[str]:
         if os.environ.get("MM_REQUIRE_XVFB"):
             pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
         pytest.skip("Xvfb not installed (apt-get install xvfb)")
+    before = os.environ.get("DISPLAY")
     with VirtualDisplay(1280, 800) as display:
-        yield display.display
+        os.environ["DISPLAY"] = display.display  # for the app, mm and the agent run here
+        try:
+            yield display.display
+        finally:
+            if before is None:
+                os.environ.pop("DISPLAY", None)
+            else:
+                os.environ["DISPLAY"] = before
 
 
 @pytest.fixture

@@ -41,11 +41,44 @@ def test_x11_is_chosen_where_display_is_set(monkeypatch: pytest.MonkeyPatch) -> 
     class Chosen(Exception):
         pass
 
-    def opened() -> None:
-        raise Chosen
+    def opened(name: str) -> None:
+        raise Chosen(name)
 
     monkeypatch.setenv("DISPLAY", ":99")
     monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
     monkeypatch.setattr(x11, "X11Backend", opened)
-    with pytest.raises(Chosen):
+    with pytest.raises(Chosen, match=":99"):
+        backends.open_backend()
+
+
+def test_an_x_display_named_is_driven_by_name_and_the_environment_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--display :5` with DISPLAY=:99: the backend connects to :5; DISPLAY stays :99
+    (an agent is given :5 by the backend, `agent_env`)."""
+    import os
+
+    from mmcli.backends import x11
+
+    class Chosen(Exception):
+        pass
+
+    def opened(name: str) -> None:
+        raise Chosen(name)
+
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.delenv("MM_DISPLAY", raising=False)
+    monkeypatch.setattr(x11, "X11Backend", opened)
+    with pytest.raises(Chosen, match=":5"):
+        backends.open_backend(":5")
+    assert os.environ["DISPLAY"] == ":99"
+
+
+def test_no_x_display_anywhere_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mmcli.errors import DisplayError
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("MM_DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with pytest.raises(DisplayError, match="DISPLAY is not set"):
         backends.open_backend()

@@ -124,7 +124,7 @@ def _doctor_with(
     monkeypatch.setattr(Xlib, "__version__", version)
     monkeypatch.setattr(display, "Display", _Connection)
     monkeypatch.setattr(x11windows, "stacked_windows", stacked_windows)
-    finding = check_window_structure()
+    finding = check_window_structure(":42")
     assert finding.check == "windows"
     assert all(c.name == ":42" for c in calls)
     return finding
@@ -174,7 +174,7 @@ def test_doctor_retries_a_query_a_vanishing_window_broke(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(x11windows, "stacked_windows", flaky)
     monkeypatch.setattr("Xlib.display.Display", _Connection)
-    assert check_window_structure().status is Status.OK
+    assert check_window_structure(":42").status is Status.OK
 
 
 def test_doctor_warns_of_an_old_python_xlib_that_reads_the_windows(

@@ -39,9 +39,17 @@ X_NAMES = {
     **dict.fromkeys(("alt", "altleft"), "Alt_L"),
     "altright": "Alt_R",
     **dict.fromkeys(("win", "winleft"), "Super_L"),
+    "winright": "Super_R",
     "capslock": "Caps_Lock",
-    "printscreen": "Print",
-    **{f"f{i}": f"F{i}" for i in range(1, 13)},
+    "numlock": "Num_Lock",
+    "scrolllock": "Scroll_Lock",
+    **dict.fromkeys(("printscreen", "print", "prtsc", "prtscr", "prntscrn"), "Print"),
+    **{k: k.capitalize() for k in ("pause", "select", "execute", "help")},
+    "apps": "Menu",
+    **{f"num{i}": f"KP_{i}" for i in range(10)},
+    **{k: f"KP_{k.capitalize()}" for k in ("multiply", "add", "separator", "subtract")},
+    **{k: f"KP_{k.capitalize()}" for k in ("decimal", "divide")},
+    **{f"f{i}": f"F{i}" for i in range(1, 25)},
 }
 """The X keysym names pyautogui's X11 layer gives each key name."""
 
@@ -217,3 +225,14 @@ def test_typing_interrupted_while_the_keymap_settles_unbinds_its_keycodes(
     with pytest.raises(KeyboardInterrupt):
         wire.type("é", 0)
     assert wire.sent == [("map", SPARE, 0xE9), ("map", SPARE, 0)]
+
+
+def test_key_names_valid_and_a_name_with_no_key_given_as_nothing() -> None:
+    """As pyautogui's X11 layer has them: `mm act` refuses what it does not know, and a
+    recorded press of a name no key has here (pyautogui's `volumeup`) does nothing."""
+    keys = XTest.__new__(XTest)
+    assert keys.valid_key("enter") and keys.valid_key("F13") and keys.valid_key("a")
+    assert keys.valid_key("\t") and keys.valid_key("~")
+    assert not keys.valid_key("notakey") and not keys.valid_key("é")
+    assert not keys.valid_key("A")  # a capital is typed, not pressed as a key name
+    assert xtest._known(["ctrl", "volumeup", "a", "A"]) == ["ctrl", "a", "A"]
