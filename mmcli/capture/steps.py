@@ -26,7 +26,7 @@ from mmcli.capture.secrets import join_keystrokes, joined, typed_text
 from mmcli.model import MAX_LANDED_TEXT, POINTED, Action, ActionKind, EndScreen, Landed, Step
 from mmcli.params import leaked_in, parametrize
 from mmcli.readback.field import FieldText, NotRead, normalise
-from mmcli.readback.ocr import find_phrase
+from mmcli.readback.ocr import find_phrase, find_phrase_alone
 from mmcli.readback.reader import widen_to_field
 from mmcli.screen.analysis import (
     SPILL,
@@ -389,14 +389,16 @@ def _holds(read: FieldText | NotRead | None, typed: str) -> bool:
 
 
 def phrase_boxes(box: Rect, text: str, after: Frame) -> list[Rect]:
-    """Where `text` shows within `box` on `after` (`ocr.find_phrase`), each place widened
-    to its field (`reader.widen_to_field`)."""
+    """Where `text` shows within `box` on `after`, alone on its line (`ocr.find_phrase_alone`:
+    typed twice, which of the two is the field's cannot be told), each place widened to
+    its field (`reader.widen_to_field`)."""
     shown = box.intersection(Rect(0, 0, after.width, after.height))
     if shown is None:
         return []
     crop = after.pixels[shown.y : shown.bottom, shown.x : shown.right, :3]
     luma = crop @ np.array([0.114, 0.587, 0.299])  # BGR
-    found = [Rect(shown.x + r.x, shown.y + r.y, r.w, r.h) for r in find_phrase(luma, text)]
+    places = find_phrase_alone(luma, text)
+    found = [Rect(shown.x + r.x, shown.y + r.y, r.w, r.h) for r in places]
     return list(dict.fromkeys(widen_to_field(after.pixels, r) for r in found))
 
 

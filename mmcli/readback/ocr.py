@@ -317,9 +317,35 @@ def find_phrase(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list
     in any font or size tesseract reads: the box of each run of words that spells it
     (case, accents and spacing aside), in the piece's pixels; none when tesseract is not
     there, or does not read it."""
+    found = _phrase_runs(luma, phrase, timeout)
+    return found[0] if found else []
+
+
+def find_phrase_alone(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list[Rect]:
+    """`find_phrase`'s boxes that are the phrase's only place on their line, counting
+    where it runs into other text with no space between: text typed twice into a field
+    ("JuniorJosephine", or "Ada Ada") cannot tell which is the field's, and is not
+    found."""
+    found = _phrase_runs(luma, phrase, timeout)
+    if not found:
+        return []
+    return _alone(*found)
+
+
+def _alone(words: list[Rect], glued: list[Rect]) -> list[Rect]:
+    """The boxes of `words` that are the only one of `glued` on their line."""
+    return [w for w in words if sum(w.y < g.bottom and g.y < w.bottom for g in glued) == 1]
+
+
+def _phrase_runs(
+    luma: np.ndarray, phrase: str, timeout: float
+) -> tuple[list[Rect], list[Rect]] | None:
+    """One OCR of `luma`: the boxes of the runs of words that spell `phrase`, and of the
+    runs whose letters hold it with the spaces left out (`_glued_runs`); None when
+    tesseract is not there or reads nothing."""
     target = _loose_words(phrase)
     if not target or shutil.which("tesseract") is None or min(luma.shape[:2]) < 6:
-        return []
+        return None
     image = Image.fromarray(np.ascontiguousarray(luma.astype(np.uint8)))
     image = image.resize(
         (image.width * FIND_SCALE, image.height * FIND_SCALE), Image.Resampling.LANCZOS
@@ -330,17 +356,16 @@ def find_phrase(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list
     framed.paste(image, (MARGIN, MARGIN))
     done = tesseract(framed, "11", timeout)
     if isinstance(done, NotRead):
-        return []
-    read = words(done)
-    boxes = []
-    n = len(target)
-    for i in range(len(read) - n + 1):
-        run = read[i : i + n]
-        if [_loose_words(w)[0] if _loose_words(w) else "" for w, _ in run] == target:
-            box = run[0][1]
-            for _, b in run[1:]:
+        return None
+    read = [(_loose_words(w), b) for w, b in words(done)]
+
+    def boxes(runs: list[tuple[int, int]]) -> list[Rect]:
+        out = []
+        for first, last in runs:
+            box = read[first][1]
+            for _, b in read[first + 1 : last + 1]:
                 box = box.union(b)
-            boxes.append(
+            out.append(
                 Rect(
                     (box.x - MARGIN) // FIND_SCALE,
                     (box.y - MARGIN) // FIND_SCALE,
@@ -348,7 +373,33 @@ def find_phrase(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list
                     -(-box.h // FIND_SCALE),
                 )
             )
-    return boxes
+        return out
+
+    return boxes(_word_runs(read, target)), boxes(_glued_runs(read, target))
+
+
+def _word_runs(read: list[tuple[list[str], Rect]], target: list[str]) -> list[tuple[int, int]]:
+    """The runs of words read (first, last index) that are `target`'s words."""
+    n = len(target)
+    spelled = [w[0] if w else "" for w, _ in read]
+    return [(i, i + n - 1) for i in range(len(read) - n + 1) if spelled[i : i + n] == target]
+
+
+def _glued_runs(read: list[tuple[list[str], Rect]], target: list[str]) -> list[tuple[int, int]]:
+    """The runs of words read (first, last index) whose letters, spaces left out, hold
+    `target`'s: each place it starts."""
+    text, owner = "", []
+    for i, (w, _) in enumerate(read):
+        piece = "".join(w)
+        text += piece
+        owner += [i] * len(piece)
+    wanted = "".join(target)
+    runs = []
+    at = text.find(wanted)
+    while at >= 0:
+        runs.append((owner[at], owner[at + len(wanted) - 1]))
+        at = text.find(wanted, at + 1)
+    return list(dict.fromkeys(runs))
 
 
 def _loose_words(text: str) -> list[str]:

@@ -62,3 +62,38 @@ def test_gimps_export_name_is_read_with_its_caret_before_the_extension() -> None
     field = crop[7:30, 13:824]  # the field's box inside its border
     read = read_region(field, Rect(453, 67, field.shape[1], field.shape[0]))
     assert compare_typed("Ada.png", read).outcome is ReadOutcome.VERIFIED, read
+
+
+def test_a_phrase_is_found_word_by_word_or_glued_to_the_words_around_it() -> None:
+    """Typed twice, "Jo Ab" reads "Jo AbJo Ab": word by word it is found once; glued, at
+    both places, each run of words it spans (the caller reads each place again)."""
+    from mmcli.readback.ocr import _glued_runs, _loose_words, _word_runs
+    from mmcli.screen.fingerprint import Rect
+
+    def read(*words: str) -> list[tuple[list[str], Rect]]:
+        return [(_loose_words(w), Rect(10 * i, 0, 8, 8)) for i, w in enumerate(words)]
+
+    target = _loose_words("Jo Ab")
+    twice = read("Jo", "AbJo", "Ab")
+    assert _word_runs(twice, target) == []
+    assert _glued_runs(twice, target) == [(0, 1), (1, 2)]
+    once = read("Name:", "Jo", "Ab", "Canada")
+    assert _word_runs(once, target) == [(1, 2)]
+    assert _glued_runs(once, target) == [(1, 2)]
+    assert _word_runs(read("Canada"), ["ada"]) == []
+    assert _glued_runs(read("Canada"), ["ada"]) == [(0, 0)]  # inside a word, only glued
+
+
+def test_a_phrase_is_taken_for_a_field_only_where_it_is_alone_on_its_line() -> None:
+    """Typed twice ("Ada Ada", or glued "AdaAda" next to a clean "Ada" on the same line),
+    which place is the field's cannot be told: none is taken. On two lines (a cell and
+    its input line), each is alone on its own."""
+    from mmcli.readback.ocr import _alone
+    from mmcli.screen.fingerprint import Rect
+
+    cell, input_line = Rect(60, 260, 40, 12), Rect(372, 215, 40, 12)
+    assert _alone([cell, input_line], [cell, input_line]) == [cell, input_line]
+    beside = Rect(110, 260, 40, 12)
+    assert _alone([cell, beside], [cell, beside]) == []
+    glued = Rect(200, 262, 80, 12)
+    assert _alone([cell, input_line], [cell, input_line, glued]) == [input_line]
