@@ -30,8 +30,16 @@ def xdisplay() -> Iterator[str]:
         if os.environ.get("MM_REQUIRE_XVFB"):
             pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
         pytest.skip("Xvfb not installed (apt-get install xvfb)")
+    before = os.environ.get("DISPLAY")
     with VirtualDisplay() as display:
-        yield display.display
+        os.environ["DISPLAY"] = display.display  # what the tests start runs there
+        try:
+            yield display.display
+        finally:
+            if before is None:
+                os.environ.pop("DISPLAY", None)
+            else:
+                os.environ["DISPLAY"] = before
 
 
 @pytest.fixture(scope="module")
