@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mmcli.capture.built import Built
-from mmcli.capture.steps import read_back
+from mmcli.capture.landing import read_back
 from mmcli.desktop.input_events import EventKind, InputEvent
 from mmcli.model import Action, ActionKind
 

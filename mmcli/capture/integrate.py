@@ -16,16 +16,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from mmcli.capture.landing import READ_BACK_MIN, readable
 from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
 from mmcli.capture.secrets import find_leak, leaked_in
 from mmcli.capture.steps import (
-    READ_BACK_MIN,
     Built,
     Capture,
     FinalScreen,
     build_steps,
-    readable,
     volatile_masks,
 )
 from mmcli.model import PLACEHOLDER, Recording, Step, plural, shown_command

@@ -33,8 +33,9 @@ from mmcli.capture.channel import Channel
 from mmcli.capture.counts import CountBands
 from mmcli.capture.details import Details
 from mmcli.capture.idle import IdleWatch
+from mmcli.capture.landing import read_back
 from mmcli.capture.settling import OUTCOME_LIMIT, OUTCOME_QUIET, outcome_settle, settle
-from mmcli.capture.steps import Capture, FinalScreen, focus_point, join_chunk, read_back
+from mmcli.capture.steps import Capture, FinalScreen, focus_point, join_chunk
 from mmcli.capture.windowing import (
     around,
     last_titles,
@@ -56,6 +57,14 @@ opened or closed under it (`Recorder.window_changed`): a VNC server sent its fir
 20-55 ms after a click, measured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
 """Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
+
+
+STILL_CHANGING = (
+    f"the screen was still changing {OUTCOME_LIMIT:g}s after the last action (an "
+    "animation?); the outcome is the screen as it was then, and replay will judge its own "
+    "last screen against it"
+)
+"""Said when the outcome is kept from a screen that did not settle."""
 
 
 @dataclass
@@ -313,11 +322,7 @@ class Recorder:
             settled = outcome_settle(self.backend, OUTCOME_QUIET, OUTCOME_LIMIT)
             frame = settled.frame
             if not settled.still:
-                self._warn(
-                    f"the screen was still changing {OUTCOME_LIMIT:g}s after the last action "
-                    "(an animation?); the outcome is the screen as it was then, and replay "
-                    "will judge its own last screen against it"
-                )
+                self._warn(STILL_CHANGING)
             read_back(self.backend, self.captures, frame, None)
             changed = self.details.changed(self.captures, frame)
             pointer = self.backend.pointer()

@@ -14,7 +14,8 @@ from typing import Any
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
 from mmcli.inventory.kinds import kind_of_stored
 from mmcli.model import Recording, Step
-from mmcli.store.codec import MAX_DOCUMENT, is_plain_file_name
+from mmcli.store.codec import MAX_DOCUMENT
+from mmcli.store.fields import is_plain_file_name
 from mmcli.store.index import read_index, refresh, write_index
 from mmcli.store.names import NAME_PATTERN, SUFFIX
 from mmcli.store.objects import Info

@@ -35,7 +35,7 @@ from mmcli.errors import (
 )
 from mmcli.inventory.kinds import KINDS, kind_named, kind_of_stored
 from mmcli.model import plural
-from mmcli.store import codec
+from mmcli.store import codec, fields
 from mmcli.store.lifecycle import free
 from mmcli.store.recordings import (
     SUFFIX,
@@ -108,7 +108,7 @@ def read_thumbnails(store: Store, name: str) -> dict[str, bytes]:
     if not store.thumbs.check(name):  # UnsafePath for a link
         return out
     for file_name in sorted(store.thumbs.names(name)):
-        if file_name.startswith(("live-", ".")) or not codec.is_plain_file_name(file_name):
+        if file_name.startswith(("live-", ".")) or not fields.is_plain_file_name(file_name):
             continue
         data = store.read_thumbnail(name, file_name)
         if data is not None:
@@ -432,7 +432,7 @@ def import_archive(
 
 
 def _thumbnail_name(file_name: str) -> bool:
-    return codec.is_plain_file_name(file_name) and not file_name.startswith(".")
+    return fields.is_plain_file_name(file_name) and not file_name.startswith(".")
 
 
 def _file_size(store: Store, name: str) -> int:

@@ -65,9 +65,9 @@ class HandOver:
         # The recorder is loaded only for a hand-over: a replay that never diverges (most
         # runs from cron) starts 0.1 s sooner without it.
         from mmcli.capture.integrate import FinishedRun, Into, integrate, typed_doubts
+        from mmcli.capture.landing import readable
         from mmcli.capture.record import check_recordable, run_recorded
         from mmcli.capture.stale import stale_value
-        from mmcli.capture.steps import readable
 
         if self.options.before_commit:
             self.options.before_commit()

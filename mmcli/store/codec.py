@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import tomli_w
@@ -27,6 +26,18 @@ from mmcli.model import (
     Step,
 )
 from mmcli.store import validate
+from mmcli.store.fields import (
+    as_bool,
+    as_coordinate,
+    as_datetime,
+    as_file_name,
+    as_hex,
+    as_int,
+    as_list,
+    as_pair,
+    as_rect,
+    as_str,
+)
 
 if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm ls` needs none
     from mmcli.screen.counts import CountLine
@@ -35,12 +46,7 @@ if TYPE_CHECKING:  # numpy is imported only where a fingerprint is decoded: `mm 
 
 Document = dict[str, Any]
 
-HEX = re.compile(r"[0-9a-fA-F]*")
 GRID = re.compile(r"([1-9][0-9]{0,2})x([1-9][0-9]{0,2})")
-FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
-COORDINATE = 1 << 15
-"""Screen coordinates are 16-bit signed on X11; anything beyond is not a real position."""
-
 MAX_DOCUMENT = validate.MAX_DOCUMENT
 
 
@@ -262,9 +268,9 @@ _KNOWN = {
 
 
 def _recording(doc: Document) -> Recording:
-    name = _str(doc["name"], "name")
-    created = _datetime(doc["created"], "created")
-    steps = [_step(s, i) for i, s in enumerate(_list(doc.get("steps", []), "steps"))]
+    name = as_str(doc["name"], "name")
+    created = as_datetime(doc["created"], "created")
+    steps = [_step(s, i) for i, s in enumerate(as_list(doc.get("steps", []), "steps"))]
     if not steps:
         raise ValueError("no steps (a cut-off file?); nothing to replay")
     ids = {s.id for s in steps}
@@ -278,16 +284,16 @@ def _recording(doc: Document) -> Recording:
         name=name,
         steps=steps,
         created=created,
-        command=[_str(c, "command") for c in _list(doc.get("command", []), "command")],
-        params=[_str(p, "params") for p in _list(doc.get("params", []), "params")],
-        secrets=[_str(p, "secrets") for p in _list(doc.get("secrets", []), "secrets")],
-        ignore=[_rect(r, "ignore") for r in _list(doc.get("ignore", []), "ignore")],
-        volatile=[_rect(r, "volatile") for r in _list(doc.get("volatile", []), "volatile")],
-        area=_rect(doc["area"], "area") if "area" in doc else None,
-        policy=_str(doc.get("policy", "default"), "policy"),
-        cwd=_str(doc["cwd"], "cwd") if "cwd" in doc else None,
+        command=[as_str(c, "command") for c in as_list(doc.get("command", []), "command")],
+        params=[as_str(p, "params") for p in as_list(doc.get("params", []), "params")],
+        secrets=[as_str(p, "secrets") for p in as_list(doc.get("secrets", []), "secrets")],
+        ignore=[as_rect(r, "ignore") for r in as_list(doc.get("ignore", []), "ignore")],
+        volatile=[as_rect(r, "volatile") for r in as_list(doc.get("volatile", []), "volatile")],
+        area=as_rect(doc["area"], "area") if "area" in doc else None,
+        policy=as_str(doc.get("policy", "default"), "policy"),
+        cwd=as_str(doc["cwd"], "cwd") if "cwd" in doc else None,
         param_digests=_digests(doc.get("param_digests", {})),
-        window_title=_str(doc["window_title"], "window_title") if "window_title" in doc else None,
+        window_title=as_str(doc["window_title"], "window_title") if "window_title" in doc else None,
         commit_steps=_commit_steps(doc["commit_steps"]) if "commit_steps" in doc else None,
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},
@@ -295,7 +301,7 @@ def _recording(doc: Document) -> Recording:
 
 
 def _commit_steps(value: Any) -> int:
-    steps = _int(value, "commit_steps")
+    steps = as_int(value, "commit_steps")
     if steps < 1:
         raise ValueError(f"commit_steps is {steps}: at least 1 (the last action)")
     return steps
@@ -305,7 +311,7 @@ def _digests(doc: Any) -> dict[str, list[str]]:
     if not isinstance(doc, dict):
         raise ValueError("param_digests is not a table")
     return {
-        _str(k, "param_digests"): [_str(d, f"param_digests.{k}") for d in _list(v, k)]
+        as_str(k, "param_digests"): [as_str(d, f"param_digests.{k}") for d in as_list(v, k)]
         for k, v in doc.items()
     }
 
@@ -333,17 +339,17 @@ def _step(doc: Any, index: int) -> Step:
         raise ValueError(f"{where} is not a table")
     parent = doc.get("parent")
     return Step(
-        id=_int(doc["id"], f"{where}.id"),
-        parent=None if parent is None else _int(parent, f"{where}.parent"),
+        id=as_int(doc["id"], f"{where}.id"),
+        parent=None if parent is None else as_int(parent, f"{where}.parent"),
         action=_action(doc["action"], f"{where}.action"),
         fingerprint=fingerprint_from_doc(doc["screen"], f"{where}.screen"),
-        thumbnail=_file_name(doc["thumbnail"], f"{where}.thumbnail")
+        thumbnail=as_file_name(doc["thumbnail"], f"{where}.thumbnail")
         if "thumbnail" in doc
         else None,
-        effect=_rect(doc["effect"], f"{where}.effect") if "effect" in doc else None,
-        created=_datetime(doc["created"], f"{where}.created") if "created" in doc else None,
+        effect=as_rect(doc["effect"], f"{where}.effect") if "effect" in doc else None,
+        created=as_datetime(doc["created"], f"{where}.created") if "created" in doc else None,
         outcome=_outcome(doc["outcome"], f"{where}.outcome") if "outcome" in doc else None,
-        pending=_bool(doc.get("pending", False), f"{where}.pending"),
+        pending=as_bool(doc.get("pending", False), f"{where}.pending"),
         window=_window(doc["window"], f"{where}.window") if "window" in doc else None,
         above=_above(doc["above"], f"{where}.above") if "above" in doc else (),
         own=_above(doc["own"], f"{where}.own") if "own" in doc else (),
@@ -362,10 +368,10 @@ def _titles(doc: Any, where: str) -> tuple[TitleBar, ...]:
     for i, entry in enumerate(doc):
         if not isinstance(entry, dict):
             raise ValueError(f"{where}[{i}] is not a table")
-        text = _str(entry["text"], f"{where}[{i}].text")
+        text = as_str(entry["text"], f"{where}[{i}].text")
         if len(text) > MAX_TITLE:
             raise ValueError(f"{where}[{i}].text: longer than {MAX_TITLE} characters")
-        found.append(TitleBar(_rect(entry["rect"], f"{where}[{i}].rect"), text))
+        found.append(TitleBar(as_rect(entry["rect"], f"{where}[{i}].rect"), text))
     return tuple(found)
 
 
@@ -379,11 +385,11 @@ def _counts(doc: Any, where: str) -> tuple[CountLine, ...]:
         at = f"{where}[{i}]"
         if not isinstance(entry, dict):
             raise ValueError(f"{at} is not a table")
-        text = _str(entry["text"], f"{at}.text")
+        text = as_str(entry["text"], f"{at}.text")
         if len(text) > MAX_COUNT_TEXT:
             raise ValueError(f"{at}.text: longer than {MAX_COUNT_TEXT} characters")
-        rect = _rect(entry["rect"], f"{at}.rect")
-        chars, words = _int(entry["chars"], f"{at}.chars"), _int(entry["words"], f"{at}.words")
+        rect = as_rect(entry["rect"], f"{at}.rect")
+        chars, words = as_int(entry["chars"], f"{at}.chars"), as_int(entry["words"], f"{at}.words")
         if "row" not in entry:
             found.append(CountLine(rect, text, chars, words))
             continue
@@ -398,7 +404,7 @@ def _counts(doc: Any, where: str) -> tuple[CountLine, ...]:
                 f"{at}.cells: a list of at most {MAX_ROW_CELLS} cell digests (16 hex "
                 'digits), the count\'s own cell "" once'
             )
-        row = _rect(entry["row"], f"{at}.row")
+        row = as_rect(entry["row"], f"{at}.row")
         over = entry.get("over", "")
         if not isinstance(over, str) or not CELL.fullmatch(over) or bool(over) == bool(text):
             raise ValueError(f"{at}.over: a cell digest (16 hex digits) where the text is empty")
@@ -411,10 +417,10 @@ def _window(doc: Any, where: str) -> WindowRef:
 
     if not isinstance(doc, dict):
         raise ValueError(f"{where} is not a table")
-    wm_class = _str(doc.get("class", ""), f"{where}.class")
+    wm_class = as_str(doc.get("class", ""), f"{where}.class")
     if len(wm_class) > MAX_CLASS:
         raise ValueError(f"{where}.class: longer than {MAX_CLASS} characters")
-    return WindowRef(wm_class, _rect(doc["rect"], f"{where}.rect"))
+    return WindowRef(wm_class, as_rect(doc["rect"], f"{where}.rect"))
 
 
 LANDED_SOURCES = ("", "accessibility", "ocr")
@@ -423,14 +429,14 @@ LANDED_SOURCES = ("", "accessibility", "ocr")
 def _landed(doc: Any, where: str) -> Landed:
     if not isinstance(doc, dict):
         raise ValueError(f"{where} is not a table")
-    source = _str(doc.get("source", ""), f"{where}.source")
+    source = as_str(doc.get("source", ""), f"{where}.source")
     if source not in LANDED_SOURCES:
         raise ValueError(f"{where}.source: one of {', '.join(map(repr, LANDED_SOURCES))}")
-    text = _str(doc["text"], f"{where}.text") if "text" in doc else None
+    text = as_str(doc["text"], f"{where}.text") if "text" in doc else None
     if text is not None and len(text) > MAX_LANDED_TEXT:
         raise ValueError(f"{where}.text: longer than {MAX_LANDED_TEXT} characters")
-    box = _rect(doc["box"], f"{where}.box") if "box" in doc else None
-    return Landed(source, text, box, _bool(doc.get("redone", False), f"{where}.redone"))
+    box = as_rect(doc["box"], f"{where}.box") if "box" in doc else None
+    return Landed(source, text, box, as_bool(doc.get("redone", False), f"{where}.redone"))
 
 
 def _above(doc: Any, where: str) -> tuple[Over, ...]:
@@ -441,7 +447,7 @@ def _above(doc: Any, where: str) -> tuple[Over, ...]:
     found = []
     for i, entry in enumerate(doc):
         window = _window(entry, f"{where}[{i}]")
-        kind = _str(entry.get("kind", ""), f"{where}[{i}].kind")
+        kind = as_str(entry.get("kind", ""), f"{where}[{i}].kind")
         if len(kind) > MAX_KIND:
             raise ValueError(f"{where}[{i}].kind: longer than {MAX_KIND} characters")
         found.append(Over(window.wm_class, window.rect, kind))
@@ -460,7 +466,7 @@ def _outcome(doc: Any, where: str) -> EndScreen:
         raise ValueError(f"{where}.screen has a target; an outcome has none")
     thumbnail = None
     if "thumbnail" in doc:
-        thumbnail = _file_name(doc["thumbnail"], f"{where}.thumbnail")
+        thumbnail = as_file_name(doc["thumbnail"], f"{where}.thumbnail")
     titles = _titles(doc["titles"], f"{where}.titles") if "titles" in doc else ()
     counts = _counts(doc["counts"], f"{where}.counts") if "counts" in doc else ()
     vacated = _vacated(doc["vacated"], f"{where}.vacated") if "vacated" in doc else ()
@@ -473,13 +479,7 @@ def _vacated(doc: Any, where: str) -> tuple[Rect, ...]:
 
     if not isinstance(doc, list) or len(doc) > MAX_VACATED:
         raise ValueError(f"{where}: a list of at most {MAX_VACATED} rectangles")
-    return tuple(_rect(r, f"{where}[{i}]") for i, r in enumerate(doc))
-
-
-def _bool(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{where} must be true or false")
-    return value
+    return tuple(as_rect(r, f"{where}[{i}]") for i, r in enumerate(doc))
 
 
 def _action(doc: Any, where: str) -> Action:
@@ -489,18 +489,20 @@ def _action(doc: Any, where: str) -> Action:
         kind = ActionKind(doc["kind"])
     except ValueError:
         raise ValueError(f"{where}.kind: unknown action {doc['kind']!r}") from None
-    opt = {k: _coordinate(doc[k], f"{where}.{k}") for k in ("x", "y", "x2", "y2") if k in doc}
-    button = _str(doc.get("button", "left"), f"{where}.button")
+    opt = {k: as_coordinate(doc[k], f"{where}.{k}") for k in ("x", "y", "x2", "y2") if k in doc}
+    button = as_str(doc.get("button", "left"), f"{where}.button")
     if button not in BUTTONS:
         raise ValueError(f"{where}.button must be one of {', '.join(BUTTONS)}")
     return Action(
         kind=kind,
         button=button,
-        clicks=_int(doc.get("clicks", 1), f"{where}.clicks"),
-        text=_str(doc.get("text", ""), f"{where}.text"),
-        keys=tuple(_str(k, f"{where}.keys") for k in _list(doc.get("keys", []), f"{where}.keys")),
-        amount=_int(doc.get("amount", 0), f"{where}.amount"),
-        key_ms=_int(doc["key_ms"], f"{where}.key_ms") if "key_ms" in doc else None,
+        clicks=as_int(doc.get("clicks", 1), f"{where}.clicks"),
+        text=as_str(doc.get("text", ""), f"{where}.text"),
+        keys=tuple(
+            as_str(k, f"{where}.keys") for k in as_list(doc.get("keys", []), f"{where}.keys")
+        ),
+        amount=as_int(doc.get("amount", 0), f"{where}.amount"),
+        key_ms=as_int(doc["key_ms"], f"{where}.key_ms") if "key_ms" in doc else None,
         **opt,
     )
 
@@ -511,8 +513,8 @@ def fingerprint_from_doc(doc: Any, where: str) -> Fingerprint:
 
     if not isinstance(doc, dict):
         raise ValueError(f"{where} is not a table")
-    width, height = (_int(v, f"{where}.size") for v in _pair(doc["size"], f"{where}.size"))
-    cols_rows = GRID.fullmatch(_str(doc["grid"], f"{where}.grid"))
+    width, height = (as_int(v, f"{where}.size") for v in as_pair(doc["size"], f"{where}.size"))
+    cols_rows = GRID.fullmatch(as_str(doc["grid"], f"{where}.grid"))
     if cols_rows is None:
         raise ValueError(f"{where}.grid must look like 16x9")
     cols, rows = int(cols_rows[1]), int(cols_rows[2])
@@ -520,88 +522,22 @@ def fingerprint_from_doc(doc: Any, where: str) -> Fingerprint:
         grid = Grid.parse(
             cols,
             rows,
-            _hex(doc["hashes"], "hashes"),
-            _hex(doc["tones"], "tones"),
-            _hex(doc["details"], "details"),
+            as_hex(doc["hashes"], "hashes"),
+            as_hex(doc["tones"], "tones"),
+            as_hex(doc["details"], "details"),
         )
         patch = None
         if "patch" in doc:
-            tx, ty = (_coordinate(v, "target") for v in _pair(doc["target"], "target"))
-            patch = Patch.parse(tx, ty, _hex(doc["patch"], "patch"))
+            tx, ty = (as_coordinate(v, "target") for v in as_pair(doc["target"], "target"))
+            patch = Patch.parse(tx, ty, as_hex(doc["patch"], "patch"))
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
     pointer = None
     if "pointer" in doc:
         px, py = (
-            _coordinate(v, f"{where}.pointer") for v in _pair(doc["pointer"], f"{where}.pointer")
+            as_coordinate(v, f"{where}.pointer")
+            for v in as_pair(doc["pointer"], f"{where}.pointer")
         )
         pointer = (px, py)
-    masks = tuple(_rect(m, f"{where}.masks") for m in _list(doc.get("masks", []), where))
+    masks = tuple(as_rect(m, f"{where}.masks") for m in as_list(doc.get("masks", []), where))
     return Fingerprint(width, height, grid, patch, pointer, masks)
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ValueError(f"{where} must be an array")
-    return value
-
-
-def _pair(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list) or len(value) != 2:
-        raise ValueError(f"{where} must be a pair of numbers")
-    return value
-
-
-def _rect(value: Any, where: str) -> Rect:
-    from mmcli.screen.fingerprint import Rect
-
-    if not isinstance(value, list) or len(value) != 4:
-        raise ValueError(f"{where} must be [x, y, width, height]")
-    x, y, w, h = (_int(v, where) for v in value)
-    return Rect(x, y, w, h)
-
-
-def _int(value: Any, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{where} must be an integer")
-    return value
-
-
-def _coordinate(value: Any, where: str) -> int:
-    number = _int(value, where)
-    if not -COORDINATE < number < COORDINATE:
-        raise ValueError(f"{where} is off any screen ({number})")
-    return number
-
-
-def _hex(value: Any, where: str) -> str:
-    text = _str(value, where)
-    if not HEX.fullmatch(text):
-        raise ValueError(f"{where} must be hexadecimal digits")
-    return text
-
-
-def is_plain_file_name(text: object) -> bool:
-    """A file name in a recording's folder, never a path out of it (no '/', no leading
-    '.'): what any file name read from the store (a recording, the history) must be."""
-    return isinstance(text, str) and len(text) <= 255 and FILE_NAME.fullmatch(text) is not None
-
-
-def _file_name(value: Any, where: str) -> str:
-    """A thumbnail's file name: in the recording's folder, never a path out of it."""
-    text = _str(value, where)
-    if not is_plain_file_name(text):
-        raise ValueError(f"{where} must be a plain file name")
-    return text
-
-
-def _str(value: Any, where: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{where} must be a string")
-    return value
-
-
-def _datetime(value: Any, where: str) -> datetime:
-    if not isinstance(value, datetime):
-        raise ValueError(f"{where} must be a date-time")
-    return value if value.tzinfo else value.replace(tzinfo=UTC)

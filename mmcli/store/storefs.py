@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from mmcli.errors import StoreError
-from mmcli.store.codec import is_plain_file_name
+from mmcli.store.fields import is_plain_file_name
 
 NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | NOFOLLOW

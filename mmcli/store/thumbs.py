@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mmcli.errors import StoreError
-from mmcli.store import codec, storefs
+from mmcli.store import fields, storefs
 from mmcli.store.names import validate_name
 from mmcli.store.objects import Exists
 
@@ -37,7 +37,7 @@ class Thumbs:
     def read(self, name: str, file_name: str) -> bytes | None:
         """A thumbnail's bytes, or None when it is missing, unreadable, not a plain file
         name, or reached through a link."""
-        if not codec.is_plain_file_name(file_name):
+        if not fields.is_plain_file_name(file_name):
             return None
         try:
             return self.store.objects.get(f"{validate_name(name)}/{file_name}").data
@@ -50,7 +50,7 @@ class Thumbs:
         validate_name(name)
 
         def read(file_name: str) -> bytes:
-            if not codec.is_plain_file_name(file_name):
+            if not fields.is_plain_file_name(file_name):
                 raise FileNotFoundError(file_name)
             return self.store.objects.get(f"{name}/{file_name}", limit=limit).data
 

@@ -350,6 +350,27 @@ def test_the_replay_core_is_in_parts() -> None:
     assert not too_big
 
 
+CLASS_LINES = 300
+MODULE_LINES = 600
+
+
+def test_no_class_over_300_lines_and_no_module_over_600() -> None:
+    """Anywhere in mm: a class or a module that grows past these is split into parts, each
+    with its own name and tests (the recorder, the codec and the step builder were)."""
+    too_big = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        name = path.relative_to(PACKAGE)
+        if len(text.splitlines()) > MODULE_LINES:
+            too_big.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                size = node.end_lineno - node.lineno + 1
+                if size > CLASS_LINES:
+                    too_big.append(f"{name}: class {node.name} of {size} lines")
+    assert not too_big
+
+
 def test_a_run_is_opened_by_its_verb_alone() -> None:
     """`replay/` walks a recording the replay verb loaded in a run it opened, `capture/`
     records into a run the record verb opened, and `llm/` records and replays model API
