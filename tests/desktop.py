@@ -19,6 +19,31 @@ import pytest
 from mmcli.desktop.display import start_xvfb, stop_xvfb
 
 
+@contextlib.contextmanager
+def display_env(display: str) -> Iterator[str]:
+    """`DISPLAY` set to `display` inside the block, for what a test starts there (mm, an
+    app, an agent), and set back after it."""
+    before = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = display
+    try:
+        yield display
+    finally:
+        if before is None:
+            os.environ.pop("DISPLAY", None)
+        else:
+            os.environ["DISPLAY"] = before
+
+
+def terminate(proc: subprocess.Popen[bytes], wait: float = 10) -> None:
+    """Stop an app the test started: SIGTERM, then SIGKILL after `wait` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def need(*commands: str) -> None:
     """Skip the test when a command it needs is not installed (see scripts/setup)."""
     missing = [c for c in commands if shutil.which(c) is None]

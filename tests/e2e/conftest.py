@@ -17,6 +17,7 @@ from benchmarks.desktop.desktop import Desktop, missing_programs
 from examples.vncserver import VncServer
 from examples.world import WANTED, LoanApp, agent_command
 from mmcli.desktop.display import VirtualDisplay
+from tests.desktop import display_env
 
 __all__ = ["PASSWORD", "WANTED", "LoanApp", "agent_command", "mm"]
 
@@ -30,16 +31,8 @@ def xdisplay() -> Iterator[str]:
         if os.environ.get("MM_REQUIRE_XVFB"):
             pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
         pytest.skip("Xvfb not installed (apt-get install xvfb)")
-    before = os.environ.get("DISPLAY")
-    with VirtualDisplay() as display:
-        os.environ["DISPLAY"] = display.display  # what the tests start runs there
-        try:
-            yield display.display
-        finally:
-            if before is None:
-                os.environ.pop("DISPLAY", None)
-            else:
-                os.environ["DISPLAY"] = before
+    with VirtualDisplay() as display, display_env(display.display):
+        yield display.display  # what the tests start runs there
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desktop import Desktop, need, wait_until, x
+from tests.desktop import Desktop, display_env, need, terminate, wait_until, x
 from tests.e2e.conftest import mm
 from tests.e2e.test_typing_pace import NoticeOnTyping
 
@@ -67,29 +67,19 @@ class Gnumeric:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            terminate(self.proc)
         self.proc = None
 
 
 @pytest.fixture(scope="module")
 def gnumeric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gnumeric]:
     need("gnumeric", "xclip", "xdotool")
-    with Desktop() as desktop:
+    with Desktop() as desktop, display_env(desktop.display):
         app = Gnumeric(desktop, tmp_path_factory.mktemp("gnumeric"))
-        os.environ["DISPLAY"], before = desktop.display, os.environ.get("DISPLAY")
         try:
             yield app
         finally:
             app.stop()
-            if before is None:
-                os.environ.pop("DISPLAY", None)
-            else:
-                os.environ["DISPLAY"] = before
 
 
 def agent(tmp_path: Path, starts: Path) -> list[str]:

@@ -25,7 +25,7 @@ import pytest
 
 from benchmarks.desktop.apps import OFFICE_PROFILE
 from mmcli.screen.fingerprint import Rect
-from tests.desktop import Desktop, need, wait_until, x
+from tests.desktop import Desktop, display_env, need, terminate, wait_until, x
 from tests.e2e.conftest import mm
 
 pytestmark = pytest.mark.e2e
@@ -79,12 +79,7 @@ class Calc:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            terminate(self.proc)
         subprocess.run(["pkill", "-f", f"UserInstallation=file://{self.profile}"], check=False)
         self.proc = None
 
@@ -92,17 +87,12 @@ class Calc:
 @pytest.fixture(scope="module")
 def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calc]:
     need("localc", "xclip", "xdotool")
-    with Desktop() as desktop:
+    with Desktop() as desktop, display_env(desktop.display):
         app = Calc(desktop, tmp_path_factory.mktemp("calc"))
-        os.environ["DISPLAY"], before = desktop.display, os.environ.get("DISPLAY")
         try:
             yield app
         finally:
             app.stop()
-            if before is None:
-                os.environ.pop("DISPLAY", None)
-            else:
-                os.environ["DISPLAY"] = before
 
 
 def xdotool_agent(tmp_path: Path) -> list[str]:

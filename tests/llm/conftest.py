@@ -11,6 +11,7 @@ import pytest
 
 from examples.world import LoanApp
 from mmcli.desktop.display import VirtualDisplay
+from tests.desktop import display_env
 from tests.llm.fake_model import FakeModel
 
 
@@ -20,16 +21,8 @@ def small_display() -> Iterator[str]:
         if os.environ.get("MM_REQUIRE_XVFB"):
             pytest.fail("Xvfb is required (MM_REQUIRE_XVFB=1) but not installed")
         pytest.skip("Xvfb not installed (apt-get install xvfb)")
-    before = os.environ.get("DISPLAY")
-    with VirtualDisplay(1280, 800) as display:
-        os.environ["DISPLAY"] = display.display  # for the app, mm and the agent run here
-        try:
-            yield display.display
-        finally:
-            if before is None:
-                os.environ.pop("DISPLAY", None)
-            else:
-                os.environ["DISPLAY"] = before
+    with VirtualDisplay(1280, 800) as display, display_env(display.display):
+        yield display.display  # for the app, mm and the agent run there
 
 
 @pytest.fixture

@@ -332,43 +332,38 @@ def test_every_folder_is_a_package_so_that_the_wheel_ships_it() -> None:
 
 REPLAY_CLASS_LINES = 300
 REPLAY_MODULE_LINES = 400
+CLASS_LINES = 300
+MODULE_LINES = 600
+
+
+def too_big(paths: list[Path], module_lines: int, class_lines: int) -> list[str]:
+    """The modules among `paths` over `module_lines` lines, and their classes over
+    `class_lines`."""
+    found = []
+    for path in paths:
+        text = path.read_text()
+        name = path.relative_to(PACKAGE)
+        if len(text.splitlines()) > module_lines:
+            found.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                size = node.end_lineno - node.lineno + 1
+                if size > class_lines:
+                    found.append(f"{name}: class {node.name} of {size} lines")
+    return found
 
 
 def test_the_replay_core_is_in_parts() -> None:
     """No class of `replay/` over 300 lines and no module over 400: the replayer is its
     parts (tree, screens, judge, look, act, divergence, handover, journal) and a walk."""
-    too_big = []
-    for path in sorted((PACKAGE / "replay").glob("*.py")):
-        text = path.read_text()
-        if len(text.splitlines()) > REPLAY_MODULE_LINES:
-            too_big.append(f"{path.name}: {len(text.splitlines())} lines")
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
-                size = node.end_lineno - node.lineno + 1
-                if size > REPLAY_CLASS_LINES:
-                    too_big.append(f"{path.name}: class {node.name} of {size} lines")
-    assert not too_big
-
-
-CLASS_LINES = 300
-MODULE_LINES = 600
+    paths = sorted((PACKAGE / "replay").glob("*.py"))
+    assert not too_big(paths, REPLAY_MODULE_LINES, REPLAY_CLASS_LINES)
 
 
 def test_no_class_over_300_lines_and_no_module_over_600() -> None:
     """Anywhere in mm: a class or a module that grows past these is split into parts, each
     with its own name and tests (the recorder, the codec and the step builder were)."""
-    too_big = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        text = path.read_text()
-        name = path.relative_to(PACKAGE)
-        if len(text.splitlines()) > MODULE_LINES:
-            too_big.append(f"{name}: {len(text.splitlines())} lines")
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
-                size = node.end_lineno - node.lineno + 1
-                if size > CLASS_LINES:
-                    too_big.append(f"{name}: class {node.name} of {size} lines")
-    assert not too_big
+    assert not too_big(sorted(PACKAGE.rglob("*.py")), MODULE_LINES, CLASS_LINES)
 
 
 def test_a_run_is_opened_by_its_verb_alone() -> None:
