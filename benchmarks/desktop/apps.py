@@ -324,6 +324,33 @@ class QtForm(PersonForm):
         return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
 
 
+@dataclass
+class Gtk4Form(PersonForm):
+    """The same form in GTK 4 (assets/gtk4_form.py, PyGObject from Debian): GTK 4 draws
+    its widgets with its own renderer and places no window itself on X11."""
+
+    key: str = "gtk4"
+    toolkit: str = "GTK4"
+    title: str = "^Person \\(GTK4\\)$"
+    native: frozenset[str] = frozenset({"prefill", "error", "other_page", "autofill"})
+    own_windows: frozenset[str] = frozenset({"dialog", "normal"})
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        argv = [SYSTEM_PYTHON, str(HERE / "assets" / "gtk4_form.py")]
+        argv += ["--out", str(self.work / "out.txt")]
+        if variant.prefill:
+            argv += ["--prefill", variant.prefill]
+        if variant.error:
+            argv.append("--error")
+        if variant.other_page:
+            argv += ["--variant", "delete"]
+        if variant.autofill:
+            argv.append("--autofill")
+        if variant.own_window:
+            argv += ["--own-window", variant.own_window]
+        return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+
+
 # ----- Chromium on a local page --------------------------------------------------------
 
 
@@ -1022,6 +1049,7 @@ class SwingForm(PersonForm):
 FORMS: dict[str, type[App]] = {
     "gtk": Zenity,
     "qt": QtForm,
+    "gtk4": Gtk4Form,
     "chromium": Chromium,
     "firefox": Firefox,
     "xaw": XCalc,
