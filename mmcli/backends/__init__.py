@@ -58,22 +58,10 @@ def open_backend(display: str | None = None) -> Backend:
     page's `ws://` URL) a browser's page through its DevTools, anything else an X display
     name, which the backend connects to by name (the environment is left as it is; an
     agent is given it, `Backend.agent_env`)."""
-    display = display or os.environ.get("MM_DISPLAY") or None
-    if display is not None:
-        from mmcli.desktop.display import cdp_address, vnc_address
+    from mmcli.desktop.display import cdp_address, chosen, vnc_address
 
-        address = vnc_address(display)
-        if address is not None:
-            from mmcli.backends.vnc import VncBackend
-
-            return VncBackend(address)
-        page = cdp_address(display)
-        if page is not None:
-            from mmcli.backends.cdp import CdpBackend
-
-            return CdpBackend(page)
-    name = display or os.environ.get("DISPLAY")
-    if not name:
+    display = chosen(display)
+    if not display:
         if os.environ.get("WAYLAND_DISPLAY"):
             raise DisplayError(
                 "a Wayland session without X: mm drives X11 displays; set DISPLAY to "
@@ -82,9 +70,19 @@ def open_backend(display: str | None = None) -> Backend:
         if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
             raise DisplayError(f"no backend for {sys.platform}: mm drives X11 displays")
         raise DisplayError("no display: DISPLAY is not set (start Xvfb, or see `mm doctor`)")
+    address = vnc_address(display)
+    if address is not None:
+        from mmcli.backends.vnc import VncBackend
+
+        return VncBackend(address)
+    page = cdp_address(display)
+    if page is not None:
+        from mmcli.backends.cdp import CdpBackend
+
+        return CdpBackend(page)
     from mmcli.backends.x11 import X11Backend
 
-    return X11Backend(name)
+    return X11Backend(display)
 
 
 __all__ = ["Backend", "FakeBackend", "in_failsafe_corner", "open_backend"]

@@ -154,6 +154,12 @@ def cdp_address(display: str) -> CdpAddress | None:
     )
 
 
+def chosen(display: str | None) -> str:
+    """The display a run acts on, read once: `display` (`--display`), else $MM_DISPLAY,
+    else $DISPLAY; "" for none. The backend and the display's lock are given the same."""
+    return display or os.environ.get("MM_DISPLAY") or os.environ.get("DISPLAY") or ""
+
+
 def is_remote(display: str | None) -> bool:
     """Whether `display` is reached over the network by mm's own connection (VNC, a
     browser's DevTools): input given on the local X display never reaches it."""
@@ -210,7 +216,7 @@ def display_lock(
     display: str | None = None,
     on_wait: Callable[[str], None] | None = None,
 ) -> Iterator[None]:
-    """Hold the exclusive right to drive `display` (default: $DISPLAY).
+    """Hold the exclusive right to drive `display` (default: `chosen`).
 
     A second `mm record`/`mm replay` on the same display (however it is spelled, see
     `display_key`) waits up to `wait` seconds, then fails naming the process that holds
@@ -218,7 +224,7 @@ def display_lock(
     stale lock behind. It lives in the user's own runtime folder, opened without following
     links, so no other user can plant a link there or block the display.
     """
-    display = display if display is not None else os.environ.get("DISPLAY", "")
+    display = display if display is not None else chosen(None)
     path = _lock_path(display)
     fd = _open_lock(path)
     try:

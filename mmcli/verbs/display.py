@@ -33,10 +33,11 @@ class Display:
     @contextlib.contextmanager
     def opened(self, progress: Progress | None = None) -> Iterator[Backend]:
         from mmcli.backends import open_backend
-        from mmcli.desktop.display import display_lock
+        from mmcli.desktop.display import chosen, display_lock
 
+        name = chosen(self.name)  # the backend and the lock on the same display
         with (
-            open_backend(self.name) as backend,
-            display_lock(self.lock_wait, self.name, on_wait=progress),
+            open_backend(name) as backend,
+            display_lock(self.lock_wait, name, on_wait=progress),
         ):
             yield backend

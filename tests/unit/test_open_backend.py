@@ -82,3 +82,40 @@ def test_no_x_display_anywhere_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     with pytest.raises(DisplayError, match="DISPLAY is not set"):
         backends.open_backend()
+
+
+def test_the_backend_and_the_lock_are_on_the_one_display_chosen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """$MM_DISPLAY names :7 and $DISPLAY :0: a run drives :7 and holds :7's lock, never
+    :0's (two runs on :7 must exclude each other)."""
+    import contextlib
+    from collections.abc import Iterator
+
+    from mmcli.desktop import display as desktop_display
+    from mmcli.verbs.display import Display
+
+    opened: list[str | None] = []
+    locked: list[str | None] = []
+
+    def open_backend(name: str | None = None) -> contextlib.AbstractContextManager[str]:
+        opened.append(name)
+        return contextlib.nullcontext("backend")
+
+    @contextlib.contextmanager
+    def display_lock(
+        wait: float, display: str | None = None, on_wait: object = None
+    ) -> Iterator[None]:
+        locked.append(display)
+        yield
+
+    monkeypatch.setenv("MM_DISPLAY", ":7")
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setattr(backends, "open_backend", open_backend)
+    monkeypatch.setattr(desktop_display, "display_lock", display_lock)
+    with Display(None).opened() as backend:
+        assert backend == "backend"
+    assert opened == locked == [":7"]
+    assert desktop_display.chosen(":3") == ":3"
+    monkeypatch.delenv("MM_DISPLAY")
+    assert desktop_display.chosen(None) == ":0"
