@@ -281,9 +281,29 @@ class PersonForm(App):
     in a 400x230 window), whatever the toolkit; its own windows titled "KIND (TOOLKIT)"."""
 
     toolkit: str = ""
+    script: str = ""
+    """The form's script in assets/, run with Debian's Python; it takes the variant
+    fields of `native` as flags."""
 
     def own_title(self, kind: str) -> str:
         return f"^{kind} \\({self.toolkit}\\)$"
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        argv = [SYSTEM_PYTHON, str(HERE / "assets" / self.script)]
+        argv += ["--out", str(self.work / "out.txt")]
+        if variant.prefill:
+            argv += ["--prefill", variant.prefill]
+        if variant.error:
+            argv.append("--error")
+        if variant.other_page:
+            argv += ["--variant", "delete"]
+        if variant.autofill:
+            argv.append("--autofill")
+        if variant.dialog_after_ms and "dialog_after_ms" in self.native:
+            argv += ["--dialog-after", str(variant.dialog_after_ms)]
+        if variant.own_window:
+            argv += ["--own-window", variant.own_window]
+        return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
 
     def first_field(self) -> tuple[int, int]:
         return self.at(230, 64)
@@ -301,27 +321,7 @@ class QtForm(PersonForm):
         {"prefill", "error", "other_page", "autofill", "dialog_after_ms"}
     )
     own_windows: frozenset[str] = frozenset({"dialog", "normal", "override", "tooltip"})
-
-    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
-        argv = [
-            SYSTEM_PYTHON,
-            str(HERE / "assets" / "qt_form.py"),
-            "--out",
-            str(self.work / "out.txt"),
-        ]
-        if variant.prefill:
-            argv += ["--prefill", variant.prefill]
-        if variant.error:
-            argv.append("--error")
-        if variant.other_page:
-            argv += ["--variant", "delete"]
-        if variant.autofill:
-            argv.append("--autofill")
-        if variant.dialog_after_ms:
-            argv += ["--dialog-after", str(variant.dialog_after_ms)]
-        if variant.own_window:
-            argv += ["--own-window", variant.own_window]
-        return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+    script: str = "qt_form.py"
 
 
 @dataclass
@@ -334,21 +334,7 @@ class Gtk4Form(PersonForm):
     title: str = "^Person \\(GTK4\\)$"
     native: frozenset[str] = frozenset({"prefill", "error", "other_page", "autofill"})
     own_windows: frozenset[str] = frozenset({"dialog", "normal"})
-
-    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
-        argv = [SYSTEM_PYTHON, str(HERE / "assets" / "gtk4_form.py")]
-        argv += ["--out", str(self.work / "out.txt")]
-        if variant.prefill:
-            argv += ["--prefill", variant.prefill]
-        if variant.error:
-            argv.append("--error")
-        if variant.other_page:
-            argv += ["--variant", "delete"]
-        if variant.autofill:
-            argv.append("--autofill")
-        if variant.own_window:
-            argv += ["--own-window", variant.own_window]
-        return subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+    script: str = "gtk4_form.py"
 
 
 # ----- Chromium on a local page --------------------------------------------------------

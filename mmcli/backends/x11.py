@@ -1,11 +1,11 @@
 """The X11 backend: mss for pixels, XTEST for input (`xinput`), on the X display named.
 
-The display is a value given (`--display`, else $DISPLAY, read once by `open_backend`),
-never written to the environment: every connection is opened to it by name, and an agent
-spawned is given it (`agent_env`). Input goes below any library's process-wide settings:
-a program using mm (the SDK) with its own pyautogui neither pauses mm's input nor stops
-it. Replay paces itself, and has its own fail-safe: it checks the screen's corners
-between actions and raises `Aborted` (exit 130).
+The display is a value given (`--display`, else $MM_DISPLAY, else $DISPLAY, read once by
+`desktop.display.chosen`), never written to the environment: every connection is opened
+to it by name, and an agent spawned is given it (`agent_env`). Input goes below any
+library's process-wide settings: a program using mm (the SDK) with its own pyautogui
+neither pauses mm's input nor stops it. Replay paces itself, and has its own fail-safe:
+it checks the screen's corners between actions and raises `Aborted` (exit 130).
 """
 
 from __future__ import annotations
