@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 SCREEN_KIND = "cli"
 """The kind of document a screen recording is (see `mmcli.inventory.kinds`)."""
 
+SDK_KIND = "sdk"
+"""The kind of document the Python SDK's `Engine` keeps its trajectories in."""
+
 FORMAT_VERSION = 3
 """3: a literal `{{` in the agent's command is kept as `LITERAL_BRACES`, so that only
 the placeholders `mm` wrote there are filled at a heal. A version-2 file reads as before:

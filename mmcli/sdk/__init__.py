@@ -1,7 +1,7 @@
 """The Python SDK: muscle-mem's API (`Engine`, `Check`) on the `mm` store, with
 ready-made screen checks, and its own document kind (`kind = "sdk"`).
 
-May import: the vocabulary, `screen`, `store`, `desktop`, `backends`.
+May import: the vocabulary, `screen`, `store`, `desktop`, `backends`, `verbs`.
 """
 
 from __future__ import annotations

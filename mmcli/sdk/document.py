@@ -35,11 +35,12 @@ from typing import Any
 import tomli_w
 
 from mmcli.errors import RecordingCorrupt
+from mmcli.model import SDK_KIND
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import read_bytes
 from mmcli.store.validate import read_toml, upgraded
 
-KIND = "sdk"
+KIND = SDK_KIND
 FORMAT_VERSION = 1
 
 

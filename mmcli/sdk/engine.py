@@ -29,15 +29,16 @@ from typing import Any, ParamSpec, TypeVar
 
 from mmcli.errors import Outcome
 from mmcli.sdk.check import Check
-from mmcli.sdk.document import KIND, StepRecord, Trajectory, now
+from mmcli.sdk.document import StepRecord, Trajectory, now
 from mmcli.sdk.errors import EngineBusy, EngineNotReady
 from mmcli.sdk.metrics import Metrics
 from mmcli.sdk.storage import DocumentStore
 from mmcli.sdk.tools import Tool, ToolRegistry, encode_call
 from mmcli.sdk.values import Codec
 from mmcli.sdk.walk import Walk, WalkResult
-from mmcli.store.lifecycle import Intent, OpenRun, begin
+from mmcli.store.lifecycle import OpenRun
 from mmcli.store.recordings import Store, validate_name
+from mmcli.verbs.sdk import call
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -242,11 +243,10 @@ class Engine:
     def _perform(
         self, bucket: tuple[str, ...], values: dict[str, Any], args: Any, kwargs: Any
     ) -> bool:
-        """One call, open in the store as a run of the document (marked in use, journaled)
-        like every replay: `mm rm`, `mm mv`, `mm import --overwrite` and `mm prune` leave
-        the document alone meanwhile."""
+        """One call, in a run of the document the SDK's verb opens (`verbs.sdk.call`),
+        journaled here with what the call did."""
         docs = self.documents()
-        with begin(docs.store, self.name, Intent.REPLAY, KIND) as opened:
+        with call(docs.store, self.name) as opened:
             return self._call(opened, docs, bucket, values, args, kwargs)
 
     def _call(

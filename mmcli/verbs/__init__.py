@@ -7,6 +7,7 @@ a report out. The CLI parses its arguments into the request, calls once and rend
 - `record`: `mm record`: a screen agent, a person (`--demo`), or the model API (`--llm`).
 - `replay`: `mm replay`: a name not recorded yet, one run, or one run per CSV row.
 - `show`: `mm show`: a document's tree as data (and its HTML page).
+- `sdk`: the run of each call of the Python SDK's `Engine`.
 
 May import: the vocabulary, `screen`, `store`, `desktop`, `backends`, `capture`, `replay`,
 `llm`, `sdk`, `inventory`.

@@ -367,26 +367,32 @@ def test_no_class_over_300_lines_and_no_module_over_600() -> None:
 
 
 def test_a_run_is_opened_by_its_verb_alone() -> None:
-    """`replay/` walks a recording the replay verb loaded in a run it opened, `capture/`
-    records into a run the record verb opened, and `llm/` records and replays model API
-    calls in runs the verbs opened: none opens a run (`store.lifecycle.begin`), and
-    `replay/` neither records a missing name nor reads one. (The SDK's `Engine` is a door
-    of its own, for Python callers.)"""
+    """Only `verbs/` opens a run (`store.lifecycle.begin`): `replay/` walks a recording the
+    replay verb loaded in a run it opened, `capture/` records into a run the record verb
+    opened, `llm/` records and replays model API calls in runs the verbs opened, the
+    fleet worker runs a row through the replay verb, and the SDK's `Engine` asks
+    `verbs.sdk` for each call's run. `replay/` neither records a missing name nor reads
+    one. (`store/` itself holds a name free to remove or rename it: no run.)"""
     openers = []
-    for package in ("replay", "capture", "llm"):
-        for path in sorted((PACKAGE / package).glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and node.module == "mmcli.store.lifecycle":
-                    names = [a.name for a in node.names if a.name in ("begin", "free")]
-                    openers += [f"{package}/{path.name}: imports {n}" for n in names]
-                if (
-                    package == "replay"
-                    and isinstance(node, ast.Attribute)
-                    and node.attr in ("load", "exists")
-                    and isinstance(node.value, ast.Name)
-                    and node.value.id == "store"
-                ):
-                    openers.append(f"replay/{path.name}:{node.lineno}: store.{node.attr}")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        if where.startswith(("verbs/", "store/")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "mmcli.store.lifecycle"
+                and any(a.name == "begin" for a in node.names)
+            ):
+                openers.append(f"{where}: imports begin")
+            if (
+                where.startswith("replay/")
+                and isinstance(node, ast.Attribute)
+                and node.attr in ("load", "exists")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "store"
+            ):
+                openers.append(f"{where}:{node.lineno}: store.{node.attr}")
     assert not openers
 
 
