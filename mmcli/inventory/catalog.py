@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from mmcli.errors import RecordingCorrupt, RecordingNotFound, StoreError
@@ -17,8 +14,7 @@ from mmcli.model import Recording, Step
 from mmcli.store.codec import MAX_DOCUMENT
 from mmcli.store.fields import is_plain_file_name
 from mmcli.store.index import read_index, refresh, write_index
-from mmcli.store.names import NAME_PATTERN, SUFFIX
-from mmcli.store.objects import Info
+from mmcli.store.index import stamps as all_stamps
 from mmcli.store.recordings import Store
 from mmcli.store.skim import skim
 
@@ -80,7 +76,7 @@ def summarize(store: Store, notice: Callable[[str], None] | None = None) -> list
     cached = read_index(store)
     fresh: dict[str, Any] = {}
     out = []
-    everything = _all_stamps(store)
+    everything = all_stamps(store)
     unread = sum(
         1
         for name, stamps in everything.items()
@@ -100,67 +96,6 @@ def summarize(store: Store, notice: Callable[[str], None] | None = None) -> list
     if fresh != cached:
         write_index(store, fresh)
     return out
-
-
-def _all_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
-    """(mtime_ns, size) of each document, its thumbnail folder and its history, from two
-    directory scans (thousands of recordings: no per-file path handling)."""
-
-    def scan(folder: Path) -> dict[str, list[int]]:
-        found: dict[str, list[int]] = {}
-        with contextlib.suppress(OSError), os.scandir(folder) as it:
-            for e in it:
-                with contextlib.suppress(OSError):
-                    st = e.stat()
-                    found[e.name] = [st.st_mtime_ns, st.st_size]
-        return found
-
-    if not store.local:
-        return _object_stamps(store)
-    top = scan(store.root)
-    history = scan(store.runs.path("x").parent)
-    none = [0, 0]
-    out = {}
-    for file_name in sorted(top):
-        name = file_name[: -len(SUFFIX)]
-        if file_name.endswith(SUFFIX) and NAME_PATTERN.fullmatch(name):
-            out[name] = {
-                "doc": top[file_name],
-                "thumbs": top.get(name, none),
-                "history": history.get(name + ".jsonl", none),
-            }
-    return out
-
-
-def _object_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
-    """The same stamps for a store in a bucket, from one listing: a version tag's digest
-    and a size for each document; a digest of the tags and the total size for its
-    thumbnails and for its history entries."""
-
-    def digest(tags: list[str]) -> int:
-        return zlib.crc32("\n".join(tags).encode())
-
-    docs: dict[str, list[int]] = {}
-    parts: dict[tuple[str, str], list[Info]] = {}
-    for info in store.objects.listing():
-        key = info.key
-        if "/" not in key:
-            name = key[: -len(SUFFIX)]
-            if key.endswith(SUFFIX) and NAME_PATTERN.fullmatch(name):
-                docs[name] = [digest([info.tag]), info.size]
-        elif key.startswith(".mm/history/"):
-            parts.setdefault(("history", key.split("/")[2]), []).append(info)
-        else:
-            parts.setdefault(("thumbs", key.split("/")[0]), []).append(info)
-
-    def stamp(what: str, name: str) -> list[int]:
-        infos = parts.get((what, name), [])
-        return [digest([i.tag for i in infos]), sum(i.size for i in infos)]
-
-    return {
-        name: {"doc": doc, "thumbs": stamp("thumbs", name), "history": stamp("history", name)}
-        for name, doc in sorted(docs.items())
-    }
 
 
 def _describe(store: Store, name: str) -> dict[str, Any]:

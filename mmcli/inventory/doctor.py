@@ -251,9 +251,9 @@ def check_sandbox() -> Finding:
 
 
 def check_store(store: Store) -> Finding:
-    if not store.local:
+    if store.folder is None:
         return check_shared_store(store)
-    root = store.root.resolve()
+    root = store.folder.resolve()
     existing = next((p for p in (root, *root.parents) if p.exists()), None)
     if existing is None or not existing.is_dir():
         return Finding("store", Status.FAIL, f"{root}: no such directory", "create it")

@@ -79,7 +79,7 @@ class HandOver:
             **self.values.env(),
         }
         command = [render_template(arg, self.values.all) for arg in agent]
-        sandbox = Sandbox.for_store(self.store.root if self.store.local else None)
+        sandbox = Sandbox.for_store(self.store.folder)
         if sandbox.unavailable is not None:
             self.progress(
                 f"warning: the agent runs with write access to the store ({sandbox.unavailable}):"

@@ -37,7 +37,7 @@ class History:
         store, a new object of its own (no two workers ever write the same object)."""
         entry = {"worker": worker_id(), **entry}
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
-        if not self.store.local:
+        if self.store.folder is None:
             key = entry.get("id")
             journal.append(
                 self.store.objects,
@@ -55,7 +55,7 @@ class History:
 
     def move(self, old: str, new: str) -> None:
         """OLD's history becomes NEW's (a rename); the caller holds both locks."""
-        if not self.store.local:
+        if self.store.folder is None:
             journal.move(self.store.objects, validate_name(old), validate_name(new))
             return
         with (
@@ -66,7 +66,7 @@ class History:
 
     def read(self, name: str) -> list[dict[str, Any]]:
         """NAME's entries, oldest first (the latest `MAX_HISTORY` bytes of them)."""
-        if not self.store.local:
+        if self.store.folder is None:
             return journal.parse(journal.lines(self.store.objects, validate_name(name)))
         path = self.path(name)
         try:

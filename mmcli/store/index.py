@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 from mmcli.errors import Outcome
 from mmcli.model import Recording
 from mmcli.store import storefs
+from mmcli.store.names import NAME_PATTERN, SUFFIX
 from mmcli.store.storefs import UnsafePath, atomic_write
 
 if TYPE_CHECKING:
+    from mmcli.store.objects import Info
     from mmcli.store.recordings import Store
 
 INDEX_VERSION = 3
@@ -97,7 +101,7 @@ def tally(store: Store, name: str) -> dict[str, Any]:
 
 
 def read_index(store: Store) -> dict[str, Any]:
-    if not store.local:
+    if store.folder is None:
         return {}  # a shared store keeps no listing cache: workers would race on it
     try:
         data = json.loads(storefs.read_bytes(store.root, [".mm"], "index.json"))
@@ -110,7 +114,7 @@ def read_index(store: Store) -> dict[str, Any]:
 
 
 def write_index(store: Store, entries: dict[str, Any]) -> None:
-    if not store.local:
+    if store.folder is None:
         return
     data = json.dumps({"version": INDEX_VERSION, "entries": entries}, separators=(",", ":"))
     # A read-only store still lists, just slower; a linked .mm/ is not written through.
@@ -118,3 +122,65 @@ def write_index(store: Store, entries: dict[str, Any]) -> None:
         store.root.mkdir(parents=True, exist_ok=True)
         with storefs.folder(store.root, [".mm"], create=True):
             atomic_write(store.index_path(), data.encode("utf-8"))
+
+
+def stamps(store: Store) -> dict[str, dict[str, list[int]]]:
+    """Each document's stamps (`refresh`): for a local folder, (mtime_ns, size) of the
+    document, its thumbnail folder and its history, from two directory scans (thousands
+    of recordings: no per-file path handling); for a bucket, `_object_stamps`."""
+
+    def scan(folder: Path) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        with contextlib.suppress(OSError), os.scandir(folder) as it:
+            for e in it:
+                with contextlib.suppress(OSError):
+                    st = e.stat()
+                    found[e.name] = [st.st_mtime_ns, st.st_size]
+        return found
+
+    if store.folder is None:
+        return _object_stamps(store)
+    top = scan(store.root)
+    history = scan(store.runs.path("x").parent)
+    none = [0, 0]
+    out = {}
+    for file_name in sorted(top):
+        name = file_name[: -len(SUFFIX)]
+        if file_name.endswith(SUFFIX) and NAME_PATTERN.fullmatch(name):
+            out[name] = {
+                "doc": top[file_name],
+                "thumbs": top.get(name, none),
+                "history": history.get(name + ".jsonl", none),
+            }
+    return out
+
+
+def _object_stamps(store: Store) -> dict[str, dict[str, list[int]]]:
+    """The same stamps for a store in a bucket, from one listing: a version tag's digest
+    and a size for each document; a digest of the tags and the total size for its
+    thumbnails and for its history entries."""
+
+    def digest(tags: list[str]) -> int:
+        return zlib.crc32("\n".join(tags).encode())
+
+    docs: dict[str, list[int]] = {}
+    parts: dict[tuple[str, str], list[Info]] = {}
+    for info in store.objects.listing():
+        key = info.key
+        if "/" not in key:
+            name = key[: -len(SUFFIX)]
+            if key.endswith(SUFFIX) and NAME_PATTERN.fullmatch(name):
+                docs[name] = [digest([info.tag]), info.size]
+        elif key.startswith(".mm/history/"):
+            parts.setdefault(("history", key.split("/")[2]), []).append(info)
+        else:
+            parts.setdefault(("thumbs", key.split("/")[0]), []).append(info)
+
+    def stamp(what: str, name: str) -> list[int]:
+        infos = parts.get((what, name), [])
+        return [digest([i.tag for i in infos]), sum(i.size for i in infos)]
+
+    return {
+        name: {"doc": doc, "thumbs": stamp("thumbs", name), "history": stamp("history", name)}
+        for name, doc in sorted(docs.items())
+    }

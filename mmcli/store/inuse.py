@@ -25,7 +25,7 @@ WAIT = 10.0
 
 
 def _open(store: Store, name: str) -> int:
-    if store.local:
+    if store.folder is not None:
         folder = store.root / ".mm" / "in-use"
     else:  # a shared store: marked for the runs of this machine (see docs/fleet.md)
         where = hashlib.sha256(store.where.encode()).hexdigest()[:16]

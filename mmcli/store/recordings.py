@@ -92,27 +92,29 @@ class Store:
         self.objects = open_objects(location)
         self.where = self.objects.where
         self._root = location if isinstance(location, Path) else None
+        self.shared = self._root is None
+        """Others may write it (a bucket): agent commands recorded in it run only where
+        allowed (`desktop.allowed`)."""
         self._tags: dict[str, str] = {}  # version of each document as last read or written
         self.runs = History(self)
+        """Each recording's run history (`history.History`)."""
         self.thumbs = Thumbs(self)
         """Each recording's thumbnails (`thumbs.Thumbs`)."""
-        """Each recording's run history (`history.History`)."""
 
     def shown(self) -> str:
         """Where the store is, in full: its resolved folder, or its URL."""
         return str(self._root.resolve()) if self._root is not None else self.where
 
     @property
-    def local(self) -> bool:
-        return self._root is not None
+    def folder(self) -> Path | None:
+        """The local folder (None: a bucket), for what needs a path; others see keys."""
+        return self._root
 
     @property
     def root(self) -> Path:
         """The store's folder; `StoreError` for a store that is not a local folder."""
         if self._root is None:
-            raise StoreError(
-                f"{self.where}: this works on a local store only (a folder; --store DIR)"
-            )
+            raise StoreError(f"{self.where}: this works on a local store only (--store DIR)")
         return self._root
 
     # ---- paths -------------------------------------------------------------------------

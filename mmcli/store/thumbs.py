@@ -30,7 +30,7 @@ class Thumbs:
     def check(self, name: str) -> bool:
         """True when NAME/ is a real folder, False when absent; `UnsafePath` (one line
         naming it) when it is a link or not a folder: nothing is done through it."""
-        if not self.store.local:
+        if self.store.folder is None:
             return bool(self.store.objects.listing(validate_name(name) + "/"))
         return storefs.check_folder(self.store.root, [validate_name(name)])
 
@@ -58,7 +58,7 @@ class Thumbs:
 
     def has(self, name: str, file_name: str) -> bool:
         """Whether NAME has a thumbnail of that name (readable or not, a link counts)."""
-        if self.store.local:
+        if self.store.folder is not None:
             return os.path.lexists(self.folder(name) / file_name)
         return self.store.objects.head(f"{validate_name(name)}/{file_name}") is not None
 
@@ -105,7 +105,8 @@ class Thumbs:
         """Write (or replace) one of NAME's thumbnails: where it now is."""
         key = f"{validate_name(name)}/{file_name}"
         self.store.objects.put(key, data)
-        return self.store.root / key if self.store.local else self.store.objects.url(key)
+        folder = self.store.folder
+        return folder / key if folder is not None else self.store.objects.url(key)
 
     # ---- history -----------------------------------------------------------------------
 
@@ -116,6 +117,6 @@ class Thumbs:
             for file_name in self.names(name):
                 with contextlib.suppress(OSError, StoreError):
                     self.store.objects.delete(f"{name}/{file_name}")
-        if self.store.local:
+        if self.store.folder is not None:
             with contextlib.suppress(OSError):
                 self.folder(name).rmdir()

@@ -215,7 +215,7 @@ def _replay_screen(store: Store, request: ReplayRequest, progress: Progress | No
         recording = store.load(request.name)
         if not request.dry_run:
             check_values(recording, request.values)
-        options = request.options(recording, not store.local, progress)
+        options = request.options(recording, store.shared, progress)
         with request.display.opened(progress) as backend:
             return replay_recording(store, backend, recording, request.values, options, progress)
 
@@ -234,7 +234,7 @@ def _batch(store: Store, request: ReplayRequest, progress: Progress | None) -> R
         recording = batch.open()
         if recording is not None:
             check_columns(recording, rows, request.values, request.params_file, say)
-        options = request.options(recording, not store.local, progress)
+        options = request.options(recording, store.shared, progress)
         with request.display.opened(progress) as backend:
 
             def replay_row(values: Values) -> ReplayReport:
@@ -305,7 +305,7 @@ def _replay_model(store: Store, request: ReplayRequest, progress: Progress | Non
             upstream=request.upstream,
             agent_timeout=request.agent_timeout,
             progress=progress,
-            recorded=RecordedAgents.of(request.allow_agents, not store.local),
+            recorded=RecordedAgents.of(request.allow_agents, store.shared),
         )
 
 

@@ -396,6 +396,26 @@ def test_a_run_is_opened_by_its_verb_alone() -> None:
     assert not openers
 
 
+def test_only_the_store_knows_where_its_bytes_live() -> None:
+    """Outside `store/`, a store is names, keys and bytes: nobody branches on where its
+    bytes live (`Store.local`, gone) or builds a path under it (`Store.root`, `Store.path`).
+    What needs a local path asks `Store.folder` (None for a bucket): the doctor's probe
+    of the folder, the healing agent's sandbox."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        if where.startswith("store/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("local", "root", "path", "index_path")
+                and "store" in ast.unparse(node.value).lower()
+            ):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    assert not found
+
+
 def _listed_modules() -> dict[str, set[str]]:
     """The modules docs/architecture.md's layout block names, by package ("" for the
     top level): after a package's description (up to its last ":"), parenthesised
