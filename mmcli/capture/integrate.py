@@ -29,7 +29,7 @@ from mmcli.capture.steps import (
 )
 from mmcli.model import PLACEHOLDER, Recording, Step, plural, shown_command
 from mmcli.params import Values, template_command, value_digest
-from mmcli.readback.field import NotRead, normalise
+from mmcli.readback.field import NotRead, normalise, times_shown
 from mmcli.screen.analysis import covered_share
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import MAX_TITLE, sanitized, titles_shown
@@ -129,13 +129,14 @@ def typed_doubts(captures: Sequence[Capture]) -> list[str]:
             doubts.append(f"step {n}: its field could not be read back ({cap.read.reason})")
             continue
         found = normalise(cap.read.text).count(normalise(cap.action.text))
-        if found == 0:
-            doubts.append(f"step {n}: its field does not show what was typed")
-        elif found >= 2 and len(normalise(cap.action.text)) >= READ_BACK_MIN:
+        twice = times_shown(cap.read.text, cap.action.text)
+        if twice >= 2 and len(normalise(cap.action.text)) >= READ_BACK_MIN:
             doubts.append(
-                f"step {n}: its field already held what was typed: it now holds it {found} "
+                f"step {n}: its field already held what was typed: it now holds it {twice} "
                 "times (work done twice?)"
             )
+        elif found == 0:
+            doubts.append(f"step {n}: its field does not show what was typed")
     return doubts
 
 

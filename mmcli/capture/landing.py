@@ -14,8 +14,8 @@ import numpy as np
 
 from mmcli.backends.base import Backend
 from mmcli.model import Action, ActionKind
-from mmcli.readback.field import FieldText, NotRead, normalise
-from mmcli.readback.ocr import find_phrase_alone
+from mmcli.readback.field import FieldText, NotRead, normalise, times_shown
+from mmcli.readback.ocr import find_phrase_alone, find_phrase_twice
 from mmcli.readback.reader import widen_to_field
 from mmcli.screen.analysis import changed_regions, moved_pixels
 from mmcli.screen.carets import typed_lines
@@ -48,16 +48,17 @@ def _holds(read: FieldText | NotRead | None, typed: str) -> bool:
     return isinstance(read, FieldText) and bool(want) and want in normalise(read.text)
 
 
-def phrase_boxes(box: Rect, text: str, after: Frame) -> list[Rect]:
+def phrase_boxes(box: Rect, text: str, after: Frame, twice: bool = False) -> list[Rect]:
     """Where `text` shows within `box` on `after`, alone on its line (`ocr.find_phrase_alone`:
     typed twice, which of the two is the field's cannot be told), each place widened to
-    its field (`reader.widen_to_field`)."""
+    its field (`reader.widen_to_field`). `twice`: the lines where it shows more than once
+    instead (`ocr.find_phrase_twice`: the field that holds it twice)."""
     shown = box.intersection(Rect(0, 0, after.width, after.height))
     if shown is None:
         return []
     crop = after.pixels[shown.y : shown.bottom, shown.x : shown.right, :3]
     luma = crop @ np.array([0.114, 0.587, 0.299])  # BGR
-    places = find_phrase_alone(luma, text)
+    places = find_phrase_twice(luma, text) if twice else find_phrase_alone(luma, text)
     found = [Rect(shown.x + r.x, shown.y + r.y, r.w, r.h) for r in places]
     return list(dict.fromkeys(widen_to_field(after.pixels, r) for r in found))
 
@@ -135,5 +136,12 @@ def read_back(
     for box in phrase_boxes(last.field_box, last.action.text, frame)[:PHRASE_READS]:
         read = backend.read_field(box, frame, prefer="ocr")
         if _holds(read, last.action.text):
+            last.field_box, last.read = box, read
+            return
+    # Nowhere alone: a field that holds it twice (typed again into a field that already
+    # held it) is read where it shows twice, so that the run says so.
+    for box in phrase_boxes(last.field_box, last.action.text, frame, twice=True)[:1]:
+        read = backend.read_field(box, frame, prefer="ocr")
+        if isinstance(read, FieldText) and times_shown(read.text, last.action.text) >= 2:
             last.field_box, last.read = box, read
             return

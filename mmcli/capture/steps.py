@@ -25,7 +25,7 @@ from mmcli.capture.landing import READ_BACK_MIN, effect_regions, union_of, unmas
 from mmcli.capture.secrets import join_keystrokes, joined, typed_text
 from mmcli.model import MAX_LANDED_TEXT, POINTED, Action, ActionKind, EndScreen, Landed, Step
 from mmcli.params import leaked_in, parametrize
-from mmcli.readback.field import FieldText, NotRead, normalise
+from mmcli.readback.field import FieldText, NotRead, normalise, times_shown
 from mmcli.readback.ocr import find_phrase
 from mmcli.screen.analysis import (
     SPILL,
@@ -400,7 +400,8 @@ def landed_of(cap: Capture, values: Mapping[str, str], secrets: set[str]) -> Lan
     hidden = {k: v for k, v in values.items() if k in secrets}
     if text is not None and (len(text) > MAX_LANDED_TEXT or leaked_in(text, hidden)):
         text = None
-    return Landed(read.source, text, box, redone=found >= 2 and len(typed) >= READ_BACK_MIN)
+    twice = times_shown(read.text, typed) >= 2
+    return Landed(read.source, text, box, redone=twice and len(typed) >= READ_BACK_MIN)
 
 
 def _value_masks(changed: list[Rect], before: np.ndarray, after: np.ndarray) -> list[Rect]:

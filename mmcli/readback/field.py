@@ -104,6 +104,13 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
+def times_shown(shown: str, typed: str) -> int:
+    """How many times `typed` shows in `shown`, case aside (OCR reads the capital J of
+    "JuniorJosephine" as a small one): more than once, a field that holds it twice."""
+    want = normalise(typed).casefold()
+    return normalise(shown).casefold().count(want) if want else 0
+
+
 def ocr_noise(expected: str) -> int:
     """How many character edits (beyond accents and case) an OCR read may be off by and
     still be taken for noise: one, and one more each 12 characters."""

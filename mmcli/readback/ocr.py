@@ -332,6 +332,28 @@ def find_phrase_alone(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -
     return _alone(*found)
 
 
+def find_phrase_twice(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list[Rect]:
+    """The lines where `phrase` shows more than once, run together or apart (text typed
+    twice into one field: "JuniorJosephine", "Ada Ada"): for each, the box around its
+    places on that line."""
+    found = _phrase_runs(luma, phrase, timeout)
+    return _twice(found[1]) if found else []
+
+
+def _twice(glued: list[Rect]) -> list[Rect]:
+    """The boxes around the places of `glued` that share a line with another."""
+    out: list[Rect] = []
+    for place in glued:
+        line = [g for g in glued if place.y < g.bottom and g.y < place.bottom]
+        if len(line) >= 2:
+            box = line[0]
+            for g in line[1:]:
+                box = box.union(g)
+            if box not in out:
+                out.append(box)
+    return out
+
+
 def _alone(words: list[Rect], glued: list[Rect]) -> list[Rect]:
     """The boxes of `words` that are the only one of `glued` on their line."""
     return [w for w in words if sum(w.y < g.bottom and g.y < w.bottom for g in glued) == 1]

@@ -122,4 +122,4 @@ def test_a_value_typed_into_a_cell_is_read_back_and_one_typed_twice_is_caught(
     assert healed.returncode == 6, healed.stderr
     report = json.loads(healed.stdout)
     assert report["outcome"] == "healed-pending" and report["verified"] is False, report
-    assert "its field does not show what was typed" in healed.stderr
+    assert "its field already held what was typed: it now holds it 2 times" in healed.stderr

@@ -333,3 +333,15 @@ def test_ocr_reads_the_field_again_on_the_screen_as_it_is_while_the_app_draws_it
     report = replay_read_by_ocr(late)
     assert report.outcome is Outcome.FROM_MEMORY and report.verified is True, report
     assert reads[-1] is None  # the last read was of the screen as it is
+
+
+def test_a_field_read_by_ocr_with_the_second_copy_in_another_case_was_typed_again() -> None:
+    """OCR read the capital J where the two copies meet as a small one: still twice."""
+    read = FieldText(
+        "Josephine Abernathy-Whitcombe Juniorjosephine Abernathy-Whitcombe Junior", "ocr"
+    )
+    landed = landed_of(capture("Josephine Abernathy-Whitcombe Junior", read), {}, set())
+    assert landed is not None and landed.redone
+    once = FieldText("Josephine Abernathy-Whitcombe Junior", "ocr")
+    single = landed_of(capture("Josephine Abernathy-Whitcombe Junior", once), {}, set())
+    assert single is not None and not single.redone

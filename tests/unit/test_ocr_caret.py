@@ -97,3 +97,16 @@ def test_a_phrase_is_taken_for_a_field_only_where_it_is_alone_on_its_line() -> N
     assert _alone([cell, beside], [cell, beside]) == []
     glued = Rect(200, 262, 80, 12)
     assert _alone([cell, input_line], [cell, input_line, glued]) == [input_line]
+
+
+def test_a_line_where_a_phrase_shows_twice_is_the_field_that_holds_it_twice() -> None:
+    """Gnumeric's input line holding a long name typed twice ("...JuniorJosephine..."):
+    its two places on one line make one box; a place alone on its line (the cell, cut by
+    its border) makes none."""
+    from mmcli.readback.ocr import _twice
+    from mmcli.screen.fingerprint import Rect
+
+    first, second = Rect(329, 3, 316, 14), Rect(544, 3, 292, 14)
+    cell = Rect(271, 49, 292, 17)
+    assert _twice([first, second, cell]) == [Rect(329, 3, 507, 14)]
+    assert _twice([first, cell]) == []
