@@ -196,7 +196,7 @@ class EndScreen:
     fingerprint: Fingerprint
     thumbnail: str | None = None
     titles: tuple[TitleBar, ...] = ()
-    """The task's title bars that showed a param's value then (`Step.titles`)."""
+    """The task's title bars then, with their titles (`Step.titles`)."""
     counts: tuple[CountLine, ...] = ()
     """The lines that counted what was typed then (`Step.counts`)."""
     vacated: tuple[Rect, ...] = ()
@@ -266,8 +266,8 @@ class Step:
     """For a typing step: its field read back after it when recorded (None: not read,
     e.g. recorded before mm read fields back)."""
     titles: tuple[TitleBar, ...] = ()
-    """The title bars of the task's windows whose title showed a param's value on the
-    step's screen (`windows.TitleBar`)."""
+    """The title bars of the task's windows and their titles, each param's value as its
+    placeholder, on the step's screen (`windows.TitleBar`)."""
     counts: tuple[CountLine, ...] = ()
     """The lines off the typed fields that counted what was typed on the step's screen
     (a status bar's "30 characters", `screen.counts`)."""

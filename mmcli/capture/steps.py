@@ -107,7 +107,7 @@ class Capture:
     once the task has typed): where an echo of typed text is looked for."""
     titles: tuple[tuple[Rect, str], ...] = ()
     """The title bars of the task's windows on this screen and their titles, as the
-    window system told them (kept as `Step.titles` where they show a param's value)."""
+    window system told them (kept as `Step.titles`)."""
     counts: Crops = ()
     """The pixels of the lines typing changed off its field so far, on this screen
     (`capture.counts`: kept as `Step.counts` where they show a number)."""
@@ -257,7 +257,7 @@ def build_steps(
                 landed=landed_of(cap, values, secrets or set())
                 if action.kind is ActionKind.TYPE
                 else None,
-                titles=titles_showing_values(cap.titles, values, secrets or set()),
+                titles=titles_kept(cap.titles, values, secrets or set()),
                 counts=count_lines(cap.counts, typed_params, values, secrets or set(), counted),
             )
         )
@@ -306,7 +306,7 @@ def build_steps(
         outcome = EndScreen(
             fp,
             name,
-            titles_showing_values(ended.titles, values, secrets or set()),
+            titles_kept(ended.titles, values, secrets or set()),
             count_lines(ended.counts, typed_params, values, secrets or set(), counted),
             ended.vacated,
             ended.under,
@@ -363,18 +363,18 @@ def read_echoes(
     return found
 
 
-def titles_showing_values(
+def titles_kept(
     titles: Sequence[tuple[Rect, str]], values: Mapping[str, str], secrets: set[str]
 ) -> tuple[TitleBar, ...]:
-    """The title bars whose title shows a param's value, each value as its placeholder
-    (`Step.titles`): the others read the same at replay, and their pixels are checked.
-    Never one that would keep a piece of a secret."""
+    """The title bars with their titles, each param's value as its placeholder
+    (`Step.titles`): at replay, a bar whose window the window system names the same is
+    known by its text, whether drawn active or not. Never one that would keep a piece of
+    a secret."""
     hidden = {k: v for k, v in values.items() if k in secrets}
     found = []
     for rect, title in titles:
-        shown = sanitized(title, MAX_TITLE)
-        text = parametrize(shown, values)
-        if text != shown and not leaked_in(text, hidden):
+        text = parametrize(sanitized(title, MAX_TITLE), values)
+        if not leaked_in(text, hidden):
             found.append(TitleBar(rect, text))
     return tuple(found)
 

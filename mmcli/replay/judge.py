@@ -132,7 +132,7 @@ class Judge:
 
         beyond = [
             *self.beyond_windows(frame, offset, placed),
-            *self.titles_shown(step.titles, offset),
+            *self.titles_shown(off_target(step), offset),
             *hidden,
         ]
         moved_windows = [*self.moved_frames(frame, offset), *(p.live.frame for p in placed)]
@@ -366,3 +366,12 @@ class Judge:
         if self.area is None or reference is None:
             return None
         return find_offset(reference, self.area, frame)
+
+
+def off_target(step: Step) -> list[TitleBar]:
+    """`step`'s title bars but one it acts on (a click on a title bar: its pixels are
+    the target's, checked)."""
+    point = step.fingerprint.pointer if step.action.kind in POINTED else None
+    if point is None:
+        return list(step.titles)
+    return [t for t in step.titles if not t.rect.holds(*point)]

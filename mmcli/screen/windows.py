@@ -118,11 +118,12 @@ MAX_TITLES = 8
 
 @dataclass(frozen=True)
 class TitleBar:
-    """The title bar the window manager drew over one of the task's windows, where its
-    title showed a param's value (an editor naming its file, "Invoice - Ada"): where the
-    bar stood and the title with each value as its placeholder. Replay lets the bar's
-    pixels differ when the window system's title there is this text filled with the
-    run's values: that is the recorded screen for another value."""
+    """The title bar the window manager drew over one of the task's windows: where the
+    bar stood and its title, each param's value as its placeholder (an editor naming its
+    file, "Invoice - {{name}}"). Replay lets the bar's pixels differ when the window
+    system's title there is this text filled with the run's values: the bar then shows
+    the recorded title for this run's value, drawn as the window manager draws a window
+    active or not (a focus cue, told by the window system, not a difference)."""
 
     rect: Rect
     text: str
@@ -136,7 +137,8 @@ def titles_shown(
 ) -> list[Rect]:
     """The recorded title bars (`Step.titles`) whose window, asked at the bar's middle
     (moved by `offset`), has the recorded title with `values` filled in: the bar's pixels
-    there are that title's, not a difference. A title that names anything else stays one."""
+    there are that title's, not a difference (active or not). A title that names anything
+    else stays one, and so does a bar another window covers the middle of."""
     found = []
     for bar in bars:
         live = bar.rect.moved(*offset)

@@ -465,3 +465,43 @@ def test_relocate_towards_the_screens_edge(tmp_path: Path) -> None:
             assert [{k: str(r[k]) for k in WANTED} for r in app.records()] == [WANTED]
         finally:
             app.stop()
+
+
+def test_a_title_bar_drawn_inactive_when_recorded_is_known_by_its_title(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    """Recorded while another program's window far from the form had the focus: the
+    form's title bar was drawn inactive on the first screen (the first click gave the
+    form the focus). Replayed with the form active from the start: the bar differs only
+    as the window manager draws a window active or not, and the window system names it
+    the same, so it is the recorded bar (exit 0; without the rule, exit 3 at step 1:
+    the form already has the focus, so no hand-back explains the difference)."""
+    app = LoanApp(tmp_path / "app")
+    store = tmp_path / "store"
+    window: subprocess.Popen[bytes] | None = None
+    try:
+        app.start()
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        window = _open(app, (0, 0, 240, 80), "--kind", "NORMAL", origin=(900, 600))
+        active = subprocess.run(
+            ["xdotool", "getactivewindow", "getwindowname"],
+            capture_output=True, text=True, check=True, timeout=10,
+        )  # fmt: skip
+        assert "Acme Loan" not in active.stdout  # the form is drawn inactive
+        done = mm(
+            "--store", str(store), "record", "loan", "--observe", "0", "--", *agent_command(app)
+        )
+        assert done.returncode == 0, done.stderr
+        _stop(window)
+        window = None
+        app.start()
+        before = len(app.records())
+        result = _replay(store)
+        assert result.returncode == 0, result.stderr
+        records = app.records()
+        assert len(records) == before + 1
+        assert {k: str(records[-1][k]) for k in WANTED} == WANTED
+    finally:
+        if window is not None:
+            _stop(window)
+        app.stop()

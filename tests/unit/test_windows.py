@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from PIL import Image
 
-from mmcli.capture.steps import titles_showing_values
+from mmcli.capture.steps import titles_kept
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import (
     Over,
@@ -142,11 +142,11 @@ def test_a_title_bar_naming_this_run_s_value_is_the_recorded_one() -> None:
     assert titles_shown([bar], {"name": "Grace"}, lambda x, y: None) == []  # none told
 
 
-def test_only_titles_showing_a_value_are_kept_and_never_a_piece_of_a_secret() -> None:
+def test_every_title_is_kept_with_its_values_as_placeholders_never_a_piece_of_a_secret() -> None:
     rect = Rect(0, 0, 100, 20)
     titles = [(rect, "Acme - Ada"), (rect, "Acme"), (rect, "Acme - Ada - pass-w")]
-    kept = titles_showing_values(titles, {"name": "Ada", "pin": "pass-word"}, {"pin"})
-    assert kept == (TitleBar(rect, "Acme - {{name}}"),)
+    kept = titles_kept(titles, {"name": "Ada", "pin": "pass-word"}, {"pin"})
+    assert kept == (TitleBar(rect, "Acme - {{name}}"), TitleBar(rect, "Acme"))
 
 
 def test_a_title_band_is_the_frame_above_the_client() -> None:
@@ -187,3 +187,20 @@ def test_the_outcome_keeps_where_the_last_action_laid_the_desktop_bare() -> None
     assert vacated(backend, last) == ()  # type: ignore[arg-type]
     backend.stacked = None  # the window system says nothing
     assert vacated(backend, last) == ()  # type: ignore[arg-type]
+
+
+def test_a_title_bar_a_click_acts_on_is_never_known_by_its_title_alone() -> None:
+    """A step's title bars are let be by their titles (`titles_shown`), but the one a
+    click lands on: its pixels are the target's."""
+    from dataclasses import replace
+
+    from mmcli.model import Action, ActionKind, Step
+    from mmcli.replay.judge import off_target
+    from tests.helpers import literal_fingerprint
+
+    bar, other = TitleBar(Rect(0, 0, 200, 20), "Acme"), TitleBar(Rect(300, 0, 200, 20), "Help")
+    fingerprint = replace(literal_fingerprint(0), pointer=(50, 10))
+    click = Step(1, None, Action(ActionKind.CLICK, x=50, y=10), fingerprint, titles=(bar, other))
+    assert off_target(click) == [other]
+    keys = replace(click, action=Action(ActionKind.HOTKEY, keys=("ctrl", "s")))
+    assert off_target(keys) == [bar, other]
