@@ -10,7 +10,8 @@ agent is not called: the last action, the one that commits, has already been per
 
 `OutcomeJudge` judges a screen against an outcome with the step judge's masks, ignored
 regions, task area and windows; another app's window over part of what the last action
-changed is waited out (`await_outcome`), never left out.
+changed is waited out (`await_outcome`), never left out, but where what it covers is a
+title bar the window system names (its text known without its pixels).
 """
 
 from __future__ import annotations
@@ -102,14 +103,13 @@ class OutcomeJudge:
     def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
         """The outcome check at one offset. Another app's window a step's check would
         leave out (a notification, a dock, a tooltip, a window beside the task's) that
-        covers none of what the last action changed when it was recorded (`task_change`)
-        nor the fields the task typed into is left out, as in a step's check."""
+        covers none of what the last action changed when it was recorded (`task_change`;
+        a change inside a title bar the window system names as recorded is known by its
+        text) nor the fields the task typed into is left out, as in a step's check."""
         assert end.outcome is not None
         reference = self.judge.screens.outcome(end)
-        beyond = [
-            *self.judge.beyond_windows(frame, offset),
-            *self.judge.titles_shown(end.outcome.titles, offset),
-        ]
+        titled = self.judge.titles_shown(end.outcome.titles, offset)
+        beyond = [*self.judge.beyond_windows(frame, offset), *titled]
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             assert end.outcome is not None
@@ -138,7 +138,7 @@ class OutcomeJudge:
             return verdict
         if any(d.matcher != "regions" for d in verdict.differences):
             return verdict
-        changed = self.task_change(end)
+        changed = _outside(self.task_change(end), titled)
         if not changed:
             return verdict
         harmless = [
@@ -162,8 +162,12 @@ class OutcomeJudge:
         """The windows on the live screen (`frame`) that a step's check would leave out
         (another app's notification, tooltip, or window beside the task) but that cover
         part of what `end`'s action changed when recorded: while one stays, the outcome
-        cannot be seen whole (an error the app shows there would be hidden)."""
-        changed = self.task_change(end)
+        cannot be seen whole (an error the app shows there would be hidden). A title bar
+        the window system's title confirms (`Judge.titles_shown`) hides nothing: its text
+        is known without its pixels."""
+        assert end.outcome is not None
+        titled = self.judge.titles_shown(end.outcome.titles, (0, 0))
+        changed = _outside(self.task_change(end), titled)
         if not changed:
             return []
         # No target: nothing is acted on after the last action.
@@ -213,6 +217,14 @@ def outcome_pointer(
     else:
         offset = (0, 0) if outcome.under in live else None
     return None if offset is None else moved_point(outcome.fingerprint.pointer, offset)
+
+
+def _outside(changed: list[Rect] | None, known: Sequence[Rect]) -> list[Rect] | None:
+    """`changed` less the regions wholly inside one of `known` (title bars whose text the
+    window system confirms): what is left is seen only in pixels."""
+    if changed is None:
+        return None
+    return [c for c in changed if not any(c.inside(k) for k in known)]
 
 
 def _differing(verdict: Verdict) -> int:

@@ -505,3 +505,37 @@ def test_a_title_bar_drawn_inactive_when_recorded_is_known_by_its_title(
         if window is not None:
             _stop(window)
         app.stop()
+
+
+def test_a_notification_over_the_title_the_last_action_changed_is_left_out(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    """Submit names the applicant in the form's title bar (`--title-echo`). A notification
+    that stays over the right half of the title, clear of the bar's middle, hides only
+    what the window system tells (the title, asked at the bar's middle, names this run's
+    applicant): left out of the outcome's check, exit 0. Without the rule the title's
+    change counts as hidden: waited out, then exit 6 (the outcome could not be seen
+    whole)."""
+    app = LoanApp(tmp_path / "app")
+    store = tmp_path / "store"
+    card: subprocess.Popen[bytes] | None = None
+    try:
+        app.start("--title-echo")
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        done = mm("--store", str(store), "record", "loan", "--observe", "0",
+                  "--param", "name=John Smith", "--", *agent_command(app))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        app.start("--title-echo")
+        before = len(app.records())
+        form = json.loads(app.layout.read_text())["windows"][0]
+        over_title = (form["w"] // 2 + 20, -24, 120, 24)
+        card = _open(app, over_title, "--kind", "NOTIFICATION", "--override")
+        result = mm("--store", str(store), "replay", "loan", "--no-agent", "--timeout", "5",
+                    "--param", "name=Grace Hopper", "--json")  # fmt: skip
+        assert [r["name"] for r in app.records()[before:]] == ["Grace Hopper"]
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["outcome"] == "from-memory"
+    finally:
+        if card is not None:
+            _stop(card)
+        app.stop()
