@@ -326,3 +326,16 @@ def test_the_outcome_s_pointer_goes_where_it_was_over_the_window_under_it() -> N
     assert outcome_pointer(replace(end, under=None), [moved], relocate=True) is None
     unknown = replace(end, fingerprint=replace(screen, pointer=None))
     assert outcome_pointer(unknown, [moved], relocate=True) is None
+
+
+def test_a_change_inside_a_named_title_bar_is_not_one_a_window_over_it_hides() -> None:
+    """`outcome._outside`: the title's change, wholly in a bar the window system names,
+    is known without its pixels; a change reaching past the bar, or in none, stays."""
+    from mmcli.replay.outcome import _outside
+
+    bar = Rect(100, 100, 560, 20)
+    title, status = Rect(270, 102, 220, 16), Rect(120, 500, 300, 20)
+    past = Rect(270, 102, 220, 40)
+    assert _outside([title, status, past], [bar]) == [status, past]
+    assert _outside([title], []) == [title]
+    assert _outside(None, [bar]) is None
