@@ -270,13 +270,18 @@ def _screens(n: int) -> list[Any]:
     return out
 
 
-def _waits(backend: FakeBackend, monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The timeouts the recorder waits for an answer with (the wait itself still runs)."""
+def _waits(
+    backend: FakeBackend, monkeypatch: pytest.MonkeyPatch, starts: list[float] | None = None
+) -> list[float]:
+    """The timeouts the recorder waits for an answer with (the wait itself still runs);
+    `starts`: filled with the moment each wait looks for a change after."""
     waited: list[float] = []
     wait = backend.wait_change
 
     def spy(since: float, timeout: float) -> None:
         waited.append(timeout)
+        if starts is not None:
+            starts.append(since)
         wait(since, timeout)
 
     monkeypatch.setattr(backend, "wait_change", spy)
@@ -304,13 +309,7 @@ def test_a_key_answered_before_its_release_is_not_waited_on_again(
     first, typed = _screens(2)
     backend = FakeBackend(first, reports=True)
     looked: list[float] = []
-    wait = backend.wait_change
-
-    def spy(since: float, timeout: float) -> None:
-        looked.append(since)
-        wait(since, timeout)
-
-    monkeypatch.setattr(backend, "wait_change", spy)
+    _waits(backend, monkeypatch, looked)
     with Recorder(backend, learn=False) as r:
         r.capture(Action(ActionKind.TYPE, text="a"))
         r.note_activity(pressed=True)
