@@ -130,11 +130,7 @@ class Judge:
         references = self.screens.references(step)
         self._left.pop(step.id, None)
 
-        beyond = [
-            *self.beyond_windows(frame, offset, placed),
-            *self.titles_shown(off_target(step), offset),
-            *hidden,
-        ]
+        beyond = [*self.beyond_windows(frame, offset, placed), *hidden]
         moved_windows = [*self.moved_frames(frame, offset), *(p.live.frame for p in placed)]
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
@@ -155,6 +151,11 @@ class Judge:
             )
 
         verdict = check()
+        if not verdict.ok:
+            shown = self.titles_shown(touched(off_target(step), verdict.differences), offset)
+            if shown:
+                beyond.extend(shown)
+                verdict = check()
         if not verdict.ok:
             counted = self.counted.at_step(step, view, verdict.differences, step_target(step))
             if counted:
@@ -366,6 +367,13 @@ class Judge:
         if self.area is None or reference is None:
             return None
         return find_offset(reference, self.area, frame)
+
+
+def touched(bars: Sequence[TitleBar], differences: Sequence[Difference]) -> list[TitleBar]:
+    """The title bars some difference touches: the only ones worth asking the window
+    system about (a title asked costs about as much as a grab), and only once the pixels
+    alone have failed."""
+    return [b for b in bars if any(d.region.intersects(b.rect) for d in differences)]
 
 
 def off_target(step: Step) -> list[TitleBar]:

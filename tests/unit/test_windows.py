@@ -204,3 +204,51 @@ def test_a_title_bar_a_click_acts_on_is_never_known_by_its_title_alone() -> None
     assert off_target(click) == [other]
     keys = replace(click, action=Action(ActionKind.HOTKEY, keys=("ctrl", "s")))
     assert off_target(keys) == [bar, other]
+
+
+def test_a_title_bar_is_asked_of_the_window_system_only_where_the_pixels_differ_on_it() -> None:
+    """Asking a title costs about a grab: a check the pixels pass asks none, and one that
+    fails on a bar asks for that bar; its title then decides (`judge.touched`)."""
+    from PIL import ImageDraw
+
+    from mmcli.backends import FakeBackend
+    from mmcli.errors import Outcome
+    from mmcli.params import Values
+    from mmcli.replay.report import ReplayOptions
+    from mmcli.store.recordings import Store
+    from mmcli.verbs.replay import replay_named as replay
+    from tests.helpers import form_screen
+    from tests.unit.test_replayer import form_recording, save_with_screens, typing_app
+
+    bar = TitleBar(Rect(100, 78, 561, 22), "Acme Loan Intake")
+    far = TitleBar(Rect(1200, 78, 400, 22), "Notes")  # another of the task's windows
+
+    def barred(image: Image.Image, fill: str) -> Image.Image:
+        ImageDraw.Draw(image).rectangle([100, 78, 660, 99], fill=fill)
+        return image
+
+    def run(fill: str, title: str) -> tuple[Outcome, list[tuple[int, int]]]:
+        store = Store()
+        rec = form_recording()
+        rec.steps = [replace(s, titles=(bar, far)) for s in rec.steps]
+        save_with_screens(store, rec)
+        asked: list[tuple[int, int]] = []
+
+        class Titled(FakeBackend):
+            def window_title_at(self, x: int, y: int) -> str | None:
+                asked.append((x, y))
+                return title
+
+        def app(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
+            typing_app(backend, action)
+            backend.screen = barred(backend.screen, fill)
+
+        backend = Titled(barred(form_screen(), fill), on_action=app)
+        report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(0.3))
+        return report.outcome, asked
+
+    assert run("black", "Acme Loan Intake") == (Outcome.FROM_MEMORY, [])  # as recorded
+    outcome, asked = run("#3060c0", "Acme Loan Intake")  # drawn active: told by its title
+    assert outcome is Outcome.FROM_MEMORY and asked and set(asked) == {(380, 89)}
+    outcome, _ = run("#3060c0", "Acme Loan Intake - Ada")  # names something else
+    assert outcome is Outcome.DIVERGED
