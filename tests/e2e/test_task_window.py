@@ -45,7 +45,11 @@ def test_a_cell_changed_far_from_the_task_in_its_window_is_a_divergence(
     isolated_store: Path,
 ) -> None:
     script = tmp_path / "agent.sh"
-    script.write_text('sleep 0.3\nxdotool type --delay 12 "$1"\nsleep 0.3\nxdotool key Tab\n')
+    # Calc greys toolbar icons for the open cell editor on a timer of its own: on a
+    # starved machine, later than 0.3 s after the typing, and the screen kept for the Tab
+    # was then one Calc no longer shows at replay (once, under CI's three workers). An
+    # agent that thinks a second is one a starved machine still records right.
+    script.write_text('sleep 0.3\nxdotool type --delay 12 "$1"\nsleep 1\nxdotool key Tab\n')
     prepare(calc, "")
     recorded = mm("record", "name", "--param", "name=Anna", "--observe", "0.5", "--",
                   "sh", str(script), "Anna")  # fmt: skip
