@@ -10,6 +10,7 @@ it checks the screen's corners between actions and raises `Aborted` (exit 130).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -52,7 +53,11 @@ class X11Backend(XInput, Backend):
         self._watch = _watch_screen(name)
 
     def agent_env(self) -> dict[str, str]:
-        return {"DISPLAY": self.name}
+        """The display, and what the apps an agent starts there need to expose their
+        accessibility tree where the display has a bus (`readback.expose`)."""
+        from mmcli.readback.expose import exposing_env
+
+        return {"DISPLAY": self.name, **exposing_env(self.name, os.environ)}
 
     def size(self) -> tuple[int, int]:
         return (int(self._monitor["width"]), int(self._monitor["height"]))

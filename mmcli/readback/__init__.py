@@ -8,6 +8,8 @@ into, so that a value doubled, cut, altered or left stale is told from one that 
   GTK, Qt, Chromium, Firefox, LibreOffice, Java), its text exact, every call bounded.
 - `bus`: the D-Bus client `atspi` speaks through (jeepney's messages, a loop of its own
   with timeouts and size bounds).
+- `expose`: what the apps an agent starts are told so that they expose their tree (the
+  Java ATK bridge), where the display has an accessibility bus.
 - `ocr`: the text a field's pixels show, read with tesseract, for apps with no
   accessibility tree.
 
