@@ -204,6 +204,7 @@ class X11Backend(XInput, Backend):
 
         if frame is None and box is not None:
             frame = self.grab()
+        keyboard = self.keyboard_window()
         return read(
             self._keyboard_pid(),
             box,
@@ -211,6 +212,7 @@ class X11Backend(XInput, Backend):
             prefer or "accessibility",
             lambda: over_the_keyboard(self.stack() or []),
             self.name,
+            keyboard.rect if keyboard is not None else None,
         )
 
     def _keyboard_pid(self) -> int | None:

@@ -57,6 +57,7 @@ STATE_ACTIVE = 1
 STATE_EDITABLE = 7
 STATE_FOCUSED = 12
 STATE_SHOWING = 25
+STATE_VISIBLE = 30
 STATE_MANAGES_DESCENDANTS = 31
 
 MANY_CHILDREN = 10000
@@ -297,7 +298,8 @@ class _Reader:
         return [_ref(r) for r in found[:5]]
 
     def walk_focused(self, app: Ref) -> Iterator[Ref]:
-        """The focused objects found walking the app's showing objects, breadth first."""
+        """The focused objects found walking the app's showing (or visible) objects,
+        breadth first."""
         todo: deque[tuple[Ref, int]] = deque((c, 1) for c in self.children(app))
         seen = 0
         while todo and seen < self.limits.max_nodes:
@@ -306,7 +308,9 @@ class _Reader:
             states = self.states(ref)
             if STATE_FOCUSED in states:
                 yield ref
-            if STATE_SHOWING not in states or STATE_MANAGES_DESCENDANTS in states:
+            # GTK 4 (4.8) sets SHOWING on its windows alone, VISIBLE on what they show:
+            # its focused entry lies under objects that are only VISIBLE.
+            if not states & {STATE_SHOWING, STATE_VISIBLE} or STATE_MANAGES_DESCENDANTS in states:
                 continue
             if depth < self.limits.max_depth and len(todo) < self.limits.max_nodes:
                 todo.extend((c, depth + 1) for c in self.children(ref))

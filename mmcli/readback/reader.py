@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,20 +32,34 @@ def read(
     prefer: str = "accessibility",
     covered: Callable[[], Sequence[Rect]] | None = None,
     display: str | None = None,
+    window: Rect | None = None,
 ) -> FieldText | NotRead:
     """The text of the focused field of process `pid` through the accessibility tree
-    (the bus of X display `display`), else by OCR of `box` on `frame` less what the
-    windows `covered()` gives cover at its ends (asked only then); the last reason nothing
-    could be read otherwise."""
+    (the bus of X display `display`; `window`: the client area of the window with the
+    keyboard, `on_screen`), else by OCR of `box` on `frame` less what the windows
+    `covered()` gives cover at its ends (asked only then); the last reason nothing could
+    be read otherwise."""
     failed: NotRead | None = None
     if prefer != "ocr":
         got = atspi.read_field(None, pid, display=display)
         if isinstance(got, FieldText):
-            return got
+            return replace(got, rect=on_screen(got.rect, window))
         failed = got
     if box is not None and frame is not None:
         return read_pixels(frame, box, covered() if covered is not None else ())
     return failed or NotRead("ocr", "the field's place on the screen is not known")
+
+
+def on_screen(rect: Rect | None, window: Rect | None) -> Rect | None:
+    """Where a field the tree placed at `rect` stands on the screen. GTK 4 (4.8) on X11
+    gives extents from its window's corner whatever coordinates are asked (a Name entry
+    read at 99,51 in a window at 761,452): a rect outside the window with the keyboard
+    (`window`) that lies inside it once moved by the window's corner is taken so; any
+    other is as the tree gave it."""
+    if rect is None or window is None or rect.inside(window):
+        return rect
+    moved = rect.moved(window.x, window.y)
+    return moved if moved.inside(window) else rect
 
 
 def read_pixels(frame: Frame, box: Rect, covered: Sequence[Rect] = ()) -> FieldText | NotRead:

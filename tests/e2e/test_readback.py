@@ -22,6 +22,7 @@ import contextlib
 import os
 import socket
 import statistics
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -45,6 +46,7 @@ from tests.accessibility import (
     Reply,
     chromium_page,
     map_characters,
+    missing,
     qt_entry,
     zenity_entry,
     zenity_form,
@@ -164,6 +166,40 @@ def test_qt5_line_edit_reads_back(a11y: AccessibilityBus) -> None:
         cost = median_ms(lambda: read_field(centre(read.rect), app.pid, display=a11y.display))
         print(f"\nAT-SPI read, Qt 5 QLineEdit: {cost:.1f} ms (median of 20)")
         assert cost < 250
+
+
+GTK4_FORM = Path(__file__).parents[2] / "benchmarks" / "desktop" / "assets" / "gtk4_form.py"
+
+
+def test_gtk4_entry_is_read_from_its_tree_where_it_stands(
+    a11y: AccessibilityBus, tmp_path: Path
+) -> None:
+    """GTK 4 marks only its windows SHOWING (the walk to its focused entry went through
+    VISIBLE objects: "no focused editable text field" before), and gives extents from its
+    window's corner on X11: the backend's read places the field on the screen."""
+    from mmcli.backends.x11 import X11Backend
+
+    python = "/usr/bin/python3"
+    probe = 'import gi; gi.require_version("Gtk", "4.0")'
+    if subprocess.run([python, "-c", probe], capture_output=True).returncode != 0:
+        missing("GTK 4's introspection data (gir1.2-gtk-4.0)")
+    argv = [python, str(GTK4_FORM), "--out", str(tmp_path / "out.txt")]
+    app = App(a11y, argv, r"Person \(GTK4\)")
+    try:
+        typing_into(a11y, app)
+        app.type(NAME)
+        read_until(a11y, app, NAME)
+        read = X11Backend(a11y.display).read_field(None)
+        assert isinstance(read, FieldText) and read.text == NAME, read
+        assert read.source == "accessibility" and read.rect is not None
+        shown = x("xdotool", "getwindowgeometry", "--shell", app.window, display=a11y.display)
+        place = dict(line.split("=") for line in shown.stdout.split())
+        window = Rect(*(int(place[k]) for k in ("X", "Y", "WIDTH", "HEIGHT")))
+        assert window.x > 200 and read.rect.inside(window), (read.rect, window)
+        cost = median_ms(lambda: read_field(None, app.pid, display=a11y.display))
+        print(f"\nAT-SPI read, GTK 4 entry: {cost:.1f} ms (median of 20)")
+    finally:
+        app.close()
 
 
 def test_chromium_input_reads_back(a11y: AccessibilityBus, tmp_path: Path) -> None:

@@ -245,3 +245,16 @@ def test_a_spreadsheet_cell_s_gridlines_are_no_text() -> None:
     assert outcome("Hannah. __", ocr("Hann]")) is DIFFERS
     assert outcome("Hannah. __", ocr("Anna]")) is DIFFERS
     assert ocr_distance("5.00", "500") == 1  # a point inside a word is a character
+
+
+def test_a_field_placed_from_its_window_s_corner_is_put_where_it_stands() -> None:
+    """GTK 4 on X11 gives extents from its window's corner (`reader.on_screen`)."""
+    from mmcli.readback.reader import on_screen
+    from mmcli.screen.fingerprint import Rect
+
+    window = Rect(761, 452, 400, 230)
+    assert on_screen(Rect(99, 51, 262, 32), window) == Rect(860, 503, 262, 32)
+    assert on_screen(Rect(860, 503, 262, 32), window) == Rect(860, 503, 262, 32)  # on screen
+    assert on_screen(Rect(5, 5, 900, 30), window) == Rect(5, 5, 900, 30)  # fits no way
+    assert on_screen(Rect(99, 51, 262, 32), None) == Rect(99, 51, 262, 32)
+    assert on_screen(None, window) is None
