@@ -165,6 +165,7 @@ def check_readback(accessibility: bool, display: str | None = None) -> Finding:
     accessibility tree (an AT-SPI bus up before the apps start) and by OCR (tesseract);
     over VNC by OCR alone."""
     from mmcli.readback.atspi import Unavailable, find_bus
+    from mmcli.readback.expose import java_bridge
 
     ocr = shutil.which("tesseract") is not None
     bus, why = "", ""
@@ -173,8 +174,13 @@ def check_readback(accessibility: bool, display: str | None = None) -> Finding:
             bus = find_bus(display)
         except Unavailable as e:
             bus, why = "", str(e)
+    java = (
+        "Java's ATK bridge loaded into the Java apps an agent starts"
+        if java_bridge()
+        else "no Java ATK bridge (libatk-wrapper-java-jni): Swing apps read by OCR"
+    )
     tree = (
-        "the accessibility bus is up (apps started after it expose their fields)"
+        f"the accessibility bus is up (apps started after it expose their fields; {java})"
         if bus
         else f"no accessibility tree ({why})"
         if accessibility

@@ -41,7 +41,7 @@ SWITCHES = {"QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1"}
 def exposing_env(
     display: str,
     environ: Mapping[str, str],
-    jars: tuple[Path, ...] = ATK_WRAPPER_JARS,
+    jars: tuple[Path, ...] | None = None,
 ) -> dict[str, str]:
     """The variables to add to an agent's environment (`environ`: what it gets already)
     so that apps it starts on X display `display` expose their tree; none where the
@@ -60,12 +60,17 @@ def exposing_env(
     return env
 
 
-def java_options(current: str, jars: tuple[Path, ...] = ATK_WRAPPER_JARS) -> str | None:
+def java_options(current: str, jars: tuple[Path, ...] | None = None) -> str | None:
     """`JAVA_TOOL_OPTIONS` with the ATK bridge loaded (its jar on the boot class path,
     named as the assistive technology), after the user's own options; None where no
     bridge is installed or the options already name an assistive technology."""
-    jar = next((j for j in jars if j.is_file()), None)
+    jar = java_bridge(jars)
     if jar is None or "assistive_technologies" in current:
         return None
     ours = f"-Djavax.accessibility.assistive_technologies={ATK_WRAPPER} -Xbootclasspath/a:{jar}"
     return f"{current} {ours}".strip()
+
+
+def java_bridge(jars: tuple[Path, ...] | None = None) -> Path | None:
+    """The Java ATK bridge's jar, where one is installed (`ATK_WRAPPER_JARS`)."""
+    return next((j for j in (ATK_WRAPPER_JARS if jars is None else jars) if j.is_file()), None)

@@ -10,6 +10,7 @@ module takes the event code of DAMAGE's events on Xvfb: the area is read from th
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -215,3 +216,21 @@ def test_doctor_says_how_typed_text_is_read_back(
     assert (finding.check, str(finding.status)) == ("readback", status)
     assert says in finding.detail
     assert bool(finding.fix) == (status == "warn")
+
+
+@pytest.mark.parametrize("bridge", [True, False])
+def test_doctor_says_whether_java_apps_an_agent_starts_expose_their_tree(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bridge: bool
+) -> None:
+    from mmcli.inventory import doctor
+    from mmcli.readback import atspi, expose
+
+    jar = tmp_path / "java-atk-wrapper.jar"
+    if bridge:
+        jar.write_bytes(b"PK")
+    monkeypatch.setattr(expose, "ATK_WRAPPER_JARS", (jar,))
+    monkeypatch.setattr(atspi, "find_bus", lambda *_: "unix:path=/tmp/a11y")
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: "/usr/bin/x")
+    detail = doctor.check_readback(accessibility=True).detail
+    said = "Java's ATK bridge loaded" if bridge else "no Java ATK bridge (libatk-wrapper-java-jni)"
+    assert said in detail, detail
