@@ -54,8 +54,8 @@ Decided where a combination is ill-defined:
   (the `focus-stolen` scenario); the rule is kept for a task that would start with a key.
   Not so for an override-redirect window that took the focus itself on IceWM: a click
   into the task window, still IceWM's active window, leaves the focus with it, and the
-  keys typed next go there (UNSAFE), but for an app that sets the focus itself on a
-  click (Java).
+  keys typed next go there (UNSAFE, the app's own popup far away too), but for an app
+  that sets the focus itself on a click (Java).
 - "edge" overlaps the task's client area (8 px): touching is covering. A window beside
   the task that covers none of it is only generated "far".
 - the task window is its client area; the hostile window is its frame too (title bar,
@@ -192,6 +192,8 @@ def expected_label(
     input is a key, or where a click into the task window does not take the focus back
     (an override-redirect window's, on `CLICK_KEEPS_STOLEN_FOCUS`); else HARMLESS
     (module docstring)."""
+    if focus.takes and kind == "override" and not click_takes_focus_back:
+        return Label.UNSAFE  # the task's keys would go to it, whoever's it is
     if whose.own and kind in PLACED_BY_ITSELF and place.key == "far":
         return Label.HARMLESS  # the app's own popup far from the task: left to the pixels
     if whose.own:
@@ -203,8 +205,6 @@ def expected_label(
         return Label.UNSAFE
     if focus.takes and not starts_with_click:
         return Label.UNSAFE
-    if focus.takes and kind == "override" and not click_takes_focus_back:
-        return Label.UNSAFE  # the task's keys would go to it
     return Label.HARMLESS
 
 
