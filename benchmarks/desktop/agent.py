@@ -3,7 +3,8 @@
     python -m benchmarks.desktop.agent PLAN.json [--style pyautogui|xdotool] [--seed N]
 
 A plan is a JSON list of {"op": "click", "x", "y"} | {"op": "write", "text"} |
-{"op": "press", "key"} | {"op": "hotkey", "keys"}. Between actions the agent "thinks" a
+{"op": "press", "key"} | {"op": "hotkey", "keys"} | {"op": "drag", "x", "y", "x2", "y2"}
+(the left button held from the first point to the second). Between actions the agent "thinks" a
 random 0.2-0.9 s (seeded), so recordings of the same task differ in their timing as real
 ones do. Styles:
 `pyautogui` (calls pyautogui, which `mm record` hooks) and `xdotool` (runs xdotool
@@ -20,7 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-PYAUTOGUI_KEYS = {"asterisk": "*", "Return": "enter", "Tab": "tab", "End": "end", "Left": "left"}
+PYAUTOGUI_KEYS = {
+    "asterisk": "*",
+    "comma": ",",
+    "Return": "enter",
+    "Tab": "tab",
+    "End": "end",
+    "Left": "left",
+}
 
 
 def act_pyautogui(step: dict[str, Any]) -> None:
@@ -36,6 +44,9 @@ def act_pyautogui(step: dict[str, Any]) -> None:
         pyautogui.press(PYAUTOGUI_KEYS.get(step["key"], step["key"]))
     elif step["op"] == "hotkey":
         pyautogui.hotkey(*(PYAUTOGUI_KEYS.get(key, key) for key in step["keys"]))
+    elif step["op"] == "drag":
+        pyautogui.moveTo(step["x"], step["y"])
+        pyautogui.dragTo(step["x2"], step["y2"], duration=0.4, button="left")
 
 
 def act_xdotool(step: dict[str, Any]) -> None:
@@ -45,6 +56,9 @@ def act_xdotool(step: dict[str, Any]) -> None:
         argv = ["xdotool", "type", "--delay", "20", step["text"]]
     elif step["op"] == "hotkey":
         argv = ["xdotool", "key", "+".join(step["keys"])]
+    elif step["op"] == "drag":
+        argv = ["xdotool", "mousemove", str(step["x"]), str(step["y"]), "mousedown", "1",
+                "mousemove", str(step["x2"]), str(step["y2"]), "mouseup", "1"]  # fmt: skip
     else:
         argv = ["xdotool", "key", step["key"]]
     subprocess.run(argv, check=True)

@@ -175,6 +175,15 @@ class Gimp(App):
     def expected(self, value: str) -> str:
         return f"{value}.png mirrored"
 
+    def judge_pixels(self, pixels: np.ndarray) -> str:
+        """How the exported pixels relate to the input: "mirrored", "unchanged", "other"."""
+        source = picture()
+        return (
+            "mirrored" if np.array_equal(pixels, source[:, ::-1])
+            else "unchanged" if np.array_equal(pixels, source)
+            else "other"
+        )  # fmt: skip
+
     def result(self, exit_code: int) -> str | None:
         """The exported file and how its pixels relate to the input; None for no export."""
         deadline = time.monotonic() + (6.0 if exit_code == 0 else 2.0)
@@ -196,11 +205,59 @@ class Gimp(App):
             else:
                 records.append(f"{path.name} unreadable")
                 continue
-            source = picture()
-            how = (
-                "mirrored" if np.array_equal(pixels, source[:, ::-1])
-                else "unchanged" if np.array_equal(pixels, source)
-                else "other"
-            )  # fmt: skip
-            records.append(f"{path.name} {how}")
+            records.append(f"{path.name} {self.judge_pixels(pixels)}")
         return " + ".join(records)
+
+
+@dataclass
+class GimpFill(Gimp):
+    """GIMP 2.10 on the same PNG: the Rectangle Select tool (its toolbox button), a
+    selection dragged over part of the red band, Edit > Fill with FG Color (Ctrl+comma,
+    black) at once after the drag, then exported as in `Gimp`. The record is the exported
+    file's name and whether its pixels are the input with that part of the band black.
+
+    A key right after a drag is what GIMP dropped when replay sent it too soon (issue:
+    "replay never outruns the app")."""
+
+    key: str = "gimp-fill"
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(45, 66)  # the Rectangle Select tool
+
+    def plan(self, value: str) -> Plan:
+        x0, y0 = self.at(*IMAGE_AT)
+        left, top, right, bottom = FILLED
+        drag = {"x": x0 + left, "y": y0 + top, "x2": x0 + right, "y2": y0 + bottom}
+        return [
+            _click(*self.first_field()),
+            {"op": "drag", **drag},
+            {"op": "hotkey", "keys": ["ctrl", "comma"]},
+            {"op": "hotkey", "keys": ["shift", "ctrl", "e"]},
+            _write(value),
+            {"op": "press", "key": "Return"},
+            {"op": "press", "key": "Return"},
+        ]
+
+    def expected(self, value: str) -> str:
+        return f"{value}.png filled"
+
+    def judge_pixels(self, pixels: np.ndarray) -> str:
+        """ "filled" when the pixels are the input but a rectangle inside the red band,
+        about the dragged one, turned black; "unchanged", or "other"."""
+        source = picture()
+        if pixels.shape != source.shape:
+            return "other"
+        changed = np.any(pixels != source, axis=2)
+        if not changed.any():
+            return "unchanged"
+        ys, xs = np.nonzero(changed)
+        box = (int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1)
+        black = bool(np.all(pixels[changed] == 0))
+        near = all(abs(a - b) <= 2 for a, b in zip(box, FILLED, strict=True))
+        return "filled" if black and near and box[2] <= 40 else "other"
+
+
+IMAGE_AT = (364, 243)
+"""Where the picture's top-left pixel shows in GIMP's window at 900x560 (100 % zoom)."""
+FILLED = (10, 10, 30, 110)
+"""The selection dragged, in the picture's pixels: inside the 40 px red band."""

@@ -137,7 +137,8 @@ def main() -> int:
         default=list(APPS),
         help="the apps to drive (default: all): gtk (zenity), qt, chromium and firefox (on "
         "the same page), xaw (xcalc), tk, wine (notepad), calc (LibreOffice Calc), java "
-        "(Swing), writer (LibreOffice Writer), gimp; firefox, java, writer and gimp need "
+        "(Swing), writer (LibreOffice Writer), gimp, gimp-fill (a drag, then a key at once); "
+        "firefox, java, writer and the gimp tasks need "
         "benchmarks/desktop/setup",
     )
     parser.add_argument("--scenarios", nargs="*", help="only these scenario keys")

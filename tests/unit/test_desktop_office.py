@@ -109,3 +109,23 @@ def test_a_new_run_starts_with_no_exported_file(tmp_path: Path) -> None:
     Image.fromarray(picture()).save(app.images / "Ada.png")
     app.reset_result()
     assert sorted(p.name for p in app.images.iterdir()) == ["photo.png"]
+
+
+def test_the_gimp_fill_record_is_the_band_part_filled_black() -> None:
+    from benchmarks.desktop.office import FILLED, GimpFill
+
+    app = GimpFill(None, Path("."))  # type: ignore[arg-type]
+    filled = picture()
+    left, top, right, bottom = FILLED
+    filled[top:bottom, left:right] = 0
+    assert app.judge_pixels(filled) == "filled"
+    shifted = picture()
+    shifted[top:bottom, left + 1 : right + 1] = 0  # a pixel off: the drag's rounding
+    assert app.judge_pixels(shifted) == "filled"
+    assert app.judge_pixels(picture()) == "unchanged"  # the fill lost
+    wide = picture()
+    wide[top:bottom, left : right + 30] = 0  # past the band: not the dragged selection
+    assert app.judge_pixels(wide) == "other"
+    grey = picture()
+    grey[top:bottom, left:right] = 90  # another colour than the foreground's black
+    assert app.judge_pixels(grey) == "other"
