@@ -6,18 +6,44 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import reduce
 
 from mmcli.errors import StoreError
 from mmcli.model import Recording, Step
 from mmcli.replay.judge import Judge, Match
 from mmcli.replay.look import signed
 from mmcli.replay.report import Divergence
+from mmcli.screen.analysis import grow_to_text_run
 from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.matcher import Verdict
+from mmcli.screen.matcher import Verdict, target_rect
 from mmcli.screen.paint import CROP_MARGIN, area_png, blank_png
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
+
+GAUGE_MAX = (64, 32)
+"""A difference at most this big (px, each way) is the size of a few glyphs: what a clock
+or an app's gauge ("182/388Mb") changes between runs."""
+
+
+def gauge_like(match: Match, step: Step) -> Rect | None:
+    """Where a refusal's only differences are a few glyphs' worth of pixels off the
+    step's target, with the task where it was recorded: that text run (grown as the idle
+    watch grows what changes alone, `analysis.grow_to_text_run`), for the user to say
+    whether it changes on its own. None otherwise (a window, a moved task, a change on
+    the target or a bigger one)."""
+    verdict = match.verdict
+    if verdict is None or match.offset != (0, 0) or not 0 < len(verdict.differences) <= 2:
+        return None
+    patch = step.fingerprint.patch
+    target = target_rect(patch) if patch is not None else None
+    for d in verdict.differences:
+        if d.matcher != "regions" or d.region.w > GAUGE_MAX[0] or d.region.h > GAUGE_MAX[1]:
+            return None
+        if target is not None and d.region.intersects(target):
+            return None
+    runs = [grow_to_text_run(match.frame.small, d.region) for d in verdict.differences]
+    return reduce(Rect.union, runs)
 
 
 def differed(verdict: Verdict | None) -> tuple[Rect, ...]:
@@ -102,6 +128,13 @@ class Diagnosis:
             next = f"mm replay {name} --relocate (with this run's params) to act where it is now"
         elif no_window:
             next = f"start the app, then mm replay {name} again"
+        elif (spot := gauge_like(match, children[0])) is not None:
+            where = f"{spot.x},{spot.y},{spot.w},{spot.h}"
+            next = (
+                f"if the text at {where} changes on its own (a clock, a gauge in a status "
+                f"bar), leave it out: mm replay {name} --ignore-region {where}; else replay "
+                "without --no-agent to let the agent finish from here"
+            )
         return f"{sentence}. {reason}", next
 
     def _no_window(self, children: list[Step], frame: Frame) -> bool:

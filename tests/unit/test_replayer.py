@@ -614,3 +614,50 @@ def test_a_window_moved_right_and_down_over_a_patterned_wallpaper_is_relocated()
     report = replay(Store(), backend, "form", Values({"name": "John"}), opts)
     assert report.outcome is Outcome.FROM_MEMORY, report.divergence
     assert backend.performed[0].point == (NAME_FIELD[0] + 60, NAME_FIELD[1] + 40)
+
+
+def test_a_few_glyphs_changed_off_the_target_name_the_region_to_leave_out() -> None:
+    """An app's gauge in its status bar shows another value than when recorded (jEdit's
+    memory, "182/388Mb"): replay refuses, and says which region to leave out if it
+    changes on its own; replayed with it left out, the task is done."""
+    from PIL import ImageDraw
+
+    from mmcli.screen.fingerprint import Rect as R
+
+    def gauge(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
+        typing_app(backend, action)
+        ImageDraw.Draw(backend.screen).text((560, 490), "87", fill="black")
+
+    def screen() -> object:
+        image = form_screen()
+        ImageDraw.Draw(image).text((560, 490), "87", fill="black")
+        return image
+
+    store = Store()
+    save_with_screens(store, form_recording())
+    backend = FakeBackend(screen(), on_action=gauge)  # type: ignore[arg-type]
+    report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(0.3))
+    assert report.outcome is Outcome.DIVERGED and report.divergence is not None
+    said = report.divergence.next or ""
+    assert "changes on its own" in said and "--ignore-region" in said, said
+    where = R.parse(said.split("--ignore-region ")[1].split(";")[0])
+    assert where.holds(565, 495) and where.w <= 200, where
+
+    backend = FakeBackend(screen(), on_action=gauge)  # type: ignore[arg-type]
+    options = ReplayOptions(0.3, ignore=[where])
+    report = replay(store, backend, "form", Values({"name": "John"}), options)
+    assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+
+
+def test_a_change_on_the_target_or_bigger_than_a_few_glyphs_names_no_region() -> None:
+    from PIL import ImageDraw
+
+    on_target = form_screen()
+    ImageDraw.Draw(on_target).text((NAME_FIELD[0] - 6, NAME_FIELD[1] - 6), "87", fill="black")
+    for live in (on_target, form_screen(button_color="#ff0000")):
+        store = Store()
+        save_with_screens(store, form_recording())
+        backend = FakeBackend(live, on_action=typing_app)
+        report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(0.3))
+        assert report.outcome is Outcome.DIVERGED and report.divergence is not None
+        assert "--ignore-region" not in (report.divergence.next or "")
