@@ -81,15 +81,17 @@ def test_a_hover_drawn_later_than_the_recorder_waits_is_no_divergence(
     the screen as it found it and clicks before the hover its own pointer brings is
     drawn: the field typed just before is read back (OCR, a few hundred ms) before the
     pointer moves onto the button, not between the check and the click."""
-    late = ("--late-hover", "80")  # later than the recorder waits, sooner than a read
-    loan_app.start(*late)
+    # Recorded with the hover later than the recorder waits on a slow machine too (its
+    # capture after the pointer's approach took up to 300 ms on a loaded one), replayed
+    # with it sooner than a read: the read must come before the pointer moves.
+    loan_app.start("--late-hover", "400")
     agent = _typing_last_agent(loan_app)
     result = mm("record", "loan", "--observe", "0", "--", *agent)
     assert result.returncode == 0, result.stderr
     assert _submit_patch_luma(isolated_store, loan_app) > DARK  # recorded plain
 
     loan_app.out.unlink()
-    loan_app.start(*late)
+    loan_app.start("--late-hover", "80")
     result = mm("replay", "loan", "--no-agent", "--timeout", "3")
     assert result.returncode == 0, result.stderr
     assert [{k: str(r[k]) for k in WANTED} for r in loan_app.records()] == [WANTED]
@@ -99,12 +101,13 @@ def test_a_late_hover_under_a_pointer_already_resting_on_the_target_is_no_diverg
     desktop: Desktop, tmp_path: Path
 ) -> None:
     """The task is one click on Submit (the form filled at start), recorded plain (the
-    hover drawn 80 ms late, past the recorder's wait). At replay the pointer already
-    rests on Submit, drawn dark: the window manager says the form's window is the only
-    one there, so replay moves the pointer beside it, checks the plain button there and
-    clicks by moving and pressing at once. Without the step aside: exit 3."""
+    hover drawn 400 ms late, past the recorder's wait on a loaded machine too). At
+    replay the pointer already rests on Submit, drawn dark: the window manager says the
+    form's window is the only one there, so replay moves the pointer beside it, checks
+    the plain button there and clicks by moving and pressing at once. Without the step
+    aside: exit 3."""
     filled = {k: WANTED[k] for k in ("name", "email", "amount", "product")}
-    flags = ["--late-hover", "80"]
+    flags = ["--late-hover", "400"]  # past the recorder's wait, on a slow machine too
     for key, value in filled.items():
         flags += ["--prefill", f"{key}={value}"]
     store = tmp_path / "store"
@@ -123,7 +126,7 @@ def test_a_late_hover_under_a_pointer_already_resting_on_the_target_is_no_diverg
 
         app.start(*flags)
         subprocess.run(["xdotool", "mousemove", str(submit[0] + 6), str(submit[1])], check=True)
-        time.sleep(0.4)  # the hover is drawn
+        time.sleep(0.8)  # the hover is drawn
         result = mm("--store", str(store), "replay", "submit", "--no-agent", "--timeout", "3")
         assert result.returncode == 0, result.stderr
         assert "moved it aside to" in result.stderr
