@@ -204,24 +204,32 @@ class X11Backend(XInput, Backend):
 
         if frame is None and box is not None:
             frame = self.grab()
-        keyboard = self.keyboard_window()
+        pid, window = self._keyboard() if prefer != "ocr" else (None, None)
         return read(
-            self._keyboard_pid(),
+            pid,
             box,
             frame,
             prefer or "accessibility",
             lambda: over_the_keyboard(self.stack() or []),
             self.name,
-            keyboard.rect if keyboard is not None else None,
+            window,
         )
 
-    def _keyboard_pid(self) -> int | None:
+    def _keyboard(self) -> tuple[int | None, Rect | None]:
+        """The process of the window that has the keyboard and its client area, from one
+        look at `_NET_ACTIVE_WINDOW` (each None where not told)."""
         display = self._display
         try:
             xid = x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
-            return x11windows.window_pid(display, xid) if xid else None
+            pid = x11windows.window_pid(display, xid) if xid else None
         except Exception:  # the window vanished under us, or no window manager
-            return None
+            return None, None
+        try:
+            window = display.create_resource_object("window", xid)
+            ref = x11windows.window_ref(display, window) if xid else None
+        except Exception:  # the window vanished under us
+            ref = None
+        return pid, ref.rect if ref is not None else None
 
     def perform(self, action: Action) -> None:
         self._act(action)
