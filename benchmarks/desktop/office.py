@@ -166,6 +166,12 @@ class Gimp(App):
             _click(*self.first_field()),
             _click(*self.at(240, 174)),  # Transform
             _click(*self.at(573, 174)),  # Flip Horizontally
+            *self.export(value),
+        ]
+
+    def export(self, value: str) -> Plan:
+        """File > Export As, the name typed over the selected one, Return, Return."""
+        return [
             {"op": "hotkey", "keys": ["shift", "ctrl", "e"]},
             _write(value),
             {"op": "press", "key": "Return"},
@@ -232,10 +238,7 @@ class GimpFill(Gimp):
             _click(*self.first_field()),
             {"op": "drag", **drag},
             {"op": "hotkey", "keys": ["ctrl", "comma"]},
-            {"op": "hotkey", "keys": ["shift", "ctrl", "e"]},
-            _write(value),
-            {"op": "press", "key": "Return"},
-            {"op": "press", "key": "Return"},
+            *self.export(value),
         ]
 
     def expected(self, value: str) -> str:
