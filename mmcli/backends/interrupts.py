@@ -5,7 +5,9 @@ mid-request leaves set or held. The next request on that connection (the clean-u
 Ctrl-C: unbinding a keycode, releasing a button, ungrabbing the server) then waits for a
 reply nothing reads, forever, and spins once the server has gone. Under `install`, SIGINT
 raises at once anywhere else; when the main thread is inside python-xlib, once it has
-left it (looked at every `HOLD_CHECK` seconds). A second Ctrl-C while one is held raises
+left it (looked at every `HOLD_CHECK` seconds, by a timer that repeats: a look that
+fires just before a blocking call starts is run only once that call returns, and the next
+one interrupts it). A second Ctrl-C while one is held raises
 at once: a server that never answers cannot keep `mm` from stopping.
 
 Standard library only (`mm act` outside a recorder loads this: no `signal`, which loads
@@ -61,16 +63,12 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
     if _HELD.pending or not in_xlib(frame):
         _raise()
     _HELD.pending = True
-    _signal.setitimer(_signal.ITIMER_REAL, HOLD_CHECK)
+    _signal.setitimer(_signal.ITIMER_REAL, HOLD_CHECK, HOLD_CHECK)
 
 
 def _look_again(signum: int, frame: FrameType | None) -> None:
-    if not _HELD.pending:
-        return
-    if in_xlib(frame):
-        _signal.setitimer(_signal.ITIMER_REAL, HOLD_CHECK)
-        return
-    _raise()
+    if _HELD.pending and not in_xlib(frame):
+        _raise()
 
 
 def _raise() -> None:

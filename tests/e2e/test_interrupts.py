@@ -52,8 +52,8 @@ try:
     print("not-interrupted")
 except KeyboardInterrupt:
     print("interrupted", time.monotonic() - start, answered)
-if answered is not None:
-    a.get_input_focus()  # the connection still answers
+if time.monotonic() - start >= sum(seconds):  # the server let go: the request was answered
+    a.get_input_focus()  # the connection still answers (it hangs had Ctrl-C landed mid-request)
     print("answers")
 """
 
@@ -80,9 +80,13 @@ def test_ctrl_c_mid_request_waits_for_the_reply_and_the_connection_still_answers
     xdisplay: str,
 ) -> None:
     lines = _run(xdisplay, 0.3, 0.7)  # Ctrl-C 0.3 s into a request answered at 1.0 s
-    assert lines[0] == "interrupted" and lines[2] != "None", lines
-    interrupted, answered = float(lines[1]), float(lines[2])
+    assert lines[0] == "interrupted", lines
+    interrupted = float(lines[1])
+    # Raised once out of python-xlib: as the reply is taken ("None": before the script
+    # noted the time) or at the latest one look later.
+    answered = interrupted if lines[2] == "None" else float(lines[2])
     assert 0.95 <= answered <= interrupted < answered + 0.2, lines
+    assert interrupted < 1.2, lines
     assert lines[3:] == ["answers"]
 
 
