@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
 from mmcli.model import EndScreen, Step
-from mmcli.replay.judge import Judge
+from mmcli.replay.judge import Judge, touched
 from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
 from mmcli.screen.excuses import inner_workarea
 from mmcli.screen.fingerprint import Frame, Rect
@@ -108,8 +108,8 @@ class OutcomeJudge:
         text) nor the fields the task typed into is left out, as in a step's check."""
         assert end.outcome is not None
         reference = self.judge.screens.outcome(end)
-        titled = self.judge.titles_shown(end.outcome.titles, offset)
-        beyond = [*self.judge.beyond_windows(frame, offset), *titled]
+        bars = end.outcome.titles
+        beyond = list(self.judge.beyond_windows(frame, offset))
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             assert end.outcome is not None
@@ -129,6 +129,12 @@ class OutcomeJudge:
 
         verdict = check()
         if not verdict.ok:
+            # Title bars are asked only once the pixels alone fail, and only those touched.
+            shown = self.judge.titles_shown(touched(bars, verdict.differences), offset)
+            if shown:
+                beyond.extend(shown)
+                verdict = check()
+        if not verdict.ok:
             view = shifted(frame, offset) if offset != (0, 0) else frame
             counted = self.judge.counted.at_end(end, view, verdict.differences)
             if counted:
@@ -138,7 +144,7 @@ class OutcomeJudge:
             return verdict
         if any(d.matcher != "regions" for d in verdict.differences):
             return verdict
-        changed = _outside(self.task_change(end), titled)
+        changed = _outside(self.task_change(end), self.judge.titles_shown(bars, offset))
         if not changed:
             return verdict
         harmless = [

@@ -208,16 +208,18 @@ def test_a_title_bar_a_click_acts_on_is_never_known_by_its_title_alone() -> None
 
 def test_a_title_bar_is_asked_of_the_window_system_only_where_the_pixels_differ_on_it() -> None:
     """Asking a title costs about a grab: a check the pixels pass asks none, and one that
-    fails on a bar asks for that bar; its title then decides (`judge.touched`)."""
+    fails on a bar asks for that bar; its title then decides (`judge.touched`). The same
+    for a step's check and for the outcome's."""
     from PIL import ImageDraw
 
     from mmcli.backends import FakeBackend
     from mmcli.errors import Outcome
+    from mmcli.model import EndScreen
     from mmcli.params import Values
     from mmcli.replay.report import ReplayOptions
     from mmcli.store.recordings import Store
     from mmcli.verbs.replay import replay_named as replay
-    from tests.helpers import form_screen
+    from tests.helpers import form_screen, fp_of
     from tests.unit.test_replayer import form_recording, save_with_screens, typing_app
 
     bar = TitleBar(Rect(100, 78, 561, 22), "Acme Loan Intake")
@@ -231,6 +233,9 @@ def test_a_title_bar_is_asked_of_the_window_system_only_where_the_pixels_differ_
         store = Store()
         rec = form_recording()
         rec.steps = [replace(s, titles=(bar, far)) for s in rec.steps]
+        # The outcome as recorded: the form with the name typed (the Submit changes nothing).
+        outcome = EndScreen(fp_of(form_screen(text="John"), None), "t-0002.png", (bar, far))
+        rec.steps[-1] = replace(rec.steps[-1], outcome=outcome)
         save_with_screens(store, rec)
         asked: list[tuple[int, int]] = []
 
