@@ -4,9 +4,9 @@ that expose their fields there (GTK 3 zenity, Qt 5 through Debian's PyQt5, Chrom
 An app registers its accessible tree when it starts, so the bus comes first. What each
 app needed here besides the bus: GTK 3 nothing; Qt 5 `QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1`;
 Chromium `--force-renderer-accessibility` (the page's content) and `ACCESSIBILITY_ENABLED=1`
-(the tree at all). Either environment variable can also come from the session's
-`org.a11y.Status.IsEnabled` set to true, as a desktop does when a screen reader runs
-(tried by hand: Qt and Chromium started after it exposed their fields without them).
+(the tree at all). The session's `org.a11y.Status.IsEnabled` set to true, as a desktop
+does when a screen reader runs, stands for either variable, but not for Chromium's flag:
+Chromium 156 started after it (or `ScreenReaderEnabled`) exposed no page content.
 """
 
 from __future__ import annotations
