@@ -212,7 +212,9 @@ class Looker:
                 if match.step is not None and (settled.still or self.dry_run):
                     self._tell_left_out(match, depth)
                     return match
-                if match.step is None and (best is None or fewer(match, best)):
+                if match.step is None and (best is None or not fewer(best, match)):
+                    # Of the looks with the fewest differences, the latest: a refusal
+                    # tells the screen that stayed, not a redraw it passed through.
                     best = match
                 if match.step is None and not stepped and settled.still:
                     stepped = True  # the pointer is moved aside once a wait at most

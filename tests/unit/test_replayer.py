@@ -13,7 +13,7 @@ from mmcli.errors import Aborted, DisplayError, Outcome, RecordingNotFound, Usag
 from mmcli.model import Action, ActionKind, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.report import ReplayOptions, ReplayReport
-from mmcli.screen.fingerprint import Rect
+from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import StackedWindow, WindowRef
 from mmcli.store.recordings import Store
 from mmcli.verbs.replay import replay_named as replay
@@ -661,3 +661,40 @@ def test_a_change_on_the_target_or_bigger_than_a_few_glyphs_names_no_region() ->
         report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(0.3))
         assert report.outcome is Outcome.DIVERGED and report.divergence is not None
         assert "--ignore-region" not in (report.divergence.next or "")
+
+
+def test_a_refusal_tells_the_screen_that_stayed_not_a_redraw_it_passed_through() -> None:
+    """The app first redraws a large part of the form, then settles on a screen that
+    differs from the recorded one in a few glyphs alone (GIMP redrew its tool options
+    after the click, then showed its ruler's pointer mark elsewhere): the refusal names
+    those glyphs (and the region to leave out), not the redraw of the first look."""
+    from PIL import Image, ImageDraw
+
+    def settled() -> Image.Image:
+        image = form_screen(text="John")
+        ImageDraw.Draw(image).text((560, 490), "87", fill="black")
+        return image
+
+    class Redrawing(FakeBackend):
+        until = 0.0  # the redraw shows, still, until then
+
+        def grab(self) -> Frame:
+            if time.monotonic() < self.until:
+                self.grabs += 1
+                redraw = form_screen(text="John")
+                ImageDraw.Draw(redraw).rectangle([300, 240, 640, 480], fill="#808080")
+                return Frame.from_image(redraw)
+            return super().grab()
+
+    def app(backend: Redrawing, action: Action) -> None:
+        if action.kind is ActionKind.TYPE:
+            backend.screen, backend.until = settled(), time.monotonic() + 0.3
+
+    store = Store()
+    save_with_screens(store, form_recording())
+    backend = Redrawing(form_screen(), on_action=app)  # type: ignore[arg-type]
+    report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(1.0))
+    assert report.outcome is Outcome.DIVERGED and report.divergence is not None
+    assert report.divergence.step == 2, report.divergence
+    said = report.divergence.next or ""
+    assert "--ignore-region" in said, (report.divergence, said)
