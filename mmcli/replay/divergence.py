@@ -24,6 +24,10 @@ from mmcli.store.storefs import new_token
 GAUGE_MAX = (64, 32)
 """A difference at most this big (px, each way) is the size of a few glyphs: what a clock
 or an app's gauge ("182/388Mb") changes between runs."""
+TARGET_REACH = 32
+"""A difference this near the step's target (px) may be the target's own widget drawn
+hovered past the target's patch (Swing's Save button, its rollover at the button's right
+end): never named as a gauge to leave out."""
 
 
 def gauge_like(match: Match, step: Step) -> Rect | None:
@@ -31,7 +35,7 @@ def gauge_like(match: Match, step: Step) -> Rect | None:
     step's target, with the task where it was recorded: that text run (grown as the idle
     watch grows what changes alone, `analysis.grow_to_text_run`), for the user to say
     whether it changes on its own. None otherwise (a window, a moved task, a change on
-    the target or a bigger one)."""
+    or near the target or a bigger one)."""
     verdict = match.verdict
     if verdict is None or match.offset != (0, 0) or not 0 < len(verdict.differences) <= 2:
         return None
@@ -40,7 +44,7 @@ def gauge_like(match: Match, step: Step) -> Rect | None:
     for d in verdict.differences:
         if d.matcher != "regions" or d.region.w > GAUGE_MAX[0] or d.region.h > GAUGE_MAX[1]:
             return None
-        if target is not None and d.region.intersects(target):
+        if target is not None and d.region.intersects(target.grow(TARGET_REACH)):
             return None
     runs = [grow_to_text_run(match.frame.small, d.region) for d in verdict.differences]
     return reduce(Rect.union, runs)

@@ -649,12 +649,22 @@ def test_a_few_glyphs_changed_off_the_target_name_the_region_to_leave_out() -> N
     assert report.outcome is Outcome.FROM_MEMORY, report.divergence
 
 
-def test_a_change_on_the_target_or_bigger_than_a_few_glyphs_names_no_region() -> None:
+def test_a_change_on_or_near_the_target_or_bigger_than_a_few_glyphs_names_no_region() -> None:
     from PIL import ImageDraw
+
+    from mmcli.screen.matcher import target_rect
 
     on_target = form_screen()
     ImageDraw.Draw(on_target).text((NAME_FIELD[0] - 6, NAME_FIELD[1] - 6), "87", fill="black")
-    for live in (on_target, form_screen(button_color="#ff0000")):
+    # Beside the target's patch, as a hover of its own widget may be drawn past it.
+    patch = form_recording().steps[0].fingerprint.patch
+    assert patch is not None
+    beside = form_screen()
+    right = target_rect(patch).right
+    ImageDraw.Draw(beside).rectangle(
+        [right + 12, NAME_FIELD[1] - 8, right + 18, NAME_FIELD[1] + 8], fill="black"
+    )
+    for live in (on_target, beside, form_screen(button_color="#ff0000")):
         store = Store()
         save_with_screens(store, form_recording())
         backend = FakeBackend(live, on_action=typing_app)
