@@ -57,7 +57,25 @@ def _free_ports(count: int) -> list[int]:
     return out
 
 
-def _wait_s3(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+PORT_TAKEN = ("address already in use", "is not available")
+"""What a server says when a port it was given was taken before it bound it (the ports are
+picked free, then let go: another process may take one in between)."""
+
+
+def _port_taken(log: Path, last: bool, what: str) -> bool:
+    """Once a server has exited: True when one of its ports was taken (try others), unless
+    this was the `last` try; else the test fails with its log."""
+    text = log.read_text(errors="replace")
+    if not last and any(s in text for s in PORT_TAKEN):
+        return True
+    pytest.fail(f"{what} exited: {text[-2000:]}")
+
+
+def _wait_s3(
+    endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: Path, *, last: bool
+) -> bool:
+    """Whether the S3 server `proc` answers at `endpoint` within 30 s (False: a port it
+    was given was taken, `_port_taken`)."""
     from mmcli.store.s3 import S3Objects
 
     deadline = time.monotonic() + 30
@@ -67,10 +85,10 @@ def _wait_s3(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: Pat
     try:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                pytest.fail(f"the S3 server exited: {log.read_text()[-2000:]}")
+                return not _port_taken(log, last, "the S3 server")
             with contextlib.suppress(Exception):
                 S3Objects(f"s3://{bucket}/probe").put("up", b"1")
-                return
+                return True
             time.sleep(0.1)
     finally:
         for k, v in saved.items():
@@ -78,6 +96,7 @@ def _wait_s3(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: Pat
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+    _stop(proc)
     pytest.fail(f"the S3 server did not answer within 30 s: {log.read_text()[-2000:]}")
 
 
@@ -95,25 +114,27 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 @contextlib.contextmanager
 def seaweedfs(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
     """`weed mini`: a real SeaweedFS (master, volume, filer, S3 gateway) in one process."""
-    s3, master, volume, filer, admin, iceberg = _free_ports(6)
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "weed.log"
-    cmd = [
-        _tool("weed"), "mini", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
-        "-ip.bind=127.0.0.1", f"-bucket={bucket}", "-admin.ui=false", "-webdav=false",
-        f"-s3.port={s3}", f"-master.port={master}", f"-volume.port={volume}",
-        f"-filer.port={filer}", f"-admin.port={admin}", f"-s3.port.iceberg={iceberg}",
-        "-s3.port.lance=0",
-    ]  # fmt: skip
     env = {**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
     (folder / "data").mkdir(exist_ok=True)
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-    try:
+    for attempt in range(3):
+        s3, master, volume, filer, admin, iceberg = _free_ports(6)
+        cmd = [
+            _tool("weed"), "mini", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1", f"-bucket={bucket}", "-admin.ui=false", "-webdav=false",
+            f"-s3.port={s3}", f"-master.port={master}", f"-volume.port={volume}",
+            f"-filer.port={filer}", f"-admin.port={admin}", f"-s3.port.iceberg={iceberg}",
+            "-s3.port.lance=0",
+        ]  # fmt: skip
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         endpoint = f"http://127.0.0.1:{s3}"
-        _wait_s3(endpoint, bucket, proc, log)
+        if _wait_s3(endpoint, bucket, proc, log, last=attempt == 2):
+            break
+    try:
         yield S3Server(endpoint, bucket, proc.pid)
     finally:
         _stop(proc)
@@ -123,18 +144,22 @@ def seaweedfs(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
 def rclone_s3(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
     """`rclone serve s3` over a folder: an S3 server that accepts conditional-write
     headers and ignores them (what `mm doctor` must refuse)."""
-    (port,) = _free_ports(1)
     (folder / "data" / bucket).mkdir(parents=True, exist_ok=True)
     log = folder / "rclone.log"
-    cmd = [
-        _tool("rclone"), "serve", "s3", "--auth-key", f"{KEY},{SECRET}",
-        "--addr", f"127.0.0.1:{port}", str(folder / "data"),
-    ]  # fmt: skip
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
+    for attempt in range(3):
+        (port,) = _free_ports(1)
+        cmd = [
+            _tool("rclone"), "serve", "s3", "--auth-key", f"{KEY},{SECRET}",
+            "--addr", f"127.0.0.1:{port}", str(folder / "data"),
+        ]  # fmt: skip
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         endpoint = f"http://127.0.0.1:{port}"
-        _wait_s3(endpoint, bucket, proc, log)
+        if _wait_s3(endpoint, bucket, proc, log, last=attempt == 2):
+            break
+    try:
         yield S3Server(endpoint, bucket, proc.pid)
     finally:
         _stop(proc)
@@ -172,10 +197,7 @@ def _listening(proc: subprocess.Popen[bytes], port: int, log: Path, *, last: boo
     deadline = time.monotonic() + 30
     while True:
         if proc.poll() is not None:
-            text = log.read_text(errors="replace")
-            if "address already in use" in text and not last:
-                return False
-            pytest.fail(f"the server exited: {text[-2000:]}")
+            return not _port_taken(log, last, "the server")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
             return True
         if time.monotonic() > deadline:
