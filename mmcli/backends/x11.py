@@ -168,13 +168,23 @@ class X11Backend(XInput, Backend):
     def keyboard_window(self) -> WindowRef | None:
         """EWMH `_NET_ACTIVE_WINDOW`: the client window the window manager gave the
         focus to (None with no window manager, or none active)."""
+        return self._window_ref(self._active())
+
+    def _active(self) -> int | None:
+        """The xid `_NET_ACTIVE_WINDOW` names (None with no window manager, or none)."""
         display = self._display
         try:
-            active = x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
-            if not active:
-                return None
-            return x11windows.window_ref(display, display.create_resource_object("window", active))
-        except Exception:  # the window vanished under us, or no window manager
+            return x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW")) or None
+        except Exception:  # no window manager
+            return None
+
+    def _window_ref(self, xid: int | None) -> WindowRef | None:
+        if xid is None:
+            return None
+        display = self._display
+        try:
+            return x11windows.window_ref(display, display.create_resource_object("window", xid))
+        except Exception:  # the window vanished under us
             return None
 
     def activate(self, xid: int) -> bool:
@@ -218,17 +228,14 @@ class X11Backend(XInput, Backend):
     def _keyboard(self) -> tuple[int | None, Rect | None]:
         """The process of the window that has the keyboard and its client area, from one
         look at `_NET_ACTIVE_WINDOW` (each None where not told)."""
-        display = self._display
-        try:
-            xid = x11windows.active(display, display.intern_atom("_NET_ACTIVE_WINDOW"))
-            pid = x11windows.window_pid(display, xid) if xid else None
-        except Exception:  # the window vanished under us, or no window manager
+        xid = self._active()
+        if xid is None:
             return None, None
         try:
-            window = display.create_resource_object("window", xid)
-            ref = x11windows.window_ref(display, window) if xid else None
+            pid = x11windows.window_pid(self._display, xid)
         except Exception:  # the window vanished under us
-            ref = None
+            return None, None
+        ref = self._window_ref(xid)
         return pid, ref.rect if ref is not None else None
 
     def perform(self, action: Action) -> None:
