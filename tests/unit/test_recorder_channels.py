@@ -577,3 +577,40 @@ def test_full_resolution_detail_is_kept_after_typing_within_its_budget(
     assert details[4] is None
     (rect, luma), *_ = details[2].pieces
     assert luma.shape == (rect.h, rect.w) and rect.y <= 340 < rect.bottom
+
+
+def test_a_second_press_is_held_past_the_first_change_until_the_dialog_closed() -> None:
+    """Over VNC the first change after a click on a dialog's OK may be the button drawn
+    pressed (8 ms), and the dialog gone only with the next (60 ms): the press that would
+    make a double click is told apart from the first on the screen that answered it."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from PIL import ImageDraw
+
+    from mmcli.screen.fingerprint import Frame
+
+    dialog = form_screen(popup=True)
+    pressed = dialog.copy()
+    ImageDraw.Draw(pressed).rectangle([371, 341, 429, 364], fill="#a0a0a0")
+    backend = FakeBackend(dialog, reports=True)
+    recorder = Recorder(backend, learn=False)
+    kept = SimpleNamespace(small=Frame.from_image(dialog).small)
+
+    def answer() -> None:
+        time.sleep(0.008)
+        backend.repaint(pressed)
+        time.sleep(0.06)
+        backend.repaint(form_screen())
+
+    backend.input_at = time.monotonic()  # the first click
+    threading.Thread(target=answer, daemon=True).start()
+    assert recorder.window_changed(kept, (400, 352))  # type: ignore[arg-type]
+
+    backend.repaint(pressed)  # a double click on a button that opens nothing: not apart
+    backend.input_at = time.monotonic()
+    start = time.monotonic()
+    threading.Thread(target=lambda: backend.repaint(dialog), daemon=True).start()
+    assert not recorder.window_changed(kept, (400, 352))  # type: ignore[arg-type]
+    assert time.monotonic() - start < recorder_module.APART_WAIT + 0.15
