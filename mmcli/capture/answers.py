@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import numpy as np
 
 from mmcli.backends.base import Backend
 from mmcli.capture.settling import SETTLE_QUIET, beyond_carets
 from mmcli.capture.steps import Capture
 from mmcli.model import Action, ActionKind
+from mmcli.screen.analysis import window_changed_at
 from mmcli.screen.fingerprint import Frame
 from mmcli.screen.windows import WindowRef
 
@@ -57,6 +61,12 @@ ANSWER_QUIET = 0.06
 `SETTLE_QUIET`: an app may draw its answer to keys in stages (Calc draws typed text in its
 cell at once and in its input line 30-40 ms later, measured)."""
 
+APART_WAIT = 0.2
+"""A press that would make a double click with the last one waits at most this long from
+the last input for the screen to answer it (well inside the 400-500 ms in which apps take
+two presses for a double click), before the recorder tells whether a window
+opened or closed under it (`Recorder.window_changed`): a VNC server sent its first update
+20-55 ms after a click, measured."""
 APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 
@@ -235,3 +245,24 @@ class Waits:
 
     def close(self) -> None:
         self._learning.shutdown(wait=True)
+
+
+def window_changed(
+    backend: Backend,
+    grab: Callable[[], Frame],
+    kept: np.ndarray,
+    point: tuple[int, int],
+    deadline: float,
+) -> bool:
+    """Whether the screen differs from `kept` (a downscaled screen) by a window that
+    opened or closed under `point` (`analysis.window_changed_at`), looked at each time the
+    screen changes until `deadline` (monotonic): the first change to arrive may be the
+    button drawn pressed, and the dialog it closes only the next (over VNC, 8 ms and then
+    60 ms after the click on a loaded machine)."""
+    log = backend.changes()
+    while True:
+        looked = time.monotonic()
+        if window_changed_at(kept, grab().small, point):
+            return True
+        if log is None or not log.wait_change(looked, deadline):
+            return False

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mmcli.backends.base import Backend
-from mmcli.capture.answers import Waits, approach
+from mmcli.capture.answers import APART_WAIT, Waits, approach, window_changed
 from mmcli.capture.channel import Channel
 from mmcli.capture.counts import CountBands
 from mmcli.capture.details import Details
@@ -47,15 +47,9 @@ from mmcli.capture.windowing import (
 from mmcli.desktop.clipboard import is_paste, read_clipboard
 from mmcli.desktop.input_watch import InputWatch, Observed
 from mmcli.model import Action, ActionKind
-from mmcli.screen.analysis import patch_of, window_changed_at
-from mmcli.screen.fingerprint import Rect
+from mmcli.screen.analysis import patch_of
+from mmcli.screen.fingerprint import Frame, Rect
 
-APART_WAIT = 0.2
-"""A press that would make a double click with the last one waits at most this long from
-the last input for the screen to answer it (well inside the 400-500 ms in which apps take
-two presses for a double click), before the recorder tells whether a window
-opened or closed under it (`Recorder.window_changed`): a VNC server sent its first update
-20-55 ms after a click, measured."""
 AT_POINTER = {ActionKind.CLICK, ActionKind.SCROLL}
 """Actions that may come without a point (xdotool `click 1`): they act at the pointer."""
 
@@ -143,21 +137,14 @@ class Recorder:
             return self._shoot(action)
 
     def window_changed(self, capture: Capture, point: tuple[int, int]) -> bool:
-        """Whether the screen differs from the one kept in `capture` by a window that
-        opened or closed under `point` (`analysis.window_changed_at`), looked at each time
-        the screen changes until `APART_WAIT` after the last input: the first change to
-        arrive may be the button drawn pressed, and the dialog it closes only the next
-        (over VNC, 8 ms and then 60 ms after the click on a loaded machine)."""
+        """Whether a window opened or closed under `point` since the screen kept in
+        `capture` (`answers.window_changed`), until `APART_WAIT` after the last input."""
         deadline = self._last_input() + APART_WAIT
-        log = self.backend.changes()
-        while True:
-            looked = time.monotonic()
-            with self._lock:
-                frame = self.backend.grab()
-            if window_changed_at(capture.small, frame.small, point):
-                return True
-            if log is None or not log.wait_change(looked, deadline):
-                return False
+        return window_changed(self.backend, self._grab, capture.small, point, deadline)
+
+    def _grab(self) -> Frame:
+        with self._lock:
+            return self.backend.grab()
 
     @contextlib.contextmanager
     def _pointer_kept(self, keep: bool = True) -> Iterator[None]:
