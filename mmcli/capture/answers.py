@@ -31,6 +31,12 @@ screen is kept once it has answered, waiting at most this long from the input: s
 first draw a while after it (LibreOffice Calc 80-110 ms after a Tab, measured with
 DAMAGE), and a screen still until then is the one before the input. An agent that
 thought longer than this is captured at once, as before."""
+TYPED_WAIT = 2.0
+"""Typed text that shows is always drawn: the screen after it is kept once it shows more
+than a caret's blink, waiting at most this long from the last key, whatever the app's
+answers were before. Wine's notepad over VNC, with the CPU taken by other work, drew
+"Ada Lovelace, 1200" later than `ANSWER_WAIT`: the step after it was kept with the field
+empty, and every replay diverged on the text (safely, but needlessly)."""
 ANSWER_SEEN = 2
 """Once an app has answered a kind of input this many times in a recording, the wait for
 its answer is bounded by how fast it answered (`AnswerTimes`), not `ANSWER_WAIT`: an
@@ -174,11 +180,25 @@ class Waits:
         left = since + self.answer_times().limit(key) - time.monotonic()
         if left > 0:
             self.backend.wait_change(since, left)
+        if kind is ActionKind.TYPE and (last.action.text or "").strip():
+            self._await_text(since + TYPED_WAIT)
         first = log.first_after(since)
         answer = Answer(key, first - since) if first and first - since <= ANSWER_WAIT else None
         if left <= 0:
             return SETTLE_QUIET, answer
         return (ANSWER_QUIET if kind in KEYS else SETTLE_QUIET), answer
+
+    def _await_text(self, deadline: float) -> None:
+        """Wait until the screen differs from the one kept before typed text by more than
+        a caret's blink (`beyond_carets`), looked at on each change, until `deadline`."""
+        before, log = self._frame, self.backend.changes()
+        while before is not None and log is not None:
+            looked = time.monotonic()
+            frame = self.backend.grab()
+            if frame.small.shape != before.small.shape or beyond_carets(before, frame):
+                return
+            if not log.wait_change(looked, deadline):
+                return
 
     def await_hover(
         self,

@@ -257,6 +257,23 @@ def test_an_answer_to_keys_drawn_in_stages_is_waited_for_whole() -> None:
     assert (r.captures[1].small == _small(whole)).all()
 
 
+def test_typed_text_drawn_past_the_answer_wait_is_waited_for() -> None:
+    """Wine's notepad over VNC on a loaded machine drew the typed text after
+    `ANSWER_WAIT`, a caret's blink first: the next step is kept with the text shown."""
+    from PIL import Image, ImageDraw
+
+    screen = Image.new("RGB", (320, 200), "white")
+    blink, typed = screen.copy(), screen.copy()
+    ImageDraw.Draw(blink).line([20, 40, 20, 52], fill="black")
+    ImageDraw.Draw(typed).rectangle([20, 40, 120, 52], fill="black")
+    backend = FakeBackend(screen, reports=True)
+    with Recorder(backend, learn=False) as r:
+        r.capture(Action(ActionKind.TYPE, text="Ada Lovelace"))
+        _later(backend, (0.05, blink), (answers.ANSWER_WAIT + 0.2, typed))
+        r.capture(Action(ActionKind.HOTKEY, keys=["ctrl", "s"]))
+    assert (r.captures[1].small == _small(typed)).all()
+
+
 def _screens(n: int) -> list[Any]:
     """`n` small screens (a grab takes 1 ms), each with one more bar of 'text' drawn."""
     from PIL import Image, ImageDraw
