@@ -30,6 +30,7 @@ EXIT_DONE, EXIT_ERROR, EXIT_CANNOT = 0, 1, 3
 LAYOUT_TIMEOUT = 10.0  # seconds to wait for the app to publish its layout
 CONFIRM_TIMEOUT = 10.0  # seconds to wait for "Application saved" after Submit
 SETTLE = 0.15  # an observation must be this much younger than the last action
+ANSWER_TIMEOUT = 2.0  # before an action is done again, seconds for the app to take the last
 MAX_TRIES = 3  # attempts per target before concluding the screen will not cooperate
 MAX_ACTIONS = 60
 CONFIRMATION_TEXT = "Application saved"
@@ -315,14 +316,32 @@ class Agent:
         self.think = think
         self.typing = typing
         self.last_action = 0.0
+        self.sent_at = 0.0
+        """When the last action's input was sent (wall clock)."""
         self.tries: Counter[str] = Counter()
         self.actions = 0
         self.blind = blind
         """Fill each field once, from scratch, whatever it shows (`--blind`)."""
         self.filled: set[str] = set()
 
-    def look(self) -> Layout:
-        return observe(self.path, self.last_action + SETTLE if self.last_action else 0.0)
+    def look(self, answered: bool = False) -> Layout:
+        """The app's layout drawn after the last action settled; with `answered`, one
+        drawn after the app took the last action's input, if one comes in
+        `ANSWER_TIMEOUT` (an input the app never gets, as on another app's window, gives
+        the layout as it is then)."""
+        if not self.last_action:
+            return observe(self.path, 0.0)
+        layout = observe(self.path, self.last_action + SETTLE)
+        deadline = time.monotonic() + ANSWER_TIMEOUT
+        while answered and not self.answered(layout) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            layout = observe(self.path, self.last_action + SETTLE)
+        return layout
+
+    def answered(self, layout: Layout) -> bool:
+        """Whether `layout` was drawn after the app took the last action's input (a
+        layout that does not say is taken as such)."""
+        return float(layout.get("input", self.sent_at)) >= self.sent_at
 
     def perform(self, act: Act) -> None:
         self.tries[act.target + act.kind] += 1
@@ -333,6 +352,7 @@ class Agent:
             raise Stop(EXIT_ERROR, "too many actions without finishing")
         log(act.why)
         time.sleep(self.think)
+        self.sent_at = time.time()
         if act.kind == "click":
             self.gui.click(act.x, act.y)
         elif act.kind == "triple_click":
@@ -418,6 +438,11 @@ class Agent:
                 self.filled.add(blind.target)
                 continue
             act = decide(layout, self.goal, frozenset(self.filled))
+            if self.tries[act.target + act.kind] and not self.answered(layout):
+                # About to do again what the app may not have taken yet (a click held by
+                # a slow display): look once more at a layout drawn after it did.
+                layout = self.look(answered=True)
+                act = decide(layout, self.goal, frozenset(self.filled))
             if act.target == "confirm_ok":
                 self.confirm(act)
             elif act.target == "Submit":

@@ -243,6 +243,11 @@ class LoanFormApp:
         self.described: dict[tk.Widget, tuple[str, str, str]] = {}
         self.dialogs: list[tk.Toplevel] = []
         self.publish_pending = False
+        self.last_input = 0.0
+        """When the app last took a button or key press (wall clock), published with the
+        layout: an agent tells a layout drawn before its click reached the app by it."""
+        for sequence in ("<ButtonPress>", "<KeyPress>"):
+            root.bind_all(sequence, self._took_input, add="+")
         self._build_window()
         if opts.variant == "other":
             self._build_closure_form()
@@ -605,7 +610,10 @@ class LoanFormApp:
         ]
         # Later toplevels sit above earlier ones (no window manager restacks them).
         windows = [self.describe_window(t, modal=t is grabbed) for t in tops]
-        return {"time": round(time.time(), 3), "windows": windows}
+        return {"time": round(time.time(), 3), "input": self.last_input, "windows": windows}
+
+    def _took_input(self, _event: tk.Event) -> None:
+        self.last_input = time.time()
 
     def publish(self) -> None:
         self.publish_pending = False
