@@ -29,7 +29,7 @@ from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict
 from mmcli.screen.outcome import judge_outcome
 from mmcli.screen.relocate import Offset, moved_point, shifted
-from mmcli.screen.windows import StackedWindow, WindowRef, described_all, relocation
+from mmcli.screen.windows import StackedWindow, TitleBar, WindowRef, described_all, relocation
 
 QUIET = 0.1
 """The outcome is judged on a screen still this long: the app has finished drawing."""
@@ -127,10 +127,19 @@ class OutcomeJudge:
                 task_windows=self.judge.window_areas,
             )
 
+        asked: dict[int, list[Rect]] = {}
+
+        def titles_shown(wanted: Sequence[TitleBar]) -> list[Rect]:
+            """`Judge.titles_shown`, each bar asked once in this check."""
+            for i, bar in enumerate(bars):
+                if i not in asked and bar in wanted:
+                    asked[i] = self.judge.titles_shown([bar], offset)
+            return [r for i, bar in enumerate(bars) if bar in wanted for r in asked[i]]
+
         verdict = check()
         if not verdict.ok:
             # Title bars are asked only once the pixels alone fail, and only those touched.
-            shown = self.judge.titles_shown(touched(bars, verdict.differences), offset)
+            shown = titles_shown(touched(bars, verdict.differences))
             if shown:
                 beyond.extend(shown)
                 verdict = check()
@@ -144,7 +153,7 @@ class OutcomeJudge:
             return verdict
         if any(d.matcher != "regions" for d in verdict.differences):
             return verdict
-        changed = _outside(self.task_change(end), self.judge.titles_shown(bars, offset))
+        changed = _outside(self.task_change(end), titles_shown(bars))
         if not changed:
             return verdict
         harmless = [

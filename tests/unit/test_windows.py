@@ -257,3 +257,48 @@ def test_a_title_bar_is_asked_of_the_window_system_only_where_the_pixels_differ_
     assert outcome is Outcome.FROM_MEMORY and asked and set(asked) == {(380, 89)}
     outcome, _ = run("#3060c0", "Acme Loan Intake - Ada")  # names something else
     assert outcome is Outcome.DIVERGED
+
+
+def test_an_outcome_that_fails_on_a_title_bar_asks_each_bar_once_per_look() -> None:
+    """The outcome's failure path asks every bar (what the last action changed is looked
+    at outside the bars that show their titles) after the bars its pixels touched: a bar
+    asked for the one is not asked again for the other."""
+    from collections import Counter
+
+    from PIL import ImageDraw
+
+    from mmcli.backends import FakeBackend
+    from mmcli.errors import Outcome
+    from mmcli.model import ActionKind, EndScreen
+    from mmcli.params import Values
+    from mmcli.replay.report import ReplayOptions
+    from mmcli.store.recordings import Store
+    from mmcli.verbs.replay import replay_named as replay
+    from tests.helpers import form_screen, fp_of
+    from tests.unit.test_replayer import form_recording, save_with_screens, typing_app
+
+    bar = TitleBar(Rect(100, 78, 561, 22), "Acme Loan Intake")
+    far = TitleBar(Rect(1200, 78, 400, 22), "Notes")
+    store = Store()
+    rec = form_recording()
+    rec.steps = [replace(s, titles=(bar, far)) for s in rec.steps]
+    outcome = EndScreen(fp_of(form_screen(text="John"), None), "t-0002.png", (bar, far))
+    rec.steps[-1] = replace(rec.steps[-1], outcome=outcome)
+    save_with_screens(store, rec)
+    asked: list[tuple[int, int]] = []
+
+    class Titled(FakeBackend):
+        def window_title_at(self, x: int, y: int) -> str | None:
+            asked.append((x, y))
+            return "Acme Loan Intake - Ada"  # names something else: the bar differs
+
+    def app(backend: FakeBackend, action) -> None:  # type: ignore[no-untyped-def]
+        typing_app(backend, action)
+        if action.kind is ActionKind.CLICK and action.point == rec.steps[-1].action.point:
+            ImageDraw.Draw(backend.screen).rectangle([100, 78, 660, 99], fill="#3060c0")
+
+    backend = Titled(form_screen(), on_action=app)
+    report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(0.3))
+    assert report.outcome is Outcome.OUTCOME_DIFFERS, report.outcome
+    counts = Counter(asked)
+    assert counts[(380, 89)] and counts[(380, 89)] == counts[(1400, 89)], counts
