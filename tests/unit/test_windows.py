@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from PIL import Image
 
@@ -21,6 +22,10 @@ from mmcli.screen.windows import (
     title_band,
     titles_shown,
 )
+
+if TYPE_CHECKING:
+    from mmcli.model import Recording
+    from mmcli.store.recordings import Store
 
 TASK = WindowRef("zenity.Zenity", Rect(80, 90, 400, 300))
 
@@ -206,6 +211,23 @@ def test_a_title_bar_a_click_acts_on_is_never_known_by_its_title_alone() -> None
     assert off_target(keys) == [bar, other]
 
 
+def _titled_form(bars: tuple[TitleBar, ...]) -> tuple[Store, Recording]:
+    """A store with the form recording, each step and its outcome (the form with the name
+    typed: the Submit changes nothing) keeping `bars`; and the recording."""
+    from mmcli.model import EndScreen
+    from mmcli.store.recordings import Store
+    from tests.helpers import form_screen, fp_of
+    from tests.unit.test_replayer import form_recording, save_with_screens
+
+    store = Store()
+    rec = form_recording()
+    rec.steps = [replace(s, titles=bars) for s in rec.steps]
+    outcome = EndScreen(fp_of(form_screen(text="John"), None), "t-0002.png", bars)
+    rec.steps[-1] = replace(rec.steps[-1], outcome=outcome)
+    save_with_screens(store, rec)
+    return store, rec
+
+
 def test_a_title_bar_is_asked_of_the_window_system_only_where_the_pixels_differ_on_it() -> None:
     """Asking a title costs about a grab: a check the pixels pass asks none, and one that
     fails on a bar asks for that bar; its title then decides (`judge.touched`). The same
@@ -214,13 +236,11 @@ def test_a_title_bar_is_asked_of_the_window_system_only_where_the_pixels_differ_
 
     from mmcli.backends import FakeBackend
     from mmcli.errors import Outcome
-    from mmcli.model import EndScreen
     from mmcli.params import Values
     from mmcli.replay.report import ReplayOptions
-    from mmcli.store.recordings import Store
     from mmcli.verbs.replay import replay_named as replay
-    from tests.helpers import form_screen, fp_of
-    from tests.unit.test_replayer import form_recording, save_with_screens, typing_app
+    from tests.helpers import form_screen
+    from tests.unit.test_replayer import typing_app
 
     bar = TitleBar(Rect(100, 78, 561, 22), "Acme Loan Intake")
     far = TitleBar(Rect(1200, 78, 400, 22), "Notes")  # another of the task's windows
@@ -230,13 +250,7 @@ def test_a_title_bar_is_asked_of_the_window_system_only_where_the_pixels_differ_
         return image
 
     def run(fill: str, title: str) -> tuple[Outcome, list[tuple[int, int]]]:
-        store = Store()
-        rec = form_recording()
-        rec.steps = [replace(s, titles=(bar, far)) for s in rec.steps]
-        # The outcome as recorded: the form with the name typed (the Submit changes nothing).
-        outcome = EndScreen(fp_of(form_screen(text="John"), None), "t-0002.png", (bar, far))
-        rec.steps[-1] = replace(rec.steps[-1], outcome=outcome)
-        save_with_screens(store, rec)
+        store, _ = _titled_form((bar, far))
         asked: list[tuple[int, int]] = []
 
         class Titled(FakeBackend):
@@ -269,22 +283,16 @@ def test_an_outcome_that_fails_on_a_title_bar_asks_each_bar_once_per_look() -> N
 
     from mmcli.backends import FakeBackend
     from mmcli.errors import Outcome
-    from mmcli.model import ActionKind, EndScreen
+    from mmcli.model import ActionKind
     from mmcli.params import Values
     from mmcli.replay.report import ReplayOptions
-    from mmcli.store.recordings import Store
     from mmcli.verbs.replay import replay_named as replay
-    from tests.helpers import form_screen, fp_of
-    from tests.unit.test_replayer import form_recording, save_with_screens, typing_app
+    from tests.helpers import form_screen
+    from tests.unit.test_replayer import typing_app
 
     bar = TitleBar(Rect(100, 78, 561, 22), "Acme Loan Intake")
     far = TitleBar(Rect(1200, 78, 400, 22), "Notes")
-    store = Store()
-    rec = form_recording()
-    rec.steps = [replace(s, titles=(bar, far)) for s in rec.steps]
-    outcome = EndScreen(fp_of(form_screen(text="John"), None), "t-0002.png", (bar, far))
-    rec.steps[-1] = replace(rec.steps[-1], outcome=outcome)
-    save_with_screens(store, rec)
+    store, rec = _titled_form((bar, far))
     asked: list[tuple[int, int]] = []
 
     class Titled(FakeBackend):
