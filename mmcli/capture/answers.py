@@ -68,11 +68,11 @@ ANSWER_QUIET = 0.06
 cell at once and in its input line 30-40 ms later, measured)."""
 
 APART_WAIT = 0.2
-"""A press that would make a double click with the last one waits at most this long from
-the last input for the screen to answer it (well inside the 400-500 ms in which apps take
-two presses for a double click), before the recorder tells whether a window
-opened or closed under it (`Recorder.window_changed`): a VNC server sent its first update
-20-55 ms after a click, measured."""
+"""A press that would make a double click with the last one is held at most this long
+from the last input (well inside the 400-500 ms in which apps take two presses for a
+double click) while the recorder looks, on each change, for a window that opened or
+closed under it (`window_changed`): a VNC server sent its first update 20-55 ms after a
+click, measured, and the dialog's closing may come only with a later one."""
 APPROACH = {ActionKind.CLICK, ActionKind.SCROLL, ActionKind.DRAG}
 """Actions whose target the pointer is moved onto before the screen is captured."""
 
@@ -191,14 +191,14 @@ class Waits:
     def _await_text(self, deadline: float) -> None:
         """Wait until the screen differs from the one kept before typed text by more than
         a caret's blink (`beyond_carets`), looked at on each change, until `deadline`."""
-        before, log = self._frame, self.backend.changes()
-        while before is not None and log is not None:
-            looked = time.monotonic()
-            frame = self.backend.grab()
-            if frame.small.shape != before.small.shape or beyond_carets(before, frame):
-                return
-            if not log.wait_change(looked, deadline):
-                return
+        before = self._frame
+        if before is not None:
+            await_screen(
+                self.backend,
+                self.backend.grab,
+                lambda now: now.small.shape != before.small.shape or beyond_carets(before, now),
+                deadline,
+            )
 
     def await_hover(
         self,
@@ -279,10 +279,21 @@ def window_changed(
     screen changes until `deadline` (monotonic): the first change to arrive may be the
     button drawn pressed, and the dialog it closes only the next (over VNC, 8 ms and then
     60 ms after the click on a loaded machine)."""
+    return await_screen(
+        backend, grab, lambda now: window_changed_at(kept, now.small, point), deadline
+    )
+
+
+def await_screen(
+    backend: Backend, grab: Callable[[], Frame], shows: Callable[[Frame], bool], deadline: float
+) -> bool:
+    """Whether the screen (`grab`) `shows` what is waited for, looked at now and again on
+    each change the backend reports until `deadline` (monotonic); without change reports,
+    looked at once."""
     log = backend.changes()
     while True:
         looked = time.monotonic()
-        if window_changed_at(kept, grab().small, point):
+        if shows(grab()):
             return True
         if log is None or not log.wait_change(looked, deadline):
             return False
