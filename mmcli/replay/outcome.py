@@ -127,14 +127,14 @@ class OutcomeJudge:
                 task_windows=self.judge.window_areas,
             )
 
-        asked: dict[int, list[Rect]] = {}
+        asked: dict[TitleBar, list[Rect]] = {}
 
         def titles_shown(wanted: Sequence[TitleBar]) -> list[Rect]:
             """`Judge.titles_shown`, each bar asked once in this check."""
-            for i, bar in enumerate(bars):
-                if i not in asked and bar in wanted:
-                    asked[i] = self.judge.titles_shown([bar], offset)
-            return [r for i, bar in enumerate(bars) if bar in wanted for r in asked[i]]
+            for bar in wanted:
+                if bar not in asked:
+                    asked[bar] = self.judge.titles_shown([bar], offset)
+            return [r for bar in wanted for r in asked[bar]]
 
         verdict = check()
         if not verdict.ok:
