@@ -125,6 +125,8 @@ def _document(rec: Recording) -> Document:
         doc["window_title"] = rec.window_title
     if rec.commit_steps is not None:
         doc["commit_steps"] = rec.commit_steps
+    if rec.start_pointer is not None:
+        doc["start_pointer"] = list(rec.start_pointer)
     doc.update(rec.extra)
     doc["steps"] = [_step_doc(s) for s in rec.steps]
     return doc
@@ -263,6 +265,7 @@ _KNOWN = {
     "param_digests",
     "window_title",
     "commit_steps",
+    "start_pointer",
     "steps",
 }
 
@@ -295,9 +298,17 @@ def _recording(doc: Document) -> Recording:
         param_digests=_digests(doc.get("param_digests", {})),
         window_title=as_str(doc["window_title"], "window_title") if "window_title" in doc else None,
         commit_steps=_commit_steps(doc["commit_steps"]) if "commit_steps" in doc else None,
+        start_pointer=_point(doc["start_pointer"], "start_pointer")
+        if "start_pointer" in doc
+        else None,
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},
     )
+
+
+def _point(value: Any, where: str) -> tuple[int, int]:
+    x, y = (as_coordinate(v, where) for v in as_pair(value, where))
+    return (x, y)
 
 
 def _commit_steps(value: Any) -> int:
@@ -532,12 +543,6 @@ def fingerprint_from_doc(doc: Any, where: str) -> Fingerprint:
             patch = Patch.parse(tx, ty, as_hex(doc["patch"], "patch"))
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
-    pointer = None
-    if "pointer" in doc:
-        px, py = (
-            as_coordinate(v, f"{where}.pointer")
-            for v in as_pair(doc["pointer"], f"{where}.pointer")
-        )
-        pointer = (px, py)
+    pointer = _point(doc["pointer"], f"{where}.pointer") if "pointer" in doc else None
     masks = tuple(as_rect(m, f"{where}.masks") for m in as_list(doc.get("masks", []), where))
     return Fingerprint(width, height, grid, patch, pointer, masks)
