@@ -153,6 +153,7 @@ def clean(gray: np.ndarray) -> Cleaned:
     background = int(np.median(gray))
     if background < 128:  # light text on a dark field
         gray, background = 255 - gray, 255 - background
+    gray = gray[slice(*_middle_band(gray, background))]
     ink = np.abs(gray.astype(np.int16) - background) > 64
     top, bottom, left, right = _inside_border(ink)
     inner = gray[top:bottom, left:right].copy()
@@ -178,6 +179,36 @@ def clean(gray: np.ndarray) -> Cleaned:
     framed = Image.new("L", (picture.width + 2 * MARGIN, picture.height + 2 * MARGIN), 255)
     framed.paste(picture, (MARGIN, MARGIN))
     return Cleaned(framed, ink_left, ink_right)
+
+
+RULE_TONE = 16
+"""Grey levels off the ground by which a row of a rule (a spreadsheet's gridline) stands."""
+RULE_SPAN = 0.9
+"""The least part of a row's width a rule runs across."""
+
+
+def _middle_band(gray: np.ndarray, background: int) -> tuple[int, int]:
+    """The rows (start, stop) between the rules across the crop that hold its middle
+    row: a field's box is grown around its text, and in a spreadsheet it reaches past the
+    cell's gridlines into the rows above and below, where another cell's glyphs end
+    (Calc's bold header read as a "." after the typed value: "Anna." for "Anna"). A rule
+    is a row all but a tenth of which is one tone, off the ground by `RULE_TONE` or
+    more (too light to count as ink: Calc's gridlines are grey 192 on white). The whole
+    crop when no rule crosses it, or its middle row is one."""
+    height = gray.shape[0]
+    rows = gray.astype(np.int16)
+    median = np.median(rows, axis=1)
+    alike = (np.abs(rows - median[:, None]) <= 24).mean(axis=1) >= RULE_SPAN
+    rule = alike & (np.abs(median - background) > RULE_TONE)
+    middle = height // 2
+    if not rule.any() or rule[middle]:
+        return 0, height
+    start, stop = middle, middle + 1
+    while start > 0 and not rule[start - 1]:
+        start -= 1
+    while stop < height and not rule[stop]:
+        stop += 1
+    return start, stop
 
 
 def _inside_border(ink: np.ndarray, depth: int = 5) -> tuple[int, int, int, int]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from mmcli.readback.field import ReadOutcome, compare_typed
-from mmcli.readback.ocr import _caret_columns, read_region
+from mmcli.readback.field import NotRead, ReadOutcome, compare_typed
+from mmcli.readback.ocr import _caret_columns, _middle_band, read_region
 from mmcli.screen.fingerprint import Rect
 from tests.desktop import need
 
@@ -110,3 +110,42 @@ def test_a_line_where_a_phrase_shows_twice_is_the_field_that_holds_it_twice() ->
     cell = Rect(271, 49, 292, 17)
     assert _twice([first, second, cell]) == [Rect(329, 3, 507, 14)]
     assert _twice([first, cell]) == []
+
+
+def _ruled(height: int, rules: tuple[int, ...]) -> np.ndarray:
+    """A white crop with a grey gridline (Calc's 192) across it at each of `rules`."""
+    gray = np.full((height, 90), 255, dtype=np.uint8)
+    for row in rules:
+        gray[row, 2:] = 192  # a dark bar (the selected row's header) at its left end
+        gray[row, :2] = 13
+    return gray
+
+
+def test_the_band_between_the_gridlines_round_the_middle_is_read() -> None:
+    assert _middle_band(_ruled(28, (4, 21)), 255) == (5, 21)
+    assert _middle_band(_ruled(28, ()), 255) == (0, 28)  # no rule: the whole crop
+    assert _middle_band(_ruled(28, (14,)), 255) == (0, 28)  # the middle on a rule
+    assert _middle_band(_ruled(28, (4,)), 255) == (5, 28)
+
+
+def test_a_cells_box_past_its_gridlines_reads_the_cell_alone() -> None:
+    """A real screen: LibreOffice Calc on Xfce, "Anna" typed into A2 under the bold
+    header "Name"; the box grown around the text reaches past the cell's gridlines, and
+    the header's last rows of pixels were read as a "." after the value."""
+    need("tesseract")
+    crop = np.asarray(Image.open(FIXTURES / "calc-cell-typed.png").convert("RGB"))
+    read = read_region(crop)
+    assert not isinstance(read, NotRead) and read.text == "Anna"
+
+
+def test_a_cell_caught_before_its_text_is_drawn_reads_empty() -> None:
+    """The same cell on the screen replay found still 30 ms after the keys: Calc had
+    cleared the cell and drawn its caret, the text not yet (drawn some 80 ms later). Read
+    empty, it differs from what was typed, and the read is made again until the text
+    shows (`replay.landed`); read as OCR's guess at the header's remnants, it was "not
+    verified" and never read again."""
+    need("tesseract")
+    crop = np.asarray(Image.open(FIXTURES / "calc-cell-drawing.png").convert("RGB"))
+    read = read_region(crop)
+    assert not isinstance(read, NotRead) and read.text == ""
+    assert compare_typed("Anna", read).outcome is ReadOutcome.DIFFERS
