@@ -92,6 +92,8 @@ class TypedCheck:
     source: Source
     reason: str
     """One line: why this outcome ("reads the expected text 2 times: ...")."""
+    confidence: float | None = None
+    """OCR's mean word confidence for the read (None: the accessibility tree, or no word)."""
 
     @property
     def verified(self) -> bool:
@@ -128,7 +130,7 @@ def compare_typed(expected: str, read: FieldText | NotRead) -> TypedCheck:
         outcome, reason = _judge_accessible(want, got, read.partial)
     else:
         outcome, reason = _judge_ocr(want, got, read)
-    return TypedCheck(outcome, expected, read.text, read.source, reason)
+    return TypedCheck(outcome, expected, read.text, read.source, reason, read.confidence)
 
 
 def _judge_accessible(want: str, got: str, partial: bool) -> tuple[ReadOutcome, str]:

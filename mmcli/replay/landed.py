@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from mmcli.backends.base import Backend
 from mmcli.model import ActionKind, Step, render_text
 from mmcli.params import Values
-from mmcli.readback.field import ReadOutcome, TypedCheck, compare_typed
+from mmcli.readback.field import MIN_CONFIDENCE, ReadOutcome, TypedCheck, compare_typed
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.relocate import Offset
 
@@ -116,12 +116,18 @@ class Landing:
         must stop there (the field shows other text), or None. OCR that read other text
         reads the field again before it counts, on `frame` and then on the screen as it
         is, every `TREE_POLL` for up to `DRAW_LAG` (an app that draws the last keys late:
-        Swing's field read empty on the screen as found, drawn a moment later)."""
+        Swing's field read empty on the screen as found, drawn a moment later). OCR too
+        unsure to say anything (`_unsure`) reads the field once more, on `frame`."""
         if read is None:
             return None
         check = read.check
         if check.outcome is ReadOutcome.DIFFERS and check.source == "ocr":
             check = self._drawn(read, frame)
+        elif _unsure(check):
+            again = self.backend.read_field(read.box, frame, read.prefer)
+            check = compare_typed(read.expected, again)
+            if check.outcome is ReadOutcome.DIFFERS:
+                check = self._drawn(read, None)
         secret = self._secret(read.expected)
         reason = check.reason if not secret else _without_text(check.outcome)
         if check.outcome is ReadOutcome.VERIFIED:
@@ -173,6 +179,19 @@ class Landing:
         line = f"step {number}: {why}"
         self.unverified.append(line)
         self.progress(f"{line}: not verified")
+
+
+def _unsure(check: TypedCheck) -> bool:
+    """An OCR read too unsure to say anything (`field.MIN_CONFIDENCE`): a field caught
+    as the app drew it (a cell cleared, its caret drawn, the text not yet) reads as
+    OCR's guess at what little ink there was. It is read again on the next step's
+    matched screen, once: a field that cannot be read costs one read more, no wait."""
+    return (
+        check.outcome is ReadOutcome.UNREADABLE
+        and check.source == "ocr"
+        and check.confidence is not None
+        and check.confidence < MIN_CONFIDENCE
+    )
 
 
 def both(mine: bool | None, theirs: bool | None) -> bool | None:

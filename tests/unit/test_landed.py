@@ -345,3 +345,34 @@ def test_a_field_read_by_ocr_with_the_second_copy_in_another_case_was_typed_agai
     once = FieldText("Josephine Abernathy-Whitcombe Junior", "ocr")
     single = landed_of(capture("Josephine Abernathy-Whitcombe Junior", once), {}, set())
     assert single is not None and not single.redone
+
+
+def test_ocr_too_unsure_to_say_anything_reads_the_matched_screen_once_more() -> None:
+    """Calc cleared the cell and drew its caret 80 ms before the text: the screen as found
+    caught it between, and OCR guessed at what little ink there was ("~------ =", at
+    confidence 1). Read once more on the next step's matched screen, the value shows. A
+    read that stays unsure costs that one read, no wait; one unsure for a reason OCR
+    cannot help (an accent) is not read again."""
+    reads: list[object] = []
+
+    def drawn_late(box: Rect | None, frame: object = None, prefer: str = "") -> FieldText:
+        reads.append(frame)
+        if len(reads) > 1:
+            return FieldText("Jane", "ocr", rect=box, confidence=95)
+        return FieldText("~------ =", "ocr", rect=box, confidence=1)
+
+    report = replay_read_by_ocr(drawn_late)
+    assert report.outcome is Outcome.FROM_MEMORY and report.verified is True, report
+    assert len(reads) == 2 and reads[1] is not None and reads[0] is not reads[1]
+
+    reads.clear()
+    garbled = FieldText("~------ =", "ocr", rect=FIELD, confidence=1)
+    report = replay_read_by_ocr(lambda box, frame=None, prefer="": reads.append(1) or garbled)
+    assert report.outcome is Outcome.FROM_MEMORY and report.verified is False
+    assert len(reads) == 2
+
+    reads.clear()
+    accented = FieldText("Jáne", "ocr", rect=FIELD, confidence=70)
+    report = replay_read_by_ocr(lambda box, frame=None, prefer="": reads.append(1) or accented)
+    assert report.outcome is Outcome.FROM_MEMORY and report.verified is False
+    assert len(reads) == 1
