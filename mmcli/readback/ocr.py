@@ -194,7 +194,9 @@ def _middle_band(gray: np.ndarray, background: int) -> tuple[int, int]:
     (Calc's bold header read as a "." after the typed value: "Anna." for "Anna"). A rule
     is a row all but a tenth of which is one tone, off the ground by `RULE_TONE` or
     more (too light to count as ink: Calc's gridlines are grey 192 on white). The whole
-    crop when no rule crosses it, or its middle row is one."""
+    crop when no rule crosses it, its middle row is one, or nothing but rules lies past
+    the band (an entry's own frame: cut off, a short crop let a "J" at the field's left
+    edge pass for a frame line, "lohn" for "John")."""
     height = gray.shape[0]
     rows = gray.astype(np.int16)
     median = np.median(rows, axis=1)
@@ -208,6 +210,11 @@ def _middle_band(gray: np.ndarray, background: int) -> tuple[int, int]:
         start -= 1
     while stop < height and not rule[stop]:
         stop += 1
+    outside = np.ones(height, dtype=bool)
+    outside[start:stop] = False
+    inked = (np.abs(rows - background) > 64).any(axis=1)
+    if not (outside & ~rule & inked).any():
+        return 0, height  # nothing past the rules but the field's own frame: keep it
     return start, stop
 
 

@@ -112,9 +112,12 @@ def test_a_line_where_a_phrase_shows_twice_is_the_field_that_holds_it_twice() ->
     assert _twice([first, cell]) == []
 
 
-def _ruled(height: int, rules: tuple[int, ...]) -> np.ndarray:
-    """A white crop with a grey gridline (Calc's 192) across it at each of `rules`."""
+def _ruled(height: int, rules: tuple[int, ...], remnant: bool = True) -> np.ndarray:
+    """A white crop with a grey gridline (Calc's 192) across it at each of `rules`, and
+    (`remnant`) the last rows of another cell's glyphs at its top."""
     gray = np.full((height, 90), 255, dtype=np.uint8)
+    if remnant:
+        gray[0:2, 10:30:3] = 0
     for row in rules:
         gray[row, 2:] = 192  # a dark bar (the selected row's header) at its left end
         gray[row, :2] = 13
@@ -126,6 +129,8 @@ def test_the_band_between_the_gridlines_round_the_middle_is_read() -> None:
     assert _middle_band(_ruled(28, ()), 255) == (0, 28)  # no rule: the whole crop
     assert _middle_band(_ruled(28, (14,)), 255) == (0, 28)  # the middle on a rule
     assert _middle_band(_ruled(28, (4,)), 255) == (5, 28)
+    # Nothing past the rules but themselves: an entry's own frame, kept for the read.
+    assert _middle_band(_ruled(28, (0, 1, 26, 27), remnant=False), 255) == (0, 28)
 
 
 def test_a_cells_box_past_its_gridlines_reads_the_cell_alone() -> None:
