@@ -153,8 +153,9 @@ def clean(gray: np.ndarray) -> Cleaned:
     background = int(np.median(gray))
     if background < 128:  # light text on a dark field
         gray, background = 255 - gray, 255 - background
-    gray = gray[slice(*_middle_band(gray, background))]
     ink = np.abs(gray.astype(np.int16) - background) > 64
+    band = slice(*_middle_band(gray, ink, background))
+    gray, ink = gray[band], ink[band]
     top, bottom, left, right = _inside_border(ink)
     inner = gray[top:bottom, left:right].copy()
     inner_ink = ink[top:bottom, left:right].copy()
@@ -187,7 +188,7 @@ RULE_SPAN = 0.9
 """The least part of a row's width a rule runs across."""
 
 
-def _middle_band(gray: np.ndarray, background: int) -> tuple[int, int]:
+def _middle_band(gray: np.ndarray, ink: np.ndarray, background: int) -> tuple[int, int]:
     """The rows (start, stop) between the rules across the crop that hold its middle
     row: a field's box is grown around its text, and in a spreadsheet it reaches past the
     cell's gridlines into the rows above and below, where another cell's glyphs end
@@ -212,8 +213,7 @@ def _middle_band(gray: np.ndarray, background: int) -> tuple[int, int]:
         stop += 1
     outside = np.ones(height, dtype=bool)
     outside[start:stop] = False
-    inked = (np.abs(rows - background) > 64).any(axis=1)
-    if not (outside & ~rule & inked).any():
+    if not (outside & ~rule & ink.any(axis=1)).any():
         return 0, height  # nothing past the rules but the field's own frame: keep it
     return start, stop
 

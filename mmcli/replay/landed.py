@@ -117,17 +117,13 @@ class Landing:
         reads the field again before it counts, on `frame` and then on the screen as it
         is, every `TREE_POLL` for up to `DRAW_LAG` (an app that draws the last keys late:
         Swing's field read empty on the screen as found, drawn a moment later). OCR too
-        unsure to say anything (`_unsure`) reads the field once more, on `frame`."""
+        unsure to say anything (`_unsure`) is read the same way: once more on `frame`, and
+        on the screen as it is only while that read differs."""
         if read is None:
             return None
         check = read.check
-        if check.outcome is ReadOutcome.DIFFERS and check.source == "ocr":
+        if (check.outcome is ReadOutcome.DIFFERS and check.source == "ocr") or _unsure(check):
             check = self._drawn(read, frame)
-        elif _unsure(check):
-            again = self.backend.read_field(read.box, frame, read.prefer)
-            check = compare_typed(read.expected, again)
-            if check.outcome is ReadOutcome.DIFFERS:
-                check = self._drawn(read, None)
         secret = self._secret(read.expected)
         reason = check.reason if not secret else _without_text(check.outcome)
         if check.outcome is ReadOutcome.VERIFIED:
