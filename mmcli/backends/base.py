@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mmcli.desktop.display import CdpAddress
     from mmcli.desktop.input_watch import EventSource, Grabber
     from mmcli.readback.field import FieldText, NotRead
+    from mmcli.screen.under import SeenUnder
 
 FAILSAFE_MARGIN = 0
 """How far (px) from a corner the pointer may be and still count as 'in the corner'."""
@@ -343,6 +344,13 @@ class Backend(ABC):
         if box is None:
             return NotRead("ocr", "the field's place on the screen is not known")
         return read_pixels(frame or self.grab(), box, over_the_keyboard(self.stack() or []))
+
+    def seen_under(self, frame: Frame, covering: Sequence[StackedWindow]) -> SeenUnder | None:
+        """`frame` with the places of `covering` (another app's notification over the
+        task, with its shade) painted from the windows under them, from each window's own
+        pixels (`screen.under`); None where the display keeps no window's pixels but on
+        the screen (no compositing manager, a remote desktop, a browser's page)."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

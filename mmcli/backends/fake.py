@@ -4,7 +4,7 @@ optionally change reports, as X11's DAMAGE gives them (`repaint`)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PIL import Image
 
@@ -12,6 +12,7 @@ from mmcli.backends.base import Backend, ChangeLog
 from mmcli.model import Action
 from mmcli.readback.field import FieldText, NotRead
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.under import Layer, SeenUnder, compose, shaded
 from mmcli.screen.windows import StackedWindow, WindowRef
 
 
@@ -40,6 +41,9 @@ class FakeBackend(Backend):
         self.field: str | None = None
         """What `read_field` reads in the field that has the focus, as an accessibility
         tree would give it (None: no field can be read)."""
+        self.under: Image.Image | None = None
+        """What the windows' own pixels show under any covering window (`seen_under`), as
+        a compositing manager keeps them (None: nothing is kept)."""
 
     def size(self) -> tuple[int, int]:
         return self.screen.size
@@ -69,6 +73,19 @@ class FakeBackend(Backend):
 
     def stack(self) -> list[StackedWindow] | None:
         return None if self.stacked is None else list(self.stacked)
+
+    def seen_under(self, frame: Frame, covering: Sequence[StackedWindow]) -> SeenUnder | None:
+        if self.under is None:
+            return None
+        screen = Rect(0, 0, frame.width, frame.height)
+        places = [shaded(w.frame) for w in covering]
+        kept = Frame.from_image(self.under).pixels
+        layers = [
+            Layer(screen, p, kept[p.y : p.bottom, p.x : p.right])
+            for place in places
+            if (p := place.intersection(screen))
+        ]
+        return compose(frame, places, layers)
 
     def window_at(self, x: int, y: int) -> WindowRef | None:
         for window in reversed(self.window_list or []):  # topmost last, as X stacks them

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,6 +29,7 @@ from mmcli.screen.windows import StackedWindow, WindowRef, over_the_keyboard
 if TYPE_CHECKING:
     from mmcli.desktop.input_watch import EventSource, Grabber
     from mmcli.readback.field import FieldText, NotRead
+    from mmcli.screen.under import SeenUnder
 
 CLICK_SETTLE = 0.02
 """After a click, time for the app to take it before the pointer moves on (without it a Tk
@@ -205,6 +206,21 @@ class X11Backend(XInput, Backend):
             return x11windows.activate(display, xid)
         except Exception:  # the window vanished under us, or no window manager: do nothing
             return False
+
+    def seen_under(self, frame: Frame, covering: Sequence[StackedWindow]) -> SeenUnder | None:
+        """What a compositing manager keeps of each top-level window (`x11under`) painted
+        over the places of `covering`; None without one (nothing under them is kept)."""
+        from mmcli.backends import x11under
+        from mmcli.screen.under import compose, shaded
+
+        if not covering or any(w.top == 0 for w in covering):
+            return None
+        places = [shaded(w.frame) for w in covering]
+        try:
+            layers = x11under.layers(self._display, places, {w.top for w in covering})
+        except Exception:  # a window vanished under us: nothing is told
+            return None
+        return None if layers is None else compose(frame, places, layers)
 
     def window_title_at(self, x: int, y: int) -> str | None:
         display = self._display

@@ -97,7 +97,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
     geometries = [request.GetGeometry(display=x, defer=True, drawable=t) for t in tops]
     shown = []
     for top, attrs, g in zip(tops, attributes, geometries, strict=True):
-        if _gone(attrs, g) or attrs.map_state != X.IsViewable:
+        if gone(attrs, g) or attrs.map_state != X.IsViewable:
             continue
         frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
         # A managed client's frame is the window manager's, even where it placed the frame
@@ -112,7 +112,9 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
             described[client.id] if client is not None else (None, "", False, 0, 0)
         )
         if client is None or ref is None:  # not a client window: what it is is unknown
-            found.append(StackedWindow(WindowRef("", frame), frame, focused=top.id in focused))
+            found.append(
+                StackedWindow(WindowRef("", frame), frame, focused=top.id in focused, top=top.id)
+            )
             continue
         found.append(
             StackedWindow(
@@ -126,6 +128,7 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
                 xid=client.id,
                 pid=pid,
                 client=client.id & ~mask,
+                top=top.id,
             )
         )
     return found
@@ -150,7 +153,7 @@ def clients_by_frame(display: Any, clients: list[int]) -> dict[int, Any]:
         }
         climbing = {}
         for wid, tree in asked.items():
-            if _gone(tree):
+            if gone(tree):
                 continue  # closed since the window manager listed it
             parent = tree.parent
             if parent is None or isinstance(parent, int) or parent.id == root_id:
@@ -195,7 +198,7 @@ def _describe(display: Any, clients: list[Any]) -> dict[int, Described]:
     ]
     found: dict[int, Described] = {}
     for c, attrs, wm_class, g, at, types, transient_for, pid in asked:
-        if _gone(attrs, g, at, wm_class[0], types[0], transient_for[0], pid[0]):
+        if gone(attrs, g, at, wm_class[0], types[0], transient_for[0], pid[0]):
             found[c.id] = (None, "", False, 0, 0)  # closed under the query: not known
             continue
         ref = None
@@ -221,7 +224,7 @@ def _first_long(value: tuple[int, Any] | None) -> tuple[bool, int]:
     return True, int(value[1][0]) if value[0] == 32 else 0
 
 
-def _gone(*asked: Any) -> bool:
+def gone(*asked: Any) -> bool:
     """Whether the window these requests asked about was destroyed under them (their
     replies are X errors): a window closes between the window manager's list and the
     questions about it, and is then simply not there, never a failure of the whole stack."""

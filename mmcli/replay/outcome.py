@@ -11,7 +11,9 @@ agent is not called: the last action, the one that commits, has already been per
 `OutcomeJudge` judges a screen against an outcome with the step judge's masks, ignored
 regions, task area and windows; another app's window over part of what the last action
 changed is waited out (`await_outcome`), never left out, but where what it covers is a
-title bar the window system names (its text known without its pixels).
+title bar the window system names (its text known without its pixels), or where the
+windows under it are seen from their own pixels (`screen.under`: a compositing manager
+keeps them): the app's error under a notification is seen there, not guessed.
 """
 
 from __future__ import annotations
@@ -52,6 +54,15 @@ class OutcomeSeen:
     covered_by: tuple[StackedWindow, ...] = ()
     """Another app's windows over part of what the path's last action changed, at the
     last look: the outcome was not seen whole."""
+    seen_under: tuple[StackedWindow, ...] = ()
+    """Another app's windows over part of what the last action changed that the outcome
+    was seen under (`matched`), from the windows' own pixels."""
+
+    def how(self) -> str:
+        """How the outcome was seen, where not plainly: under another app's window."""
+        if not self.seen_under:
+            return ""
+        return f", seen under {described_all(self.seen_under)} in the windows' own pixels"
 
     def reason(self) -> str:
         """Why the screen was not taken for the path's outcome."""
@@ -80,27 +91,33 @@ class OutcomeJudge:
             return None
         return outcome_pointer(end.outcome, self.judge.backend.windows(), self.judge.relocate)
 
-    def verdict(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
+    def verdict(
+        self, end: Step, frame: Frame, offset: Offset, hidden: Sequence[Rect] = ()
+    ) -> Verdict:
         """`frame` against the outcome recorded after `end`, with the task at `offset`
-        (moved, `--relocate`). A task whose window closed at the end leaves no window to
-        find moved: a screen that shows the recorded outcome as it was recorded, unshifted,
-        is that outcome too; and where the last step acted in a window that stood at an
-        offset of its own (a dialog the window manager placed apart), the outcome is
-        looked for at each offset the task's windows are found at now. Not found: the
-        verdict at the offset where the least of the screen differs (what to tell)."""
-        verdict = self._outcome_at(end, frame, offset)
+        (moved, `--relocate`); `hidden`: places no app's pixels are known in (the
+        wallpaper under a notification `frame` was seen under), left out. A task whose
+        window closed at the end leaves no window to find moved: a screen that shows the
+        recorded outcome as it was recorded, unshifted, is that outcome too; and where the
+        last step acted in a window that stood at an offset of its own (a dialog the
+        window manager placed apart), the outcome is looked for at each offset the task's
+        windows are found at now. Not found: the verdict at the offset where the least of
+        the screen differs (what to tell)."""
+        verdict = self._outcome_at(end, frame, offset, hidden)
         if verdict.ok or (offset == (0, 0) and not self.judge.relocate):
             return verdict
         for other in [(0, 0), *self.judge.window_offsets()]:
             if other != offset:
-                found = self._outcome_at(end, frame, other)
+                found = self._outcome_at(end, frame, other, hidden)
                 if found.ok:
                     return found
                 if _differing(found) < _differing(verdict):
                     verdict = found
         return verdict
 
-    def _outcome_at(self, end: Step, frame: Frame, offset: Offset) -> Verdict:
+    def _outcome_at(
+        self, end: Step, frame: Frame, offset: Offset, hidden: Sequence[Rect] = ()
+    ) -> Verdict:
         """The outcome check at one offset. Another app's window a step's check would
         leave out (a notification, a dock, a tooltip, a window beside the task's) that
         covers none of what the last action changed when it was recorded (`task_change`;
@@ -109,7 +126,7 @@ class OutcomeJudge:
         assert end.outcome is not None
         reference = self.judge.screens.outcome(end)
         bars = end.outcome.titles
-        beyond = list(self.judge.beyond_windows(frame, offset))
+        beyond = [*self.judge.beyond_windows(frame, offset), *hidden]
 
         def check(leave_out: Sequence[Rect] = ()) -> Verdict:
             assert end.outcome is not None
@@ -250,7 +267,7 @@ def _differing(verdict: Verdict) -> int:
 def await_outcome(
     backend: Backend,
     ends: Sequence[Step],
-    judge: Callable[[Step, Frame], Verdict],
+    judge: Callable[[Step, Frame, Sequence[Rect]], Verdict],
     timeout: float,
     check_abort: Callable[[], None],
     obscured: Callable[[Step, Frame], list[StackedWindow]] | None = None,
@@ -259,7 +276,9 @@ def await_outcome(
     """Look until a still screen shows the outcome of one of `ends` (the path's own
     first), or `timeout` seconds pass; `COVER_WAIT` more while `obscured` says another
     app's window covers part of what the path's last action changed (it is waited out,
-    never left out: what it hides may be the app's error)."""
+    never left out: what it hides may be the app's error). A still screen so covered is
+    also judged as it is under those windows, where the backend keeps each window's own
+    pixels (`Backend.seen_under`): the app's pixels there are seen, not left out."""
     deadline = time.monotonic() + timeout
     waited = False
     while True:
@@ -267,13 +286,19 @@ def await_outcome(
         settled = backend.settle(QUIET, LOOK_LIMIT)
         first: Verdict | None = None
         for end in ends:
-            verdict = judge(end, settled.frame)
+            verdict = judge(end, settled.frame, ())
             if verdict.ok and settled.still:
                 return OutcomeSeen(end, verdict, settled.frame)
             if first is None:
                 first = verdict
+        covered: tuple[StackedWindow, ...] = ()
+        if obscured is not None and (settled.still or time.monotonic() >= deadline):
+            covered = tuple(obscured(ends[0], settled.frame))
+        if covered and settled.still:
+            seen = _seen_under(backend, ends, judge, settled.frame, covered)
+            if seen is not None:
+                return seen
         if time.monotonic() >= deadline:
-            covered = tuple(obscured(ends[0], settled.frame)) if obscured else ()
             if not covered or waited:
                 return OutcomeSeen(None, first, settled.frame, covered)
             waited = True
@@ -285,6 +310,25 @@ def await_outcome(
                     f"waiting up to {COVER_WAIT:g}s for it to go"
                 )
         backend.wait_change(settled.at, POLL)
+
+
+def _seen_under(
+    backend: Backend,
+    ends: Sequence[Step],
+    judge: Callable[[Step, Frame, Sequence[Rect]], Verdict],
+    frame: Frame,
+    covered: tuple[StackedWindow, ...],
+) -> OutcomeSeen | None:
+    """The outcome of one of `ends` as `frame` shows it under `covered`, from the windows'
+    own pixels; None where they are not kept or show no such outcome."""
+    under = backend.seen_under(frame, covered)
+    if under is None:
+        return None
+    for end in ends:
+        verdict = judge(end, under.frame, under.hidden)
+        if verdict.ok:
+            return OutcomeSeen(end, verdict, under.frame, seen_under=covered)
+    return None
 
 
 def pending_reason(name: str, step: Step) -> str:

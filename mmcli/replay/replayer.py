@@ -287,7 +287,7 @@ class Replayer:
         seen = await_outcome(
             self.backend,
             ends,
-            lambda end, frame: self.outcome.verdict(end, frame, self.look.offset),
+            lambda end, frame, hidden: self.outcome.verdict(end, frame, self.look.offset, hidden),
             self.options.timeout,
             self.look.check_abort,
             self.outcome.obscured if self.look.offset == (0, 0) else None,
@@ -296,7 +296,7 @@ class Replayer:
         if seen.matched is not None:
             other = self.recording.step_label(seen.matched)
             same = "" if seen.matched.id == leaf.id else f" (that of {other})"
-            self.progress(f"outcome: the screen shows the recorded outcome{same}")
+            self.progress(f"outcome: the screen shows the recorded outcome{same}{seen.how()}")
             return _Ending(Outcome.FROM_MEMORY, outcome_seen=True)
         reason = seen.reason()
         masks = leaf.outcome.fingerprint.masks

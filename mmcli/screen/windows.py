@@ -91,6 +91,9 @@ class StackedWindow:
     owner: int = field(default=0, compare=False)
     """The client its `WM_TRANSIENT_FOR` names (0: none): the window a dialog belongs to,
     of its app even when another process made the dialog (GIMP's plug-ins)."""
+    top: int = field(default=0, compare=False)
+    """The window system's id of the top-level window that holds it on the screen (the
+    window manager's frame, or the override-redirect window itself; 0: not known)."""
 
 
 @dataclass(frozen=True)

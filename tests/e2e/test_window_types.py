@@ -272,6 +272,53 @@ def test_a_notification_over_the_outcome_is_waited_out_never_left_out(
         assert "so the outcome could not be seen whole" in result.stderr
 
 
+def _over_the_whole_status_bar(app: LoanApp) -> tuple[int, int, int, int]:
+    """Over all of the status bar, where Submit's outcome shows, and past its ends."""
+    layout = json.loads(app.layout.read_text())
+    (status,) = [w for w in layout["windows"][0]["widgets"] if w["id"] == "status"]
+    return (status["x"] - 6, status["y"] - 6, status["w"] + 12, status["h"] + 12)
+
+
+@pytest.mark.parametrize("upload", ["saved", "failed"])
+def test_a_notification_over_the_outcome_is_seen_under_where_a_compositor_keeps_windows(
+    desktop: Desktop, recorded: tuple[LoanApp, Path], upload: str
+) -> None:
+    """With a compositing manager (xcompmgr) each window's own pixels are kept whole, also
+    where another window covers them: a notification that stays over the whole status
+    bar, where Submit's outcome shows, is seen under. The record saved, the outcome is the
+    recorded one (exit 0 at once; without the compositing manager, exit 6 after waiting,
+    as above); the upload failed, shown only under the notification, it is not (exit 6):
+    what the notification covers is read, never left out."""
+    app, store = recorded
+    compositor = subprocess.Popen(["xcompmgr"])
+    try:
+        time.sleep(1)
+        app.start(*(["--fail-upload"] if upload == "failed" else []))
+        before = len(app.records())
+        card = _open(
+            app, _over_the_whole_status_bar(app), "--kind", "NOTIFICATION", "--override",
+            origin=(0, 0),
+        )  # fmt: skip
+        try:
+            result = mm(
+                "--store", str(store), "replay", "loan", "--no-agent", "--timeout", "2", "--json"
+            )  # fmt: skip
+        finally:
+            _stop(card)
+    finally:
+        compositor.terminate()
+        compositor.wait(timeout=10)
+    assert "the windows' own pixels" in result.stderr or upload == "failed", result.stderr
+    if upload == "saved":
+        assert result.returncode == 0, result.stderr
+        assert len(app.records()) == before + 1
+        assert "waiting up to" not in result.stderr
+    else:
+        assert result.returncode == 6, result.stderr
+        assert len(app.records()) == before
+        assert "so the outcome could not be seen whole" in result.stderr
+
+
 @pytest.mark.parametrize("place", [OVER_SUBMIT, BESIDE_SUBMIT], ids=["over", "beside"])
 def test_a_notification_over_a_click_target_is_refused(
     desktop: Desktop, recorded: tuple[LoanApp, Path], place: tuple[int, int, int, int]

@@ -6,6 +6,7 @@ before; where the window system says nothing, the pixels alone judge."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -442,11 +443,14 @@ def _report_to_the_end(
     panel: bool = False,
     drawn: Callable[[Image.Image], Image.Image] = _paged,
     gone_after: float | None = None,
+    kept_under: Callable[[Image.Image], Image.Image] | None = None,
 ) -> tuple[ReplayReport, list[str]]:
     """The form replayed to its recorded outcome ("Saved: John") with a notification
     shown only from the last action on, `at`, and the window system telling it (gone
     `gone_after` seconds after the last action). With `panel`, the last action also
-    redrew a panel at the top when recorded (`drawn`: a pager's miniature)."""
+    redrew a panel at the top when recorded (`drawn`: a pager's miniature).
+    `kept_under`: the windows' own pixels are kept (a compositing manager), what they
+    show under the notification made from what the app shows."""
     store = Store()
     rec = form_recording()
     screens = [form_screen(), form_screen(), form_screen(text="John")]
@@ -469,6 +473,8 @@ def _report_to_the_end(
             saved = drawn(_saved(form_screen())) if panel else _saved(form_screen())
             backend.screen = with_card(saved, at)
             backend.stacked = [FORM, card(at=at)]
+            if kept_under is not None:
+                backend.under = kept_under(saved)
             if gone_after is not None:
 
                 def gone() -> None:
@@ -539,6 +545,38 @@ def test_a_notification_over_what_the_task_changed_is_waited_out(
     report, progress = _report_to_the_end(SAVED, gone_after=1.0)
     assert report.outcome is Outcome.FROM_MEMORY, report.divergence
     assert any("waiting up to 5s for it to go" in line for line in progress)
+
+
+def _upload_failed(image: Image.Image) -> Image.Image:
+    """The app's own pixels with an error where "Saved: John" shows."""
+    image = image.copy()
+    d = ImageDraw.Draw(image)
+    d.rectangle([SAVED.x, SAVED.y, SAVED.right - 1, SAVED.bottom - 1], fill="white")
+    d.text((SAVED.x + 4, SAVED.y + 10), "Upload failed", fill="red")
+    return image
+
+
+def test_a_notification_over_what_the_task_changed_is_seen_under_where_windows_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compositing manager keeps each window's own pixels whole: the outcome is judged
+    under the notification at once, never waited out (exit 0, saying so)."""
+    monkeypatch.setattr(outcome_step, "COVER_WAIT", 5.0)
+    started = time.monotonic()
+    report, progress = _report_to_the_end(SAVED, kept_under=lambda saved: saved)
+    assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+    assert time.monotonic() - started < 3.0
+    assert not any("waiting up to" in line for line in progress)
+    assert any("seen under a notification window" in line for line in progress), progress
+
+
+def test_an_error_under_the_notification_is_seen_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the app shows under the notification is judged, not left out: its error there
+    is an outcome that differs (exit 6), as it is once the notification goes."""
+    monkeypatch.setattr(outcome_step, "COVER_WAIT", 0.5)
+    report, progress = _report_to_the_end(SAVED, kept_under=_upload_failed)
+    assert report.outcome is Outcome.OUTCOME_DIFFERS
+    assert not any("seen under" in line for line in progress)
 
 
 def test_a_dialog_another_process_made_for_the_task_is_the_tasks_own_to_any_depth() -> None:

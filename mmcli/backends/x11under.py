@@ -1,0 +1,90 @@
+"""Each top-level window's own pixels, as a compositing manager keeps them (X Composite):
+the layers `screen.under` paints a covered place from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mmcli.backends.x11windows import gone
+from mmcli.screen.fingerprint import Rect
+from mmcli.screen.under import Layer
+
+
+def layers(display: Any, places: Sequence[Rect], skip: set[int]) -> list[Layer] | None:
+    """What each viewable top-level window but `skip`'s shows inside `places`, bottom to
+    top, from its own contents; None where a window there has none kept (no compositing
+    manager redirects it: it is drawn straight to the screen, under the covering window
+    nothing of it is kept) or the server has no Composite."""
+    from Xlib import X, error
+    from Xlib.protocol import request
+
+    if not display.has_extension("Composite"):
+        return None
+    x = display.display
+    root = display.screen().root
+    found = _wallpaper(display, root, places)
+    tops = root.query_tree().children
+    attributes = [request.GetWindowAttributes(display=x, defer=True, window=t) for t in tops]
+    geometries = [request.GetGeometry(display=x, defer=True, drawable=t) for t in tops]
+    for top, attrs, g in zip(tops, attributes, geometries, strict=True):
+        if top.id in skip or gone(attrs, g):
+            continue
+        if attrs.map_state != X.IsViewable or attrs.win_class == X.InputOnly:
+            continue
+        frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
+        inside = [inner for place in places if (inner := frame.intersection(place))]
+        if not inside:
+            continue
+        caught = error.CatchError()
+        pixmap = top.composite_name_window_pixmap(onerror=caught)
+        try:
+            for inner in inside:
+                image = pixmap.get_image(
+                    inner.x - frame.x, inner.y - frame.y, inner.w, inner.h, X.ZPixmap, 0xFFFFFFFF
+                )
+                data = np.frombuffer(image.data, np.uint8)
+                if data.size != inner.w * inner.h * 4:  # not 32 bits a pixel: not read here
+                    return None
+                pixels = data.reshape(inner.h, inner.w, 4)
+                found.append(Layer(frame, inner, pixels, alpha=image.depth == 32))
+        except (error.BadDrawable, error.BadMatch, error.BadWindow):
+            return None  # not redirected (no compositing manager), or it went meanwhile
+        finally:
+            pixmap.free(onerror=error.CatchError())
+        if caught.get_error() is not None:
+            return None
+    return found
+
+
+def _wallpaper(display: Any, root: Any, places: Sequence[Rect]) -> list[Layer]:
+    """The desktop's wallpaper inside `places`, from the pixmap its setter names on the
+    root window (`_XROOTPMAP_ID`: feh, xfdesktop, nitrogen), under every window; none
+    where no pixmap is named."""
+    from Xlib import X, error
+
+    prop = root.get_full_property(display.get_atom("_XROOTPMAP_ID"), X.AnyPropertyType)
+    if prop is None or prop.format != 32 or not len(prop.value):
+        return []
+    pixmap = display.create_resource_object("pixmap", int(prop.value[0]))
+    try:
+        size = pixmap.get_geometry()
+    except (error.BadDrawable, error.BadMatch):
+        return []
+    found = []
+    for place in places:
+        inner = Rect(0, 0, size.width, size.height).intersection(place)
+        if inner is None:
+            continue
+        try:
+            image = pixmap.get_image(inner.x, inner.y, inner.w, inner.h, X.ZPixmap, 0xFFFFFFFF)
+        except (error.BadDrawable, error.BadMatch):
+            return []
+        data = np.frombuffer(image.data, np.uint8)
+        if data.size != inner.w * inner.h * 4 or image.depth == 32:
+            return []
+        screen = Rect(0, 0, size.width, size.height)
+        found.append(Layer(screen, inner, data.reshape(inner.h, inner.w, 4), shade=False))
+    return found
