@@ -309,11 +309,6 @@ class Recording:
     window_title: str | None = None
     """The title of the application window the task's first action went to, as recorded:
     it names the window a replay expected when no window of the app is on the screen."""
-    start_pointer: tuple[int, int] | None = None
-    """Where the pointer stood when the recorded run began, before the agent moved it: a
-    replay's first click passes it on its way to the target, so the app is left with the
-    pointer's history the recorded screens show (GIMP's rulers mark where the pointer
-    last stood over the canvas). None: not known (recorded before it was kept)."""
     commit_steps: int | None = None
     """How many actions at the end of each path commit the task (2: a Submit click and its
     confirmation's OK): a fleet's worker claims the row before the first of them (None:

@@ -196,20 +196,12 @@ class Backend(ABC):
         inside `perform_checked`'s check."""
         return self.grab().pixels[rect.y : rect.bottom, rect.x : rect.right]
 
-    def perform_checked(
-        self,
-        action: Action,
-        unchanged: Callable[[], bool],
-        via: tuple[int, int] | None = None,
-    ) -> bool:
+    def perform_checked(self, action: Action, unchanged: Callable[[], bool]) -> bool:
         """Perform `action` only if `unchanged()` holds at the moment of acting; False if it
-        did not (nothing was done); `via`: a point the pointer passes first (`Actor.retraced`).
-        Backends that can hold the display still between the check and the action do so;
-        this default only narrows the gap."""
+        did not (nothing was done). Backends that can hold the display still between the
+        check and the action do so; this default only narrows the gap."""
         if not unchanged():
             return False
-        if via is not None:
-            self.move(*via)
         self.perform(action)
         return True
 

@@ -95,22 +95,16 @@ class X11Backend(XInput, Backend):
         shot = self._mss.grab(region)
         return np.frombuffer(shot.raw, np.uint8).reshape(shot.height, shot.width, 4)
 
-    def perform_checked(
-        self,
-        action: Action,
-        unchanged: Callable[[], bool],
-        via: tuple[int, int] | None = None,
-    ) -> bool:
+    def perform_checked(self, action: Action, unchanged: Callable[[], bool]) -> bool:
         """Hold every other X client still (a server grab, on the backend's connection,
         through which the input then goes), check, act, release: nothing can map a dialog
-        or move a window between the check and the action, and nothing is drawn for the
-        pointer's pass through `via` before the press."""
+        or move a window between the check and the action."""
         display = self._display
         # Text on no key is typed through a keymap changed for it, which the app must
         # fetch before the keys arrive: it cannot while every other client is held.
         remaps = action.kind is ActionKind.TYPE and not self._xtest.on_keys(action.text)
         if action.kind not in HELD or remaps:
-            return super().perform_checked(action, unchanged, via)
+            return super().perform_checked(action, unchanged)
         if action.kind in MOVES:
             self._let_click_land()
         display.grab_server()
@@ -119,8 +113,6 @@ class X11Backend(XInput, Backend):
         try:
             if not unchanged():
                 return False
-            if via is not None:
-                self._xtest.move(*via)
             self._act(action)
         finally:
             self._held = None

@@ -70,8 +70,6 @@ class FinishedRun:
     commit_steps: int | None = None
     """The committing actions at the end of the task, as declared for the recording
     (`mm record --commit-steps`); None: not declared."""
-    start_pointer: tuple[int, int] | None = None
-    """Where the pointer stood when the run began (`Recorder.start_pointer`)."""
 
     @classmethod
     def of(
@@ -90,7 +88,6 @@ class FinishedRun:
             recorder.backend.workarea(),
             cwd,
             _first_window(recorder),
-            start_pointer=recorder.start_pointer,
         )
 
 
@@ -186,7 +183,6 @@ def integrate(
             cwd=run.cwd if run.command else None,
             window_title=_title(run.window_title, run.values.secrets),
             commit_steps=run.commit_steps,
-            start_pointer=run.start_pointer,
         )
         _note_params(recording, run.values)
         find_leak(recording, run.values.secrets)

@@ -82,8 +82,6 @@ class Recorder:
     """Sample the screen between actions to learn regions that change on their own."""
     watch: InputWatch | None = None
     """The display's input, watched: told of each reported action before it happens."""
-    start_pointer: tuple[int, int] | None = None
-    """Where the pointer stood as the run began, before the agent moved it (`__enter__`)."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -336,7 +334,6 @@ class Recorder:
     # ---- the run ----------------------------------------------------------------------
 
     def __enter__(self) -> Recorder:
-        self.start_pointer = self.backend.pointer()
         self._threads.append(self.channel.open())
         if self.learn:
             sampler = threading.Thread(

@@ -9,13 +9,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mmcli.backends.base import Backend, in_failsafe_corner
-from mmcli.model import Action, ActionKind, Recording, Step
+from mmcli.backends.base import Backend
+from mmcli.model import Action, Recording, Step
 from mmcli.params import Values
 from mmcli.replay.judge import Match
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.matcher import Difference, Verdict, target_rect
-from mmcli.screen.relocate import Offset, moved, moved_point
+from mmcli.screen.relocate import Offset, moved
 from mmcli.screen.windows import layout
 
 CONFIRM_RETRIES = 5
@@ -46,32 +46,12 @@ class Actor:
         """Perform `step` (matched in `match`) with the task at `offset`; False, with
         nothing done, when the target changed since it was checked."""
         first, *rest = moved(step.action.render(self.values.all), offset).pieces()
-        via = self.retraced(step, offset)
-        if not self.backend.perform_checked(first, self._unchanged(match, step), via=via):
+        if not self.backend.perform_checked(first, self._unchanged(match, step)):
             return False
         for piece in rest:
             self.check_abort()  # Ctrl-C stops a long action between two pieces
             self.backend.perform(piece)
         return True
-
-    def retraced(self, step: Step, offset: Offset) -> tuple[int, int] | None:
-        """Where a first click's pointer passes on its way to the target: where the
-        recorded run's pointer stood when it began (moved with the task), so the app is
-        left with the pointer's history the recorded screens show. GIMP's rulers mark
-        where the pointer last stood over the canvas, and a replay whose pointer began
-        elsewhere found the marks elsewhere at the next step (8x8 px, a divergence). The
-        pass is made with the display held still from the check on, as the click is: it
-        draws nothing before the press. None: not the task's first action, not a click,
-        the start not known, the pointer already there, or the point off the screen or in
-        a corner (the user's way to stop a replay)."""
-        start = moved_point(self.recording.start_pointer, offset)
-        if step.parent is not None or step.action.kind is not ActionKind.CLICK or start is None:
-            return None
-        width, height = self.backend.size()
-        x, y = start
-        if not (0 <= x < width and 0 <= y < height) or in_failsafe_corner(start, (width, height)):
-            return None
-        return None if start == self.backend.pointer() else start
 
     def shown(self, action: Action, offset: Offset) -> str:
         """The action as progress tells it: where it acts (moved by `--relocate`: and where

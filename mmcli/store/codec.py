@@ -125,8 +125,6 @@ def _document(rec: Recording) -> Document:
         doc["window_title"] = rec.window_title
     if rec.commit_steps is not None:
         doc["commit_steps"] = rec.commit_steps
-    if rec.start_pointer is not None:
-        doc["start_pointer"] = list(rec.start_pointer)
     doc.update(rec.extra)
     doc["steps"] = [_step_doc(s) for s in rec.steps]
     return doc
@@ -265,7 +263,6 @@ _KNOWN = {
     "param_digests",
     "window_title",
     "commit_steps",
-    "start_pointer",
     "steps",
 }
 
@@ -298,9 +295,6 @@ def _recording(doc: Document) -> Recording:
         param_digests=_digests(doc.get("param_digests", {})),
         window_title=as_str(doc["window_title"], "window_title") if "window_title" in doc else None,
         commit_steps=_commit_steps(doc["commit_steps"]) if "commit_steps" in doc else None,
-        start_pointer=_point(doc["start_pointer"], "start_pointer")
-        if "start_pointer" in doc
-        else None,
         format_version=FORMAT_VERSION,
         extra={k: v for k, v in doc.items() if k not in _KNOWN},
     )

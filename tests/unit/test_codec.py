@@ -196,19 +196,6 @@ def test_the_recorded_window_title_is_kept_and_bounded() -> None:
         codec.loads(codec.dumps(replace(rec, window_title="x" * 5000)))
 
 
-def test_where_the_pointer_began_is_kept_and_checked() -> None:
-    from dataclasses import replace
-
-    rec = replace(sample_recording(), start_pointer=(640, 400))
-    assert codec.loads(codec.dumps(rec)).start_pointer == (640, 400)
-    assert "start_pointer" not in codec.dumps(sample_recording())  # not known: not written
-    assert codec.loads(codec.dumps(sample_recording())).start_pointer is None
-    with pytest.raises(RecordingCorrupt, match="start_pointer"):
-        codec.loads(codec.dumps(rec).replace("start_pointer = [", "start_pointer = [-3, "))
-    with pytest.raises(RecordingCorrupt, match="start_pointer"):
-        codec.loads(codec.dumps(replace(rec, start_pointer=(640, 10**9))))
-
-
 def test_title_bars_that_show_a_value_are_kept_and_bounded() -> None:
     from dataclasses import replace
 

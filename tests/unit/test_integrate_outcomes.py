@@ -123,12 +123,10 @@ def test_the_window_title_is_the_first_pointed_action_s() -> None:
         final=run.final,
         volatile=[],
         backend=SimpleNamespace(workarea=lambda: None, window_title_at=title_at),
-        start_pointer=(20, 500),
     )
     finished = FinishedRun.of(recorder, Values(), ["agent"], "/tmp")  # type: ignore[arg-type]
     assert finished.window_title == f"window at {FIELD[0]},{FIELD[1]}" and asked == [FIELD]
     assert (finished.cwd, finished.command) == ("/tmp", ["agent"])
-    assert finished.start_pointer == (20, 500)
     recorder.captures = [run.captures[1]]
     assert FinishedRun.of(recorder, Values(), []).window_title is None  # type: ignore[arg-type]
 

@@ -631,16 +631,3 @@ def test_a_second_press_is_held_past_the_first_change_until_the_dialog_closed() 
     threading.Thread(target=lambda: backend.repaint(dialog), daemon=True).start()
     assert not recorder.window_changed(kept, (400, 352))  # type: ignore[arg-type]
     assert time.monotonic() - start < recorder_module.APART_WAIT + 0.15
-
-
-def test_where_the_pointer_stood_before_the_agent_moved_it_is_kept() -> None:
-    from mmcli.capture.integrate import FinishedRun
-    from mmcli.params import Values
-
-    backend = FakeBackend(form_screen())
-    backend.position = (20, 500)
-    with Recorder(backend, learn=False) as r:
-        backend.position = (300, 185)  # the agent's pointer, at its first click
-        send(r, act(kind="click", x=300, y=185))
-        r.finish()
-    assert FinishedRun.of(r, Values({}), []).start_pointer == (20, 500)

@@ -349,10 +349,10 @@ class MappedAtTheLastMoment(FakeBackend):
         self.stacked = stacked(FORM, focused=FORM)
         self.acting = False
 
-    def perform_checked(self, action, unchanged, via=None):  # type: ignore[no-untyped-def]
+    def perform_checked(self, action, unchanged):  # type: ignore[no-untyped-def]
         self.acting = True
         try:
-            return super().perform_checked(action, unchanged, via)
+            return super().perform_checked(action, unchanged)
         finally:
             self.acting = False
 
@@ -708,51 +708,3 @@ def test_a_refusal_tells_the_screen_that_stayed_not_a_redraw_it_passed_through()
     assert report.divergence.step == 2, report.divergence
     said = report.divergence.next or ""
     assert "--ignore-region" in said, (report.divergence, said)
-
-
-class TracingPointer(FakeBackend):
-    """Keeps every point the pointer was moved to, and where it stood at each action."""
-
-    def __init__(self, start: tuple[int, int]) -> None:
-        super().__init__(form_screen(), on_action=typing_app)
-        self.position = start
-        self.moves: list[tuple[int, int]] = []
-        self.at_action: list[tuple[int, int]] = []
-
-    def move(self, x: int, y: int) -> None:
-        self.moves.append((x, y))
-        super().move(x, y)
-
-    def perform(self, action: Action) -> None:
-        self.at_action.append(self.position)
-        super().perform(action)
-
-
-def _run_from(start_pointer: tuple[int, int] | None, pointer: tuple[int, int]) -> TracingPointer:
-    store = Store()
-    store.save(replace(form_recording(), start_pointer=start_pointer))
-    backend = TracingPointer(pointer)
-    report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(timeout=0.3))
-    assert report.outcome is Outcome.FROM_MEMORY
-    return backend
-
-
-def test_the_first_click_passes_where_the_recorded_pointer_began() -> None:
-    """GIMP's rulers mark where the pointer last stood over the canvas: a replay whose
-    pointer began elsewhere found the marks elsewhere after its first click."""
-    backend = _run_from((300, 300), (20, 500))
-    assert backend.moves[0] == (300, 300)
-    assert backend.at_action[0] == (300, 300)  # the pass comes before the first click
-    assert backend.moves.count((300, 300)) == 1  # only the task's first action passes it
-
-
-@pytest.mark.parametrize(
-    ("start_pointer", "pointer"),
-    [(None, (20, 500)), ((20, 500), (20, 500)), ((0, 0), (20, 500)), ((5000, 40), (20, 500))],
-    ids=["not-known", "already-there", "in-a-corner", "off-the-screen"],
-)
-def test_no_pass_where_the_start_is_not_known_or_not_a_place_to_pass(
-    start_pointer: tuple[int, int] | None, pointer: tuple[int, int]
-) -> None:
-    backend = _run_from(start_pointer, pointer)
-    assert start_pointer not in backend.moves
