@@ -13,6 +13,23 @@ from mmcli.screen.fingerprint import Rect
 from mmcli.screen.under import Layer
 
 
+def compositing(display: Any) -> str | None:
+    """The class of the compositing manager that keeps each window's pixels on this
+    screen (the owner of `_NET_WM_CM_Sn`, as EWMH has it; "" when it names none); None
+    where none runs."""
+    from Xlib import X
+
+    atom = display.get_atom(f"_NET_WM_CM_S{display.get_default_screen()}")
+    owner = display.get_selection_owner(atom)
+    if owner == X.NONE:
+        return None
+    try:
+        named = owner.get_wm_class()
+    except Exception:  # a manager's selection window need not say what it is
+        named = None
+    return named[1] if named else ""
+
+
 def layers(display: Any, places: Sequence[Rect], skip: set[int]) -> list[Layer] | None:
     """What each viewable top-level window but `skip`'s shows inside `places`, bottom to
     top, from its own contents; None where a window there has none kept (no compositing

@@ -434,8 +434,9 @@ def approve(
 
 @app.command(cls=MMCommand)
 def doctor(json_out: JsonOption = False) -> None:
-    """Check the display, screenshots, input, the window structure, the store and the
-    fail-safe; say what to fix.
+    """Check the display, screenshots, input, the window structure (and whether a
+    compositing manager keeps each window's pixels), the store, the fail-safe and how
+    typed text is read back; say what to fix.
 
     Exits 1 when a check fails (warnings do not count).
 

@@ -77,6 +77,8 @@ def diagnose(
         findings.append(_unless_busy(lambda: check_input(backend)))
         findings.append(check_failsafe(backend))
     findings.append(check_window_structure(x))
+    if findings[-1].status is Status.OK:
+        findings.append(check_composite(x))
     findings.append(check_readback(accessibility=True, display=x))
     return findings
 
@@ -459,6 +461,40 @@ def check_window_structure(display: str) -> Finding:
             XLIB_FIX,
         )
     return Finding(WINDOWS, Status.OK, f"{read} ({xlib})")
+
+
+COMPOSITE = "under"
+UNDER_OFF = (
+    "no compositing manager keeps each window's pixels: a notification over what the last "
+    "action changed is waited out (up to 10 s past --timeout), never seen under"
+)
+
+
+def check_composite(display: str) -> Finding:
+    """Whether a compositing manager keeps each window's own pixels (`x11under`), so that
+    the outcome is judged under another app's notification instead of waited out."""
+    from Xlib import display as xdisplay
+
+    from mmcli.backends import x11under
+
+    try:
+        conn = xdisplay.Display(display)
+    except Exception as e:  # python-xlib raises several types for an unreachable server
+        return Finding(COMPOSITE, Status.FAIL, f"cannot connect to {display}: {e}")
+    with contextlib.closing(conn):
+        try:
+            manager = x11under.compositing(conn)
+        except Exception as e:  # the server went, or answers oddly: say so, never raise
+            return Finding(COMPOSITE, Status.WARN, f"cannot tell ({type(e).__name__}: {e})")
+    if manager is None:
+        return Finding(COMPOSITE, Status.SKIP, UNDER_OFF)
+    named = f" ({manager})" if manager else ""
+    return Finding(
+        COMPOSITE,
+        Status.OK,
+        f"a compositing manager{named} keeps each window's pixels: the outcome is seen "
+        "under another app's notification",
+    )
 
 
 def exit_code(findings: list[Finding]) -> ExitCode:

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,25 @@ def test_store_that_cannot_be_written(tmp_path: Path) -> None:
     store = _by_check(result)["store"]
     assert result.returncode == 1 and store["status"] == "fail"
     assert "--store DIR or MM_HOME" in store["fix"] or "create it" in store["fix"]
+
+
+def test_doctor_says_whether_windows_are_seen_under_a_notification(
+    desktop: Desktop, tmp_path: Path
+) -> None:
+    """Where the window manager is read, doctor says whether a compositing manager keeps
+    each window's pixels (the outcome seen under a notification) or not (waited out)."""
+    assert _by_check(mm("doctor", "--json"))["under"]["status"] == "skip"
+    compositor = subprocess.Popen(["xcompmgr"])
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            found = _by_check(mm("doctor", "--json"))["under"]
+            if found["status"] == "ok" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    finally:
+        compositor.terminate()
+        compositor.wait(timeout=10)
+    assert found["status"] == "ok", found
+    assert found["detail"].startswith("a compositing manager")
+    assert "seen under another app's notification" in found["detail"]
