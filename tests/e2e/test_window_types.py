@@ -233,11 +233,31 @@ def test_another_apps_window_under_the_form_s_edge_is_left_out_where_it_shows(
     assert {k: str(records[-1][k]) for k in WANTED} == WANTED
 
 
-def _over_the_status_line(app: LoanApp) -> tuple[int, int, int, int]:
-    """Over the middle of the status line, where Submit's outcome shows ("Saved ...")."""
+def _status(app: LoanApp) -> dict[str, int]:
+    """The status line's place, where Submit's outcome shows ("Saved ...")."""
     layout = json.loads(app.layout.read_text())
     (status,) = [w for w in layout["windows"][0]["widgets"] if w["id"] == "status"]
+    return {k: int(status[k]) for k in "xywh"}
+
+
+def _over_the_status_line(app: LoanApp) -> tuple[int, int, int, int]:
+    """Over the middle of the status line."""
+    status = _status(app)
     return (status["x"] + status["w"] // 3, status["y"] - 10, status["w"] // 3, 40)
+
+
+def _replay_under_a_card(
+    app: LoanApp, store: Path, place: tuple[int, int, int, int], *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """The task replayed (step timeout 2 s) with a notification at `place` on the screen
+    until the replay ends."""
+    card = _open(app, place, "--kind", "NOTIFICATION", "--override", *flags, origin=(0, 0))
+    try:
+        return mm(
+            "--store", str(store), "replay", "loan", "--no-agent", "--timeout", "2", "--json"
+        )  # fmt: skip
+    finally:
+        _stop(card)
 
 
 @pytest.mark.parametrize("linger", [4.0, None], ids=["goes", "stays"])
@@ -252,16 +272,7 @@ def test_a_notification_over_the_outcome_is_waited_out_never_left_out(
     app.start()
     before = len(app.records())
     flags = ["--until-grows", str(app.out), "--linger", str(linger)] if linger else []
-    card = _open(
-        app, _over_the_status_line(app), "--kind", "NOTIFICATION", "--override", *flags,
-        origin=(0, 0),
-    )  # fmt: skip
-    try:
-        result = mm(
-            "--store", str(store), "replay", "loan", "--no-agent", "--timeout", "2", "--json"
-        )  # fmt: skip
-    finally:
-        _stop(card)
+    result = _replay_under_a_card(app, store, _over_the_status_line(app), *flags)
     records = app.records()
     assert len(records) == before + 1  # performed either way
     assert "covers part of what the last action changed; waiting up to" in result.stderr
@@ -273,9 +284,8 @@ def test_a_notification_over_the_outcome_is_waited_out_never_left_out(
 
 
 def _over_the_whole_status_bar(app: LoanApp) -> tuple[int, int, int, int]:
-    """Over all of the status bar, where Submit's outcome shows, and past its ends."""
-    layout = json.loads(app.layout.read_text())
-    (status,) = [w for w in layout["windows"][0]["widgets"] if w["id"] == "status"]
+    """Over all of the status line and past its ends."""
+    status = _status(app)
     return (status["x"] - 6, status["y"] - 6, status["w"] + 12, status["h"] + 12)
 
 
@@ -295,16 +305,7 @@ def test_a_notification_over_the_outcome_is_seen_under_where_a_compositor_keeps_
         time.sleep(1)
         app.start(*(["--fail-upload"] if upload == "failed" else []))
         before = len(app.records())
-        card = _open(
-            app, _over_the_whole_status_bar(app), "--kind", "NOTIFICATION", "--override",
-            origin=(0, 0),
-        )  # fmt: skip
-        try:
-            result = mm(
-                "--store", str(store), "replay", "loan", "--no-agent", "--timeout", "2", "--json"
-            )  # fmt: skip
-        finally:
-            _stop(card)
+        result = _replay_under_a_card(app, store, _over_the_whole_status_bar(app))
     finally:
         compositor.terminate()
         compositor.wait(timeout=10)
