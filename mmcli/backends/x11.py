@@ -10,6 +10,7 @@ it checks the screen's corners between actions and raises `Aborted` (exit 130).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -52,6 +53,8 @@ class X11Backend(XInput, Backend):
         """The X connection while it holds the server (`perform_checked`)."""
         self._clicked_at = 0.0
         self._watch = _watch_screen(name)
+        self._keeping = False
+        """The server keeps each window's own pixels at our asking (`x11under.keep`)."""
 
     def agent_env(self) -> dict[str, str]:
         """The display, and what the apps an agent starts there need to expose their
@@ -200,8 +203,10 @@ class X11Backend(XInput, Backend):
             return False
 
     def seen_under(self, frame: Frame, covering: Sequence[StackedWindow]) -> SeenUnder | None:
-        """What a compositing manager keeps of each top-level window (`x11under`) painted
-        over the places of `covering`; None without one (nothing under them is kept)."""
+        """What the server keeps of each top-level window (`x11under`) painted over the
+        places of `covering`: a compositing manager's, else kept at our asking from the
+        first such look on (that look reads the covering window's pixels where an app had
+        not yet drawn again what it hid). None where nothing is kept."""
         from mmcli.backends import x11under
         from mmcli.screen.under import compose, shaded
 
@@ -209,6 +214,8 @@ class X11Backend(XInput, Backend):
             return None
         places = [shaded(w.frame) for w in covering]
         try:
+            if not self._keeping and x11under.compositing(self._display) is None:
+                self._keeping = x11under.keep(self._display)
             layers = x11under.layers(self._display, places, {w.top for w in covering})
         except Exception:  # a window vanished under us: nothing is told
             return None
@@ -268,6 +275,11 @@ class X11Backend(XInput, Backend):
                 self._clicked_at = self.input_at
 
     def close(self) -> None:
+        if self._keeping:
+            from mmcli.backends import x11under
+
+            with contextlib.suppress(Exception):  # the server may be gone already
+                x11under.let_go(self._display)
         if self._watch is not None:
             self._watch.close()
         self._mss.close()

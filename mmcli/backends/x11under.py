@@ -1,5 +1,12 @@
 """Each top-level window's own pixels, as a compositing manager keeps them (X Composite):
-the layers `screen.under` paints a covered place from."""
+the layers `screen.under` paints a covered place from.
+
+Where no compositing manager runs (openbox, IceWM, a bare Xvfb), `keep` asks the server
+to keep them itself (automatic redirection: the server still draws the screen as before,
+from the windows' own pixels; measured, the screen stays the same to the pixel and DAMAGE
+still reports each change). What a window showed under another before that is the
+screen's until its app draws it again (at once, on the exposure the server sends): a
+read then shows the covering window's pixels there, which differ from any outcome."""
 
 from __future__ import annotations
 
@@ -28,6 +35,32 @@ def compositing(display: Any) -> str | None:
     except Exception:  # a manager's selection window need not say what it is
         named = None
     return named[1] if named else ""
+
+
+def keep(display: Any) -> bool:
+    """Have the server keep every top-level window's own pixels from now on, where no
+    compositing manager does; True once it does (`let_go` ends it; so does closing the
+    connection)."""
+    from Xlib import error
+    from Xlib.ext import composite
+
+    if not display.has_extension("Composite"):
+        return False
+    caught = error.CatchError()
+    display.screen().root.composite_redirect_subwindows(composite.RedirectAutomatic, caught)
+    display.sync()
+    return caught.get_error() is None
+
+
+def let_go(display: Any) -> None:
+    """End what `keep` began."""
+    from Xlib import error
+    from Xlib.ext import composite
+
+    display.screen().root.composite_unredirect_subwindows(
+        composite.RedirectAutomatic, error.CatchError()
+    )
+    display.sync()
 
 
 def layers(display: Any, places: Sequence[Rect], skip: set[int]) -> list[Layer] | None:

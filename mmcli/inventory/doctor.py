@@ -465,14 +465,16 @@ def check_window_structure(display: str) -> Finding:
 
 COMPOSITE = "under"
 UNDER_OFF = (
-    "no compositing manager keeps each window's pixels: a notification over what the last "
-    "action changed is waited out (up to 10 s past --timeout), never seen under"
+    "the X server has no Composite extension, so no window's pixels are kept where another "
+    "window covers them: a notification over what the last action changed is waited out "
+    "(up to 10 s past --timeout), never seen under"
 )
 
 
 def check_composite(display: str) -> Finding:
-    """Whether a compositing manager keeps each window's own pixels (`x11under`), so that
-    the outcome is judged under another app's notification instead of waited out."""
+    """Whether each window's own pixels can be kept (`x11under`: by a compositing
+    manager, else by the server at mm's asking), so that the outcome is judged under
+    another app's notification instead of waited out."""
     from Xlib import display as xdisplay
 
     from mmcli.backends import x11under
@@ -483,17 +485,23 @@ def check_composite(display: str) -> Finding:
         return Finding(COMPOSITE, Status.FAIL, f"cannot connect to {display}: {e}")
     with contextlib.closing(conn):
         try:
-            manager = x11under.compositing(conn)
+            extension = conn.has_extension("Composite")
+            manager = x11under.compositing(conn) if extension else None
         except Exception as e:  # the server went, or answers oddly: say so, never raise
             return Finding(COMPOSITE, Status.WARN, f"cannot tell ({type(e).__name__}: {e})")
-    if manager is None:
+    if not extension:
         return Finding(COMPOSITE, Status.SKIP, UNDER_OFF)
+    seen = "the outcome is seen under another app's notification"
+    if manager is None:
+        return Finding(
+            COMPOSITE,
+            Status.OK,
+            f"no compositing manager: the server keeps each window's pixels at mm's asking "
+            f"once a notification covers the outcome; {seen}",
+        )
     named = f" ({manager})" if manager else ""
     return Finding(
-        COMPOSITE,
-        Status.OK,
-        f"a compositing manager{named} keeps each window's pixels: the outcome is seen "
-        "under another app's notification",
+        COMPOSITE, Status.OK, f"a compositing manager{named} keeps each window's pixels; {seen}"
     )
 
 

@@ -73,7 +73,10 @@ class OutcomeSeen:
                 f"{windows} covers part of what the last action changed, so the outcome "
                 f"could not be seen whole: {differs}"
             )
-        return f"the screen after the last step does not show the recorded outcome: {differs}"
+        return (
+            f"the screen after the last step does not show the recorded outcome{self.how()}: "
+            f"{differs}"
+        )
 
 
 class OutcomeJudge:
@@ -277,8 +280,9 @@ def await_outcome(
     first), or `timeout` seconds pass; `COVER_WAIT` more while `obscured` says another
     app's window covers part of what the path's last action changed (it is waited out,
     never left out: what it hides may be the app's error). A still screen so covered is
-    also judged as it is under those windows, where the backend keeps each window's own
-    pixels (`Backend.seen_under`): the app's pixels there are seen, not left out."""
+    judged as it is under those windows where the backend keeps each window's own pixels
+    (`Backend.seen_under`): the app's pixels there are seen, not left out, and nothing is
+    waited out."""
     deadline = time.monotonic() + timeout
     waited = False
     while True:
@@ -292,13 +296,16 @@ def await_outcome(
             if first is None:
                 first = verdict
         covered: tuple[StackedWindow, ...] = ()
+        under: OutcomeSeen | None = None
         if obscured is not None and (settled.still or time.monotonic() >= deadline):
             covered = tuple(obscured(ends[0], settled.frame))
         if covered and settled.still:
-            seen = _seen_under(backend, ends, judge, settled.frame, covered)
-            if seen is not None:
-                return seen
+            under = _seen_under(backend, ends, judge, settled.frame, covered)
+            if under is not None and under.matched is not None:
+                return under
         if time.monotonic() >= deadline:
+            if under is not None:  # seen whole under them: nothing to wait out
+                return under
             if not covered or waited:
                 return OutcomeSeen(None, first, settled.frame, covered)
             waited = True
@@ -319,16 +326,18 @@ def _seen_under(
     frame: Frame,
     covered: tuple[StackedWindow, ...],
 ) -> OutcomeSeen | None:
-    """The outcome of one of `ends` as `frame` shows it under `covered`, from the windows'
-    own pixels; None where they are not kept or show no such outcome."""
+    """What `frame` shows under `covered`, from the windows' own pixels, judged against
+    each of `ends` (not matched: against the path's own); None where they are not kept."""
     under = backend.seen_under(frame, covered)
     if under is None:
         return None
+    first: Verdict | None = None
     for end in ends:
         verdict = judge(end, under.frame, under.hidden)
         if verdict.ok:
             return OutcomeSeen(end, verdict, under.frame, seen_under=covered)
-    return None
+        first = first or verdict
+    return OutcomeSeen(None, first, under.frame, seen_under=covered)
 
 
 def pending_reason(name: str, step: Step) -> str:

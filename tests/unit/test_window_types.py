@@ -572,11 +572,19 @@ def test_a_notification_over_what_the_task_changed_is_seen_under_where_windows_a
 
 def test_an_error_under_the_notification_is_seen_there(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the app shows under the notification is judged, not left out: its error there
-    is an outcome that differs (exit 6), as it is once the notification goes."""
-    monkeypatch.setattr(outcome_step, "COVER_WAIT", 0.5)
+    is an outcome that differs (exit 6), told as seen under the notification, with
+    nothing waited out (it hides nothing)."""
+    monkeypatch.setattr(outcome_step, "COVER_WAIT", 5.0)
+    started = time.monotonic()
     report, progress = _report_to_the_end(SAVED, kept_under=_upload_failed)
     assert report.outcome is Outcome.OUTCOME_DIFFERS
-    assert not any("seen under" in line for line in progress)
+    assert time.monotonic() - started < 3.0
+    assert not any("waiting up to" in line for line in progress)
+    assert report.divergence is not None
+    assert report.divergence.reason.startswith(
+        "the screen after the last step does not show the recorded outcome, seen under a "
+        "notification window"
+    ), report.divergence.reason
 
 
 def test_a_dialog_another_process_made_for_the_task_is_the_tasks_own_to_any_depth() -> None:
