@@ -344,6 +344,10 @@ class Backend(ABC):
         the screen (no compositing manager, a remote desktop, a browser's page)."""
         return None
 
+    def release_kept(self) -> None:  # noqa: B027 - optional hook
+        """End what `seen_under` asked the display to keep, if anything (the windows' own
+        pixels, kept from the first look under a window on)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 

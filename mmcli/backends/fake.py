@@ -44,6 +44,8 @@ class FakeBackend(Backend):
         self.under: Image.Image | None = None
         """What the windows' own pixels show under any covering window (`seen_under`), as
         a compositing manager keeps them (None: nothing is kept)."""
+        self.released = 0
+        """How many times what `seen_under` kept was let go (`release_kept`)."""
 
     def size(self) -> tuple[int, int]:
         return self.screen.size
@@ -86,6 +88,9 @@ class FakeBackend(Backend):
             if (p := place.intersection(screen))
         ]
         return compose(frame, places, layers)
+
+    def release_kept(self) -> None:
+        self.released += 1
 
     def window_at(self, x: int, y: int) -> WindowRef | None:
         for window in reversed(self.window_list or []):  # topmost last, as X stacks them

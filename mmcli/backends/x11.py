@@ -274,12 +274,18 @@ class X11Backend(XInput, Backend):
             if action.kind is ActionKind.CLICK:
                 self._clicked_at = self.input_at
 
-    def close(self) -> None:
+    def release_kept(self) -> None:
+        """Let the server draw each window straight to the screen again, where it kept
+        their pixels at our asking (`seen_under`)."""
         if self._keeping:
             from mmcli.backends import x11under
 
+            self._keeping = False
             with contextlib.suppress(Exception):  # the server may be gone already
                 x11under.let_go(self._display)
+
+    def close(self) -> None:
+        self.release_kept()
         if self._watch is not None:
             self._watch.close()
         self._mss.close()

@@ -282,41 +282,44 @@ def await_outcome(
     never left out: what it hides may be the app's error). A still screen so covered is
     judged as it is under those windows where the backend keeps each window's own pixels
     (`Backend.seen_under`): the app's pixels there are seen, not left out, and nothing is
-    waited out."""
-    deadline = time.monotonic() + timeout
-    waited = False
-    while True:
-        check_abort()
-        settled = backend.settle(QUIET, LOOK_LIMIT)
-        first: Verdict | None = None
-        for end in ends:
-            verdict = judge(end, settled.frame, ())
-            if verdict.ok and settled.still:
-                return OutcomeSeen(end, verdict, settled.frame)
-            if first is None:
-                first = verdict
-        covered: tuple[StackedWindow, ...] = ()
-        under: OutcomeSeen | None = None
-        if obscured is not None and (settled.still or time.monotonic() >= deadline):
-            covered = tuple(obscured(ends[0], settled.frame))
-        if covered and settled.still:
-            under = _seen_under(backend, ends, judge, settled.frame, covered)
-            if under is not None and under.matched is not None:
-                return under
-        if time.monotonic() >= deadline:
-            if under is not None:  # seen whole under them: nothing to wait out
-                return under
-            if not covered or waited:
-                return OutcomeSeen(None, first, settled.frame, covered)
-            waited = True
-            deadline = time.monotonic() + COVER_WAIT
-            if progress is not None:
-                windows = described_all(covered)
-                progress(
-                    f"outcome: {windows} covers part of what the last action changed; "
-                    f"waiting up to {COVER_WAIT:g}s for it to go"
-                )
-        backend.wait_change(settled.at, POLL)
+    waited out. What the backend was asked to keep for that is let go at the end."""
+    try:
+        deadline = time.monotonic() + timeout
+        waited = False
+        while True:
+            check_abort()
+            settled = backend.settle(QUIET, LOOK_LIMIT)
+            first: Verdict | None = None
+            for end in ends:
+                verdict = judge(end, settled.frame, ())
+                if verdict.ok and settled.still:
+                    return OutcomeSeen(end, verdict, settled.frame)
+                if first is None:
+                    first = verdict
+            covered: tuple[StackedWindow, ...] = ()
+            under: OutcomeSeen | None = None
+            if obscured is not None and (settled.still or time.monotonic() >= deadline):
+                covered = tuple(obscured(ends[0], settled.frame))
+            if covered and settled.still:
+                under = _seen_under(backend, ends, judge, settled.frame, covered)
+                if under is not None and under.matched is not None:
+                    return under
+            if time.monotonic() >= deadline:
+                if under is not None:  # seen whole under them: nothing to wait out
+                    return under
+                if not covered or waited:
+                    return OutcomeSeen(None, first, settled.frame, covered)
+                waited = True
+                deadline = time.monotonic() + COVER_WAIT
+                if progress is not None:
+                    windows = described_all(covered)
+                    progress(
+                        f"outcome: {windows} covers part of what the last action changed; "
+                        f"waiting up to {COVER_WAIT:g}s for it to go"
+                    )
+            backend.wait_change(settled.at, POLL)
+    finally:
+        backend.release_kept()
 
 
 def _seen_under(

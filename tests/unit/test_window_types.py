@@ -444,13 +444,15 @@ def _report_to_the_end(
     drawn: Callable[[Image.Image], Image.Image] = _paged,
     gone_after: float | None = None,
     kept_under: Callable[[Image.Image], Image.Image] | None = None,
+    released: list[int] | None = None,
 ) -> tuple[ReplayReport, list[str]]:
     """The form replayed to its recorded outcome ("Saved: John") with a notification
     shown only from the last action on, `at`, and the window system telling it (gone
     `gone_after` seconds after the last action). With `panel`, the last action also
     redrew a panel at the top when recorded (`drawn`: a pager's miniature).
     `kept_under`: the windows' own pixels are kept (a compositing manager), what they
-    show under the notification made from what the app shows."""
+    show under the notification made from what the app shows; `released` gets how many
+    times what was kept was let go."""
     store = Store()
     rec = form_recording()
     screens = [form_screen(), form_screen(), form_screen(text="John")]
@@ -489,6 +491,8 @@ def _report_to_the_end(
     options = ReplayOptions(timeout=0.3, policy=policy)
     progress: list[str] = []
     report = replay(store, backend, "form", Values({"name": "John"}), options, progress.append)
+    if released is not None:
+        released.append(backend.released)
     return report, progress
 
 
@@ -563,8 +567,10 @@ def test_a_notification_over_what_the_task_changed_is_seen_under_where_windows_a
     under the notification at once, never waited out (exit 0, saying so)."""
     monkeypatch.setattr(outcome_step, "COVER_WAIT", 5.0)
     started = time.monotonic()
-    report, progress = _report_to_the_end(SAVED, kept_under=lambda saved: saved)
+    released: list[int] = []
+    report, progress = _report_to_the_end(SAVED, kept_under=lambda saved: saved, released=released)
     assert report.outcome is Outcome.FROM_MEMORY, report.divergence
+    assert released == [1]  # what was kept for the look is let go once it ends
     assert time.monotonic() - started < 3.0
     assert not any("waiting up to" in line for line in progress)
     assert any("seen under a notification window" in line for line in progress), progress
