@@ -59,44 +59,42 @@ class SeenUnder:
 def compose(frame: Frame, covered: Sequence[Rect], layers: Iterable[Layer]) -> SeenUnder:
     """`frame` with each of `covered` (the covering windows' places with their shade,
     `shaded`) painted from `layers` (bottom to top); where no layer's opaque pixels
-    reach, and within `SHADE` px around each layer's frame, the place is `hidden`."""
+    reach, and within `SHADE` px around a layer's frame but under no layer above it, the
+    place is `hidden`."""
     pixels = frame.pixels.copy()
     places = [c for r in covered if (c := r.intersection(Rect(0, 0, frame.width, frame.height)))]
-    painted = {p: np.zeros((p.h, p.w), bool) for p in places}
-    shaded: list[Rect] = []
+    known = {p: np.zeros((p.h, p.w), bool) for p in places}
     for layer in layers:
         for place in places:
-            inner = layer.place.intersection(place)
-            if inner is None:
-                continue
-            src = layer.pixels[
-                inner.y - layer.place.y : inner.bottom - layer.place.y,
-                inner.x - layer.place.x : inner.right - layer.place.x,
-            ]
-            dst = pixels[inner.y : inner.bottom, inner.x : inner.right]
-            ys, xs = inner.y - place.y, inner.x - place.x
-            seen = painted[place][ys : ys + inner.h, xs : xs + inner.w]
-            if layer.alpha:
-                alpha = src[..., 3:4].astype(np.uint16)
-                over = src[..., :3] + (dst[..., :3].astype(np.uint16) * (255 - alpha) + 127) // 255
-                dst[..., :3] = np.minimum(over, 255).astype(np.uint8)
-                seen |= src[..., 3] == 255  # else what was under it decides
-            else:
-                dst[..., :3] = src[..., :3]
-                seen[...] = True
-            dst[..., 3] = 255
-            if not layer.shade:
-                continue
-            shaded.extend(
-                s
-                for band in layer.frame.grow(SHADE).minus(layer.frame)
-                if (s := band.intersection(place))
-            )
-    hidden = [*shaded]
-    for place, seen in painted.items():
-        hidden.extend(_unseen(seen, place))
-    out = Frame(pixels.tobytes(), frame.width, frame.height)
-    return SeenUnder(out, tuple(hidden))
+            _paint(pixels, known[place], place, layer)
+    hidden = [r for place, seen in known.items() for r in _unseen(seen, place)]
+    return SeenUnder(Frame(pixels.tobytes(), frame.width, frame.height), tuple(hidden))
+
+
+def _paint(pixels: np.ndarray, known: np.ndarray, place: Rect, layer: Layer) -> None:
+    """`layer` painted over `pixels` inside `place`; `known` (the place's) says which of
+    its pixels are a window's own, the shade `layer` casts around it not."""
+    inner = layer.place.intersection(place)
+    if inner is None:
+        return
+    sy, sx = inner.y - layer.place.y, inner.x - layer.place.x
+    src = layer.pixels[sy : sy + inner.h, sx : sx + inner.w]
+    dst = pixels[inner.y : inner.bottom, inner.x : inner.right]
+    ky, kx = inner.y - place.y, inner.x - place.x
+    seen = known[ky : ky + inner.h, kx : kx + inner.w]
+    if layer.alpha:
+        alpha = src[..., 3:4].astype(np.uint16)
+        over = src[..., :3] + (dst[..., :3].astype(np.uint16) * (255 - alpha) + 127) // 255
+        dst[..., :3] = np.minimum(over, 255).astype(np.uint8)
+        seen |= src[..., 3] == 255  # else what was under it decides
+    else:
+        dst[..., :3] = src[..., :3]
+        seen[...] = True
+    dst[..., 3] = 255
+    if layer.shade:
+        for band in layer.frame.grow(SHADE).minus(layer.frame):
+            if (s := band.intersection(place)) is not None:
+                known[s.y - place.y : s.bottom - place.y, s.x - place.x : s.right - place.x] = False
 
 
 def shaded(place: Rect) -> Rect:

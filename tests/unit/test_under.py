@@ -103,3 +103,24 @@ def test_a_place_past_the_screen_s_edge_is_cut_at_it() -> None:
     place = Rect(150, 90, 100, 60)
     seen = compose(_screen(), [place], [])
     assert seen.hidden == (Rect(150, 90, 50, 30),)
+
+
+def test_a_window_over_another_s_shade_is_seen_there() -> None:
+    """A small window beside a larger one, within its shade: the compositing manager
+    draws the larger one's shade under it, never over it, so the small window's own
+    pixels there are compared (an app's error badge by its form is not left out)."""
+    place = CARD
+    form = Rect(0, 0, 100, 120)
+    badge = Rect(102, 45, 6, 6)  # 2 px right of the form: inside its shade
+    seen = compose(
+        _screen(),
+        [place],
+        [
+            _layer(form, place, (0, 0, 200, 255)),
+            _layer(badge, place, (0, 0, 255, 255), shade=False),
+        ],
+    )
+    mask = _hidden_mask(seen.hidden)
+    assert not mask[badge.y : badge.bottom, badge.x : badge.right].any()
+    assert mask[50, 101] and mask[60, 105]  # the form's shade beside the badge
+    assert tuple(seen.frame.pixels[47, 104, :3]) == (0, 0, 255)
