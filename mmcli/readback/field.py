@@ -65,6 +65,10 @@ class FieldText:
     partial: bool = False
     role: str = ""
     app: str = ""
+    hidden: bool = False
+    """OCR: another window covers part of the region read (over its middle): what shows
+    there is that window's, not the field's, so a text that differs is not the field's
+    own to judge."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,9 @@ def compare_typed(expected: str, read: FieldText | NotRead) -> TypedCheck:
         outcome, reason = _judge_accessible(want, got, read.partial)
     else:
         outcome, reason = _judge_ocr(want, got, read)
+        if outcome is ReadOutcome.DIFFERS and read.hidden:
+            outcome = ReadOutcome.UNREADABLE
+            reason = f"another window covers part of the field: {reason}"
     return TypedCheck(outcome, expected, read.text, read.source, reason, read.confidence)
 
 

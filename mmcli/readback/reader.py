@@ -64,7 +64,8 @@ def on_screen(rect: Rect | None, window: Rect | None) -> Rect | None:
 
 def read_pixels(frame: Frame, box: Rect, covered: Sequence[Rect] = ()) -> FieldText | NotRead:
     """OCR of the field at `box` on `frame` (clipped to the screen), cut short where a
-    window over it (`covered`: their frames) reaches past one of its ends (`uncovered`)."""
+    window over it (`covered`: their frames) reaches past one of its ends (`uncovered`);
+    a window still over part of what is read marks the read `hidden`."""
     grown = box.grow(BOX_MARGIN)
     x0, y0 = max(grown.x, 0), max(grown.y, 0)
     x1, y1 = min(grown.right, frame.width), min(grown.bottom, frame.height)
@@ -72,7 +73,10 @@ def read_pixels(frame: Frame, box: Rect, covered: Sequence[Rect] = ()) -> FieldT
     if shown.w < 4 or shown.h < 4:
         return NotRead("ocr", f"the field's box {box} is off the screen or covered")
     crop = frame.pixels[shown.y : shown.bottom, shown.x : shown.right, 2::-1]  # BGRX to RGB
-    return ocr.read_region(crop, shown)
+    read = ocr.read_region(crop, shown)
+    if isinstance(read, FieldText) and any(r.intersects(shown) for r in covered):
+        return replace(read, hidden=True)
+    return read
 
 
 def uncovered(box: Rect, covered: Sequence[Rect]) -> Rect:

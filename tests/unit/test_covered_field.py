@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
-from mmcli.readback.field import ReadOutcome, compare_typed
+from mmcli.readback.field import FieldText, ReadOutcome, compare_typed
 from mmcli.readback.reader import read_pixels, uncovered
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.windows import StackedWindow, WindowRef, over_the_keyboard
@@ -79,3 +79,33 @@ def test_a_window_over_the_margin_around_the_field_cuts_it_too() -> None:
     assert not touching.intersects(FIELD)
     read = read_pixels(frame, FIELD, [touching])
     assert compare_typed("Ada.png", read).outcome is ReadOutcome.VERIFIED, read
+
+
+def test_a_window_over_the_middle_of_a_field_makes_other_text_not_the_field_s() -> None:
+    """Another app's window over the middle of the field, its own words drawn there (a
+    tooltip over Wine's notepad): OCR reads them with the field's text. They are that
+    window's, not the field's: the read is marked `hidden`, and text that differs is not
+    verified, never a divergence (replay refused a right run on "| hostile tooltip |")."""
+    need("tesseract")
+    frame = screen_with_the_field()
+    tip = Rect(640, 64, 260, 28)
+    image = Image.frombuffer("RGB", (frame.width, frame.height), frame.raw, "raw", "BGRX", 0, 1)
+    image = image.copy()
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([tip.x, tip.y, tip.right - 1, tip.bottom - 1], fill="white")
+    draw.text((tip.x + 8, tip.y + 4), "hostile tooltip", fill="black", font=_font(18))
+    frame = Frame.from_image(image)
+    plain = compare_typed("Ada.png", read_pixels(frame, FIELD))
+    assert plain.outcome is ReadOutcome.DIFFERS, plain  # the tooltip's words read as the field's
+    read = read_pixels(frame, FIELD, [tip])
+    assert isinstance(read, FieldText) and read.hidden
+    check = compare_typed("Ada.png", read)
+    assert check.outcome is ReadOutcome.UNREADABLE, check
+    assert check.reason.startswith("another window covers part of the field")
+
+
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    try:
+        return ImageFont.truetype("DejaVuSans.ttf", size)
+    except OSError:
+        return ImageFont.load_default()
