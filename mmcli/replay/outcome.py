@@ -70,7 +70,8 @@ class OutcomeSeen:
         if self.covered_by:
             windows = described_all(self.covered_by)
             return (
-                f"{windows} covers part of what the last action changed, so the outcome "
+                f"{windows} covers part of what the last action changed or a field typed "
+                "into, so the outcome "
                 f"could not be seen whole: {differs}"
             )
         return (
@@ -196,22 +197,29 @@ class OutcomeJudge:
     def obscured(self, end: Step, frame: Frame) -> list[StackedWindow]:
         """The windows on the live screen (`frame`) that a step's check would leave out
         (another app's notification, tooltip, or window beside the task) but that cover
-        part of what `end`'s action changed when recorded: while one stays, the outcome
-        cannot be seen whole (an error the app shows there would be hidden). A title bar
-        the window system's title confirms (`Judge.titles_shown`) hides nothing: its text
-        is known without its pixels."""
+        part of what `end`'s action changed when recorded, or a field the task typed
+        into: while one stays, the outcome cannot be seen whole (an error the app shows
+        there would be hidden). A title bar the window system's title confirms
+        (`Judge.titles_shown`) hides nothing: its text is known without its pixels."""
         assert end.outcome is not None
         titled = self.judge.titles_shown(end.outcome.titles, (0, 0))
-        changed = _outside(self.task_change(end), titled)
-        if not changed:
+        changed = _outside(self.task_change(end), titled) or []
+        typed = list(self.judge.typed)
+        if not changed and not typed:
             return []
-        # No target: nothing is acted on after the last action.
-        free = self.judge.left_out_of(frame, list(self.judge.typed))
-        bare = {w.xid for w in self.judge.revealed_at(frame, end, changed, list(self.judge.typed))}
+        # No target: nothing is acted on after the last action; a typed field is hidden
+        # by what covers it as what the last action changed is.
+        free = self.judge.left_out_of(frame, [])
+        bare = (
+            {w.xid for w in self.judge.revealed_at(frame, end, changed, typed)}
+            if changed
+            else set()
+        )
         return [
             w
             for w in free
-            if any(w.frame.intersects(c) for c in changed) and not (w.xid and w.xid in bare)
+            if any(w.frame.intersects(c) for c in [*changed, *typed])
+            and not (w.xid and w.xid in bare)
         ]
 
     def last_change(self, end: Step) -> list[Rect] | None:
@@ -314,7 +322,8 @@ def await_outcome(
                 if progress is not None:
                     windows = described_all(covered)
                     progress(
-                        f"outcome: {windows} covers part of what the last action changed; "
+                        f"outcome: {windows} covers part of what the last action changed "
+                        "or a field typed into; "
                         f"waiting up to {COVER_WAIT:g}s for it to go"
                     )
             backend.wait_change(settled.at, POLL)
