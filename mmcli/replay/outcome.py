@@ -175,7 +175,7 @@ class OutcomeJudge:
         if any(d.matcher != "regions" for d in verdict.differences):
             return verdict
         changed = _outside(self.task_change(end), titles_shown(bars))
-        if not changed:
+        if changed is None:  # what the last action changed is not known: nothing is left out
             return verdict
         harmless = [
             *self.judge.left_out_of(frame, [*changed, *self.judge.typed]),
