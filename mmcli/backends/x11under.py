@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mmcli.backends.x11windows import gone
+from mmcli.backends.x11windows import viewable
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.under import Layer
 
@@ -69,22 +69,14 @@ def layers(display: Any, places: Sequence[Rect], skip: set[int]) -> list[Layer] 
     manager redirects it: it is drawn straight to the screen, under the covering window
     nothing of it is kept) or the server has no Composite."""
     from Xlib import X, error
-    from Xlib.protocol import request
 
     if not display.has_extension("Composite"):
         return None
-    x = display.display
     root = display.screen().root
     found = _wallpaper(display, root, places)
-    tops = root.query_tree().children
-    attributes = [request.GetWindowAttributes(display=x, defer=True, window=t) for t in tops]
-    geometries = [request.GetGeometry(display=x, defer=True, drawable=t) for t in tops]
-    for top, attrs, g in zip(tops, attributes, geometries, strict=True):
-        if top.id in skip or gone(attrs, g):
+    for top, attrs, frame in viewable(display, list(root.query_tree().children)):
+        if top.id in skip or attrs.win_class == X.InputOnly:
             continue
-        if attrs.map_state != X.IsViewable or attrs.win_class == X.InputOnly:
-            continue
-        frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
         inside = [inner for place in places if (inner := frame.intersection(place))]
         if not inside:
             continue

@@ -77,7 +77,6 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
     None with no window manager. Asked in a few batches of requests sent at once (each
     batch one round trip to the server): one request at a time, a desktop with Calc's
     31 top-level windows took 25 ms a call, and replay asks at every check."""
-    from Xlib import X
     from Xlib.protocol import request
 
     x = display.display
@@ -92,14 +91,8 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
     managed = clients_by_frame(display, [int(w) for w in clients[1]])
     focused = focus_chain(display, focus)
     tree.reply()
-    tops = list(tree.children)
-    attributes = [request.GetWindowAttributes(display=x, defer=True, window=t) for t in tops]
-    geometries = [request.GetGeometry(display=x, defer=True, drawable=t) for t in tops]
     shown = []
-    for top, attrs, g in zip(tops, attributes, geometries, strict=True):
-        if gone(attrs, g) or attrs.map_state != X.IsViewable:
-            continue
-        frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
+    for top, attrs, frame in viewable(display, list(tree.children)):
         # A managed client's frame is the window manager's, even where it placed the frame
         # itself (IceWM's frames are override-redirect, and hold the input focus).
         client = managed.get(top.id)
@@ -131,6 +124,24 @@ def stacked_windows(display: Any) -> list[StackedWindow] | None:
                 top=top.id,
             )
         )
+    return found
+
+
+def viewable(display: Any, tops: list[Any]) -> list[tuple[Any, Any, Rect]]:
+    """Each of `tops` (the root window's children, bottom to top) that is viewable, with
+    its attributes and its place on the screen (border included); asked in one batch."""
+    from Xlib import X
+    from Xlib.protocol import request
+
+    x = display.display
+    attributes = [request.GetWindowAttributes(display=x, defer=True, window=t) for t in tops]
+    geometries = [request.GetGeometry(display=x, defer=True, drawable=t) for t in tops]
+    found = []
+    for top, attrs, g in zip(tops, attributes, geometries, strict=True):
+        if gone(attrs, g) or attrs.map_state != X.IsViewable:
+            continue
+        frame = Rect(g.x, g.y, g.width + 2 * g.border_width, g.height + 2 * g.border_width)
+        found.append((top, attrs, frame))
     return found
 
 

@@ -348,7 +348,8 @@ def _seen_under(
         verdict = judge(end, under.frame, under.hidden)
         if verdict.ok:
             return OutcomeSeen(end, verdict, under.frame, seen_under=covered)
-        first = first or verdict
+        if first is None:
+            first = verdict
     return OutcomeSeen(None, first, under.frame, seen_under=covered)
 
 
