@@ -76,9 +76,7 @@ def diagnose(
         findings.append(check_screenshot(backend))
         findings.append(_unless_busy(lambda: check_input(backend)))
         findings.append(check_failsafe(backend))
-    findings.append(check_window_structure(x))
-    if findings[-1].status is Status.OK:
-        findings.append(check_composite(x))
+    findings.extend(check_window_system(x))
     findings.append(check_readback(accessibility=True, display=x))
     return findings
 
@@ -409,32 +407,42 @@ WINDOW_TRIES = 3
 """A query raises when a window vanishes under it: tried again before it counts."""
 
 
-def check_window_structure(display: str) -> Finding:
-    """The window structure read as replay reads it (`x11windows`, on a connection of its
-    own). At run time `X11Backend` answers "not known" when a query raises, which turns
-    the rules that need it off silently; here a window manager whose windows cannot be
-    read, or a python-xlib older than mm needs, is said, with what is off."""
-    import Xlib
+def check_window_system(display: str) -> list[Finding]:
+    """The window structure (`check_window_structure`) and, where it can be read, whose
+    pixels are kept (`check_composite`), asked on one connection of mm's own."""
     from Xlib import display as xdisplay
+
+    try:
+        conn = xdisplay.Display(display)
+    except Exception as e:  # python-xlib raises several types for an unreachable server
+        return [Finding(WINDOWS, Status.FAIL, f"cannot connect to {display}: {e}")]
+    with contextlib.closing(conn):
+        found = [check_window_structure(conn, display)]
+        if found[0].status is Status.OK:
+            found.append(check_composite(conn))
+    return found
+
+
+def check_window_structure(conn: Any, display: str) -> Finding:
+    """The window structure read as replay reads it (`x11windows`). At run time
+    `X11Backend` answers "not known" when a query raises, which turns the rules that need
+    it off silently; here a window manager whose windows cannot be read, or a python-xlib
+    older than mm needs, is said, with what is off."""
+    import Xlib
 
     from mmcli.backends import x11windows
 
     version = tuple(getattr(Xlib, "__version__", (0, 0)))
     xlib = "python-xlib " + ".".join(map(str, version))
-    try:
-        conn = xdisplay.Display(display)
-    except Exception as e:  # python-xlib raises several types for an unreachable server
-        return Finding(WINDOWS, Status.FAIL, f"cannot connect to {display}: {e}")
     stack = None
     error: Exception | None = None
-    with contextlib.closing(conn):
-        for _ in range(WINDOW_TRIES):
-            try:
-                stack = x11windows.stacked_windows(conn)
-                error = None
-                break
-            except Exception as e:  # a window vanished under the query, or it cannot work
-                error = e
+    for _ in range(WINDOW_TRIES):
+        try:
+            stack = x11windows.stacked_windows(conn)
+            error = None
+            break
+        except Exception as e:  # a window vanished under the query, or it cannot work
+            error = e
     if stack is None and error is None:
         return Finding(
             WINDOWS,
@@ -471,24 +479,17 @@ UNDER_OFF = (
 )
 
 
-def check_composite(display: str) -> Finding:
+def check_composite(conn: Any) -> Finding:
     """Whether each window's own pixels can be kept (`x11under`: by a compositing
     manager, else by the server at mm's asking), so that the outcome is judged under
     another app's notification instead of waited out."""
-    from Xlib import display as xdisplay
-
     from mmcli.backends import x11under
 
     try:
-        conn = xdisplay.Display(display)
-    except Exception as e:  # python-xlib raises several types for an unreachable server
-        return Finding(COMPOSITE, Status.FAIL, f"cannot connect to {display}: {e}")
-    with contextlib.closing(conn):
-        try:
-            extension = conn.has_extension("Composite")
-            manager = x11under.compositing(conn) if extension else None
-        except Exception as e:  # the server went, or answers oddly: say so, never raise
-            return Finding(COMPOSITE, Status.WARN, f"cannot tell ({type(e).__name__}: {e})")
+        extension = conn.has_extension("Composite")
+        manager = x11under.compositing(conn) if extension else None
+    except Exception as e:  # the server went, or answers oddly: say so, never raise
+        return Finding(COMPOSITE, Status.WARN, f"cannot tell ({type(e).__name__}: {e})")
     if not extension:
         return Finding(COMPOSITE, Status.SKIP, UNDER_OFF)
     seen = "the outcome is seen under another app's notification"

@@ -12,14 +12,14 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from mmcli.backends import x11windows
 from mmcli.backends.damage import ScreenWatch, notify_area
 from mmcli.inventory import doctor
-from mmcli.inventory.doctor import Status, check_window_structure
+from mmcli.inventory.doctor import Status, check_window_system
 from mmcli.screen.fingerprint import Rect
 from mmcli.screen.windows import StackedWindow, WindowRef
 
@@ -98,17 +98,24 @@ FORM = WindowRef("loanForm.Loanform", Rect(101, 120, 560, 420))
 
 
 class _Connection:
+    opened: ClassVar[list[_Connection]] = []
+
     def __init__(self, name: str) -> None:
         self.name = name
+        self.closed = False
+        _Connection.opened.append(self)
+
+    def has_extension(self, name: str) -> bool:
+        return False  # a server without Composite
 
     def close(self) -> None:
-        pass
+        self.closed = True
 
 
 def _doctor_with(
     monkeypatch: pytest.MonkeyPatch, version: tuple[int, int], stacked: Any
 ) -> doctor.Finding:
-    """`check_window_structure` with python-xlib's version and `stacked_windows` faked
+    """`check_window_system`'s windows row with python-xlib's version and `stacked_windows` faked
     (`stacked`: what it returns, or an exception it raises)."""
     import Xlib
     from Xlib import display
@@ -125,7 +132,7 @@ def _doctor_with(
     monkeypatch.setattr(Xlib, "__version__", version)
     monkeypatch.setattr(display, "Display", _Connection)
     monkeypatch.setattr(x11windows, "stacked_windows", stacked_windows)
-    finding = check_window_structure(":42")
+    finding = check_window_system(":42")[0]
     assert finding.check == "windows"
     assert all(c.name == ":42" for c in calls)
     return finding
@@ -175,7 +182,7 @@ def test_doctor_retries_a_query_a_vanishing_window_broke(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(x11windows, "stacked_windows", flaky)
     monkeypatch.setattr("Xlib.display.Display", _Connection)
-    assert check_window_structure(":42").status is Status.OK
+    assert check_window_system(":42")[0].status is Status.OK
 
 
 def test_doctor_warns_of_an_old_python_xlib_that_reads_the_windows(
@@ -234,3 +241,16 @@ def test_doctor_says_whether_java_apps_an_agent_starts_expose_their_tree(
     detail = doctor.check_readback(accessibility=True).detail
     said = "Java's ATK bridge loaded" if bridge else "no Java ATK bridge (libatk-wrapper-java-jni)"
     assert said in detail, detail
+
+
+def test_doctor_asks_the_window_rows_on_one_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The windows row and the `under` row share one connection, closed after them."""
+    monkeypatch.setattr(
+        x11windows, "stacked_windows", lambda conn: [StackedWindow(FORM, FORM.rect)]
+    )
+    monkeypatch.setattr("Xlib.display.Display", _Connection)
+    monkeypatch.setattr(_Connection, "opened", [])
+    windows, under = check_window_system(":42")
+    assert (windows.status, under.check, under.status) == (Status.OK, "under", Status.SKIP)
+    assert "no Composite extension" in under.detail
+    assert len(_Connection.opened) == 1 and _Connection.opened[0].closed
