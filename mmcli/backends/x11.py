@@ -246,7 +246,23 @@ class X11Backend(XInput, Backend):
             lambda: over_the_keyboard(self.stack() or []),
             self.name,
             window,
+            self._kept_under,
         )
+
+    def _kept_under(self, frame: Frame, places: Sequence[Rect]) -> SeenUnder | None:
+        """`frame` seen under the windows framed at `places` (`seen_under`), only where a
+        compositing manager keeps each window's pixels whole: what the server keeps at
+        our asking holds, at first, the covering window's pixels where an app has yet to
+        draw again what it hid, and a field read there would read the cover's text."""
+        from mmcli.backends import x11under
+
+        try:
+            if x11under.compositing(self._display) is None:
+                return None
+        except Exception:  # the server answers oddly: nothing is told
+            return None
+        covering = [w for w in self.stack() or [] if w.frame in places]
+        return self.seen_under(frame, covering) if covering else None
 
     def _keyboard(self) -> tuple[int | None, Rect | None]:
         """The process of the window that has the keyboard and its client area, from one

@@ -69,6 +69,9 @@ class FieldText:
     """OCR: another window covers part of the region read (over its middle): what shows
     there is that window's, not the field's, so a text that differs is not the field's
     own to judge."""
+    under: bool = False
+    """OCR: read from the app window's own pixels under another window that covers part
+    of the field (a compositing manager keeps them whole): the field's text, all of it."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,8 @@ def compare_typed(expected: str, read: FieldText | NotRead) -> TypedCheck:
         if outcome is ReadOutcome.DIFFERS and read.hidden:
             outcome = ReadOutcome.UNREADABLE
             reason = f"another window covers part of the field: {reason}"
+        elif read.under:
+            reason = f"{reason} (under another window, in the app's own pixels)"
     return TypedCheck(outcome, expected, read.text, read.source, reason, read.confidence)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from mmcli.readback import atspi, ocr
 from mmcli.readback.field import MIN_CONFIDENCE, FieldText, NotRead
 from mmcli.screen.counts import MAX_ROW_CELLS, NUMBER
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
+
+if TYPE_CHECKING:
+    from mmcli.screen.under import SeenUnder
 
 BOX_MARGIN = 2
 """Pixels of the field's ground kept around its box for OCR (its border is painted out)."""
@@ -33,12 +37,14 @@ def read(
     covered: Callable[[], Sequence[Rect]] | None = None,
     display: str | None = None,
     window: Rect | None = None,
+    under: Under | None = None,
 ) -> FieldText | NotRead:
     """The text of the focused field of process `pid` through the accessibility tree
     (the bus of X display `display`; `window`: the client area of the window with the
     keyboard, `on_screen`), else by OCR of `box` on `frame` less what the windows
-    `covered()` gives cover at its ends (asked only then); the last reason nothing could
-    be read otherwise."""
+    `covered()` gives cover at its ends (asked only then), or under them where `under`
+    gives the windows' own pixels there; the last reason nothing could be read
+    otherwise."""
     failed: NotRead | None = None
     if prefer != "ocr":
         got = atspi.read_field(None, pid, display=display)
@@ -46,7 +52,7 @@ def read(
             return replace(got, rect=on_screen(got.rect, window))
         failed = got
     if box is not None and frame is not None:
-        return read_pixels(frame, box, covered() if covered is not None else ())
+        return read_pixels(frame, box, covered() if covered is not None else (), under)
     return failed or NotRead("ocr", "the field's place on the screen is not known")
 
 
@@ -62,14 +68,30 @@ def on_screen(rect: Rect | None, window: Rect | None) -> Rect | None:
     return moved if moved.inside(window) else rect
 
 
-def read_pixels(frame: Frame, box: Rect, covered: Sequence[Rect] = ()) -> FieldText | NotRead:
-    """OCR of the field at `box` on `frame` (clipped to the screen), cut short where a
-    window over it (`covered`: their frames) reaches past one of its ends (`uncovered`);
-    a window still over part of what is read marks the read `hidden`."""
+Under = Callable[[Frame, Sequence[Rect]], "SeenUnder | None"]
+"""The screen seen under the windows at those places, from each window's own pixels
+(`Backend.seen_under`); None where they are not kept whole."""
+
+
+def read_pixels(
+    frame: Frame, box: Rect, covered: Sequence[Rect] = (), under: Under | None = None
+) -> FieldText | NotRead:
+    """OCR of the field at `box` on `frame` (clipped to the screen). Where a window is
+    over it (`covered`: their frames), the field is read whole under it where `under`
+    gives the windows' own pixels there (the read marked `under`); else it is cut short
+    where the window reaches past one of its ends (`uncovered`), and a window still over
+    part of what is read marks the read `hidden`."""
     grown = box.grow(BOX_MARGIN)
     x0, y0 = max(grown.x, 0), max(grown.y, 0)
     x1, y1 = min(grown.right, frame.width), min(grown.bottom, frame.height)
-    shown = uncovered(Rect(x0, y0, x1 - x0, y1 - y0), covered)
+    whole = Rect(x0, y0, x1 - x0, y1 - y0)
+    over = [r for r in covered if r.intersects(whole)]
+    seen = under(frame, over) if over and under is not None else None
+    if seen is not None and not any(h.intersects(whole) for h in seen.hidden):
+        crop = seen.frame.pixels[y0:y1, x0:x1, 2::-1]  # BGRX to RGB
+        read = ocr.read_region(crop, whole)
+        return replace(read, under=True) if isinstance(read, FieldText) else read
+    shown = uncovered(whole, covered)
     if shown.w < 4 or shown.h < 4:
         return NotRead("ocr", f"the field's box {box} is off the screen or covered")
     crop = frame.pixels[shown.y : shown.bottom, shown.x : shown.right, 2::-1]  # BGRX to RGB

@@ -4,6 +4,7 @@ text running to the field's edge nor as ink a caret is measured against."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from PIL import Image, ImageDraw, ImageFont
 from mmcli.readback.field import FieldText, ReadOutcome, compare_typed
 from mmcli.readback.reader import read_pixels, uncovered
 from mmcli.screen.fingerprint import Frame, Rect
+from mmcli.screen.under import SeenUnder
 from mmcli.screen.windows import StackedWindow, WindowRef, over_the_keyboard
 from tests.desktop import need
 
@@ -102,6 +104,73 @@ def test_a_window_over_the_middle_of_a_field_makes_other_text_not_the_field_s() 
     check = compare_typed("Ada.png", read)
     assert check.outcome is ReadOutcome.UNREADABLE, check
     assert check.reason.startswith("another window covers part of the field")
+
+
+def _tooltip_over(frame: Frame, tip: Rect) -> Frame:
+    image = Image.frombuffer("RGB", (frame.width, frame.height), frame.raw, "raw", "BGRX", 0, 1)
+    image = image.copy()
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([tip.x, tip.y, tip.right - 1, tip.bottom - 1], fill="white")
+    draw.text((tip.x + 8, tip.y + 4), "hostile tooltip", fill="black", font=_font(18))
+    return Frame.from_image(image)
+
+
+PLAIN_FIELD = Rect(100, 100, 420, 26)
+
+
+def plain_field(text: str) -> Frame:
+    """A white field on a grey window with `text` at its left."""
+    image = Image.new("RGB", (800, 400), (214, 214, 214))
+    draw = ImageDraw.Draw(image)
+    f = PLAIN_FIELD
+    draw.rectangle([f.x, f.y, f.right - 1, f.bottom - 1], fill="white", outline=(120, 120, 120))
+    draw.text((f.x + 6, f.y + 4), text, fill="black", font=_font(15))
+    return Frame.from_image(image)
+
+
+def test_a_field_under_a_window_is_read_whole_from_the_app_s_own_pixels() -> None:
+    """Where a compositing manager keeps each window's pixels whole, the field under a
+    tooltip is read from the app's own (`under`): all of it, verified (it was "not
+    verified": another window covers part of the field)."""
+    need("tesseract")
+    field = plain_field("Ada Lovelace")
+    tip = Rect(300, 96, 200, 30)
+    asked: list[list[Rect]] = []
+
+    def kept(frame: Frame, places: Sequence[Rect]) -> SeenUnder:
+        asked.append(list(places))
+        return SeenUnder(field, ())
+
+    covered = _tooltip_over(field, tip)
+    assert compare_typed("Ada Lovelace", read_pixels(covered, PLAIN_FIELD, [tip])).outcome is (
+        ReadOutcome.UNREADABLE
+    )
+    elsewhere = Rect(0, 300, 200, 60)
+    read = read_pixels(covered, PLAIN_FIELD, [tip, elsewhere], kept)
+    assert asked == [[tip]]  # only the window over the field
+    assert isinstance(read, FieldText) and read.under and not read.hidden
+    check = compare_typed("Ada Lovelace", read)
+    assert check.outcome is ReadOutcome.VERIFIED, read
+    assert check.reason.endswith("(under another window, in the app's own pixels)")
+    # Under it, a value typed twice is the field's own text: a divergence.
+    twice = plain_field("Ada LovelaceAda Lovelace")
+    read = read_pixels(
+        _tooltip_over(twice, tip), PLAIN_FIELD, [tip], lambda f, p: SeenUnder(twice, ())
+    )
+    assert compare_typed("Ada Lovelace", read).outcome is ReadOutcome.DIFFERS, read
+
+
+def test_a_field_under_a_window_is_not_read_there_where_pixels_are_not_kept() -> None:
+    """Nothing kept (no compositing manager), or a place under the window no window's
+    pixels reach: the read is marked `hidden` as before, never the cover's text taken
+    for the field's."""
+    need("tesseract")
+    tip = Rect(300, 96, 200, 30)
+    frame = _tooltip_over(plain_field("Ada Lovelace"), tip)
+    for kept in (lambda f, p: None, lambda f, p: SeenUnder(f, (Rect(350, 100, 10, 10),))):
+        read = read_pixels(frame, PLAIN_FIELD, [tip], kept)
+        assert isinstance(read, FieldText) and read.hidden and not read.under
+        assert compare_typed("Ada Lovelace", read).outcome is ReadOutcome.UNREADABLE
 
 
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
