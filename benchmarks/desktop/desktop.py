@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,6 +182,7 @@ class Desktop:
         panel: bool = True,
         panel_config: str = "ours",
         wm: str = "openbox",
+        xvfb_args: Sequence[str] = (),
     ):
         """`panel_config`: "ours" (a bottom taskbar and a clock with seconds, `TINT2RC`)
         or "default" (tint2 as Debian ships it, /etc/xdg/tint2/tint2rc). `wm`: openbox
@@ -189,7 +191,8 @@ class Desktop:
         xfce: xfwm4 and xfce4-panel with the settings daemons a session runs (xfconfd,
         xfsettingsd), at the configuration Debian ships (private, empty XDG config and
         cache folders; the panel's channel is Debian's default.xml, as the panel's
-        first-start dialog writes it when the default is taken)."""
+        first-start dialog writes it when the default is taken). `xvfb_args`: more of
+        Xvfb's arguments (`-extension Composite`: a server that keeps no window's pixels)."""
         if wm not in WMS:
             raise ValueError(f"unknown window manager {wm!r} (one of {', '.join(WMS)})")
         self.work = work
@@ -197,6 +200,7 @@ class Desktop:
         self.panel = panel
         self.panel_config = panel_config
         self.wm = wm
+        self.xvfb_args = tuple(xvfb_args)
         self.theme = ""
         """The window manager's theme; "" for the distribution's."""
         self.display = ""
@@ -216,7 +220,7 @@ class Desktop:
 
     def start(self) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
-        self.xvfb, self.display = start_xvfb(*self.size)
+        self.xvfb, self.display = start_xvfb(*self.size, extra=self.xvfb_args)
         for key in ("DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "ICEWM_PRIVCFG"):
             self._saved[key] = os.environ.get(key)
         os.environ["DISPLAY"] = self.display

@@ -9,7 +9,7 @@ import shutil
 import socket
 import stat
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -254,9 +254,12 @@ def _read_holder(path: Path) -> str:
     return ""
 
 
-def start_xvfb(width: int = 1920, height: int = 1080) -> tuple[subprocess.Popen[bytes], str]:
+def start_xvfb(
+    width: int = 1920, height: int = 1080, extra: Sequence[str] = ()
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start an Xvfb on a free display number; return it and its display name (":N") once
-    it accepts clients (-displayfd: Xvfb picks the number and writes it when ready)."""
+    it accepts clients (-displayfd: Xvfb picks the number and writes it when ready).
+    `extra`: more of Xvfb's arguments (`-extension Composite`: a server without it)."""
     if shutil.which("Xvfb") is None:
         raise DisplayError("Xvfb is not installed (apt-get install xvfb)")
     read_fd, write_fd = os.pipe()
@@ -271,6 +274,7 @@ def start_xvfb(width: int = 1920, height: int = 1080) -> tuple[subprocess.Popen[
             "-nolisten",
             "tcp",
             "-noreset",
+            *extra,
         ],
         pass_fds=(write_fd,),
         stdout=subprocess.DEVNULL,
