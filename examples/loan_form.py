@@ -60,6 +60,8 @@ class Options:
     popup_at_start: bool = False
     error_label: bool = False
     clock: bool = False
+    minute_clock: float | None = None
+    """An H:MM AM/PM clock in the status bar, this many seconds off now (None: none)."""
     prefill: dict[str, str] = field(default_factory=dict)
     disable_submit: bool = False
     submit_offset: tuple[int, int] = (0, 0)
@@ -115,6 +117,14 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--popup-at-start", action="store_true", help="modal Notice open at start")
     p.add_argument("--error-label", action="store_true", help="red warning shown at start")
     p.add_argument("--clock", action="store_true", help="ticking HH:MM:SS clock, top right")
+    p.add_argument(
+        "--minute-clock",
+        type=float,
+        default=None,
+        metavar="SHIFT",
+        help="an H:MM AM/PM clock at the status bar's right end, as an editor's, that ticks "
+        "once a minute, showing the time SHIFT seconds from now (0: now)",
+    )
     p.add_argument(
         "--prefill",
         type=_prefill,
@@ -187,6 +197,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         popup_at_start=a.popup_at_start,
         error_label=a.error_label,
         clock=a.clock,
+        minute_clock=a.minute_clock,
         prefill=dict(a.prefill),
         disable_submit=a.disable_submit,
         submit_offset=a.submit_offset,
@@ -395,6 +406,11 @@ class LoanFormApp:
 
             var.trace_add("write", recount)
             recount()
+        if self.opts.minute_clock is not None:
+            self.minute = tk.Label(self.root, text="", background=BACKGROUND)
+            self.minute.place(x=WIDTH - 10, y=HEIGHT - 24, anchor="ne")
+            self.described[self.minute] = ("label", "", "minute-clock")
+            self._tick_minute()
         if self.opts.clock:
             self.clock = tk.Label(self.root, text="", background=BACKGROUND)
             self.clock.place(x=WIDTH - 16, y=20, anchor="ne")
@@ -411,6 +427,14 @@ class LoanFormApp:
         # Re-arm on the next wall-clock second so the display never lags behind.
         delay = 1000 - int(now * 1000) % 1000
         self.root.after(delay + 5, self._tick)
+
+    def _tick_minute(self) -> None:
+        shown = time.localtime(time.time() + self.opts.minute_clock)
+        text = time.strftime("%I:%M %p", shown).lstrip("0")
+        if self.minute.cget("text") != text:
+            self.minute.configure(text=text)
+            self.schedule_publish()
+        self.root.after(500, self._tick_minute)
 
     # ----- dialogs ------------------------------------------------------
 

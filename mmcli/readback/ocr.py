@@ -350,6 +350,41 @@ def words(tsv: str) -> list[tuple[str, Rect]]:
     return found
 
 
+def read_words(luma: np.ndarray, timeout: float = TIMEOUT) -> list[tuple[str, Rect]] | None:
+    """The words tesseract reads in `luma` (a piece of the screen, full resolution,
+    grey), read as `find_phrase` reads it, each with its box in the piece's pixels, left
+    to right; None when tesseract is not there or fails."""
+    if shutil.which("tesseract") is None or min(luma.shape[:2]) < 6:
+        return None
+    done = tesseract(_framed(luma), "11", timeout)
+    if isinstance(done, NotRead):
+        return None
+    return sorted(((w, _unscaled(b)) for w, b in words(done)), key=lambda wb: wb[1].x)
+
+
+def _framed(luma: np.ndarray) -> Image.Image:
+    """`luma` at `FIND_SCALE` times its size in a margin of its own median tone."""
+    image = Image.fromarray(np.ascontiguousarray(luma.astype(np.uint8)))
+    image = image.resize(
+        (image.width * FIND_SCALE, image.height * FIND_SCALE), Image.Resampling.LANCZOS
+    )
+    framed = Image.new(
+        "L", (image.width + 2 * MARGIN, image.height + 2 * MARGIN), int(np.median(luma))
+    )
+    framed.paste(image, (MARGIN, MARGIN))
+    return framed
+
+
+def _unscaled(box: Rect) -> Rect:
+    """A box found in `_framed`'s image, in the piece's pixels."""
+    return Rect(
+        (box.x - MARGIN) // FIND_SCALE,
+        (box.y - MARGIN) // FIND_SCALE,
+        -(-box.w // FIND_SCALE),
+        -(-box.h // FIND_SCALE),
+    )
+
+
 def find_phrase(luma: np.ndarray, phrase: str, timeout: float = TIMEOUT) -> list[Rect]:
     """Where `phrase` is written in `luma` (a piece of the screen, full resolution, grey),
     in any font or size tesseract reads: the box of each run of words that spells it
@@ -406,15 +441,7 @@ def _phrase_runs(
     target = _loose_words(phrase)
     if not target or shutil.which("tesseract") is None or min(luma.shape[:2]) < 6:
         return None
-    image = Image.fromarray(np.ascontiguousarray(luma.astype(np.uint8)))
-    image = image.resize(
-        (image.width * FIND_SCALE, image.height * FIND_SCALE), Image.Resampling.LANCZOS
-    )
-    framed = Image.new(
-        "L", (image.width + 2 * MARGIN, image.height + 2 * MARGIN), int(np.median(luma))
-    )
-    framed.paste(image, (MARGIN, MARGIN))
-    done = tesseract(framed, "11", timeout)
+    done = tesseract(_framed(luma), "11", timeout)
     if isinstance(done, NotRead):
         return None
     read = [(_loose_words(w), b) for w, b in words(done)]
@@ -425,14 +452,7 @@ def _phrase_runs(
             box = read[first][1]
             for _, b in read[first + 1 : last + 1]:
                 box = box.union(b)
-            out.append(
-                Rect(
-                    (box.x - MARGIN) // FIND_SCALE,
-                    (box.y - MARGIN) // FIND_SCALE,
-                    -(-box.w // FIND_SCALE),
-                    -(-box.h // FIND_SCALE),
-                )
-            )
+            out.append(_unscaled(box))
         return out
 
     return boxes(_word_runs(read, target)), boxes(_glued_runs(read, target))

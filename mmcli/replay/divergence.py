@@ -18,6 +18,7 @@ from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict, target_rect
 from mmcli.screen.paint import CROP_MARGIN, area_png, blank_png
+from mmcli.screen.relocate import Offset, find_offset
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
 
@@ -48,6 +49,15 @@ def gauge_like(match: Match, step: Step) -> Rect | None:
             return None
     runs = [grow_to_text_run(match.frame.small, d.region) for d in verdict.differences]
     return reduce(Rect.union, runs)
+
+
+def moved_to(judge: Judge, step: Step, frame: Frame) -> Offset | None:
+    """Where `step`'s task area stands on the live screen when it has moved (to suggest
+    --relocate); None when it has not, or cannot be told."""
+    reference = judge.screens.reference(step)
+    if judge.area is None or reference is None:
+        return None
+    return find_offset(reference, judge.area, frame)
 
 
 def differed(verdict: Verdict | None) -> tuple[Rect, ...]:
@@ -111,7 +121,7 @@ class Diagnosis:
                 f"the task is found moved by {signed(match.offset)}, but differs there "
                 f"(regions as recorded): {reason}"
             )
-        found_at = None if self.relocate else self.judge.found_at(children[0], match.frame)
+        found_at = None if self.relocate else moved_to(self.judge, children[0], match.frame)
         no_window = self._no_window(children, match.frame)
         sentence = headline(
             match.verdict,

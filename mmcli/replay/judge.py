@@ -11,6 +11,7 @@ from functools import reduce
 from mmcli.backends.base import Backend
 from mmcli.model import POINTED, ActionKind, Recording, Step
 from mmcli.replay.bystanders import Bystanders
+from mmcli.replay.clocks import Clocks, past_clocks
 from mmcli.replay.counted import Counted, step_target
 from mmcli.replay.screens import RecordedScreens
 from mmcli.screen.excuses import inner_workarea, task_window_areas
@@ -107,6 +108,8 @@ class Judge:
         """Other apps' windows: left out, known to this run, laid bare at its end."""
         self.counted = Counted(recording, self.values)
         """The lines that count what was typed, read where a check differs over them."""
+        self.clocks = Clocks()
+        """The clocks in the task's windows, read where a check differs over them."""
 
     def verdict(
         self, step: Step, frame: Frame, offset: Offset = (0, 0), view: Frame | None = None
@@ -161,6 +164,9 @@ class Judge:
             if counted:
                 beyond.extend(counted)
                 verdict = check()
+        if not verdict.ok:
+            spared = [*filter(None, [step_target(step)]), *self.typed]
+            verdict = past_clocks(self.clocks, view, verdict, beyond, check, spared)
         # A window left out never covers the target: asked only when the regions alone differ.
         regions_alone = all(d.matcher == "regions" for d in verdict.differences)
         if not verdict.ok and offset == (0, 0) and references.this is not None and regions_alone:
@@ -359,14 +365,6 @@ class Judge:
             if closest is None or fewer(match, closest):
                 closest = match
         return closest
-
-    def found_at(self, step: Step, frame: Frame) -> Offset | None:
-        """Where `step`'s task area stands on the live screen when it has moved (to suggest
-        --relocate); None when it has not, or cannot be told."""
-        reference = self.screens.reference(step)
-        if self.area is None or reference is None:
-            return None
-        return find_offset(reference, self.area, frame)
 
 
 def touched(bars: Sequence[TitleBar], differences: Sequence[Difference]) -> list[TitleBar]:

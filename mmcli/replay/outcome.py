@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
 from mmcli.model import EndScreen, Step
+from mmcli.replay.clocks import past_clocks
 from mmcli.replay.judge import Judge, touched
 from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
 from mmcli.screen.excuses import inner_workarea
@@ -170,6 +171,9 @@ class OutcomeJudge:
             if counted:
                 beyond.extend(counted)
                 verdict = check()
+            if not verdict.ok:
+                clocks = self.judge.clocks
+                verdict = past_clocks(clocks, view, verdict, beyond, check, self.judge.typed)
         if verdict.ok or offset != (0, 0) or reference is None:
             return verdict
         if any(d.matcher != "regions" for d in verdict.differences):
