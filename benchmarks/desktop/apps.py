@@ -809,6 +809,55 @@ class WineNotepad(App):
         return "|".join(lines) or None
 
 
+@dataclass
+class JEdit(App):
+    """jEdit (Java Swing, from Debian) with a file: type the name, a new line and the
+    city, save (Ctrl+S); the record is the saved file's lines. Its status bar keeps a
+    memory gauge ("197/388MB") that moves while the app works, and a clock."""
+
+    key: str = "jedit"
+    title: str = "^jEdit - note.txt$"
+    native: frozenset[str] = frozenset()
+    programs: tuple[str, ...] = ("jedit",)
+
+    @property
+    def note(self) -> Path:
+        return self.work / "note.txt"
+
+    def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
+        settings = self.work / "settings"
+        settings.mkdir(parents=True, exist_ok=True)
+        # No welcome window or tip of the day: the task's window is the only one.
+        (settings / "properties").write_text("firstTime=false\ntip.show=false\n")
+        argv = ["jedit", f"-settings={settings}", "-nosplash", "-noserver", str(self.note)]
+        return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start(self, variant: Variant | None = None) -> None:
+        super().start(variant)
+        self.resize((760, 540))
+        self.place()
+
+    def reset_result(self) -> None:
+        self.note.write_text("")
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(200, 60)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.at(200, 60)),
+            _write(value),
+            {"op": "press", "key": "Return"},
+            _write("Paris"),
+            {"op": "hotkey", "keys": ["ctrl", "s"]},
+        ]
+
+    def result(self, exit_code: int) -> str | None:
+        time.sleep(0.5)  # jEdit writes the file when it handles the key
+        lines = [line for line in self.note.read_text().splitlines() if line]
+        return "|".join(lines) or None
+
+
 def _alive(group: int) -> bool:
     try:
         os.killpg(group, 0)
@@ -1043,4 +1092,5 @@ FORMS: dict[str, type[App]] = {
     "wine": WineNotepad,
     "calc": Calc,
     "java": SwingForm,
+    "jedit": JEdit,
 }

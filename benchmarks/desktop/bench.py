@@ -228,6 +228,7 @@ class Bench:
         display: str | None = None,
         vary: bool = False,
         shots: Path | None = None,
+        think: tuple[float, float] | None = None,
     ) -> None:
         self.desktop = desktop
         self.app = app
@@ -240,6 +241,8 @@ class Bench:
         """Each recording in a world drawn from its index (`World.drawn`); else the fixed one."""
         self.shots = shots
         """Where the screen a replay left is saved when it did not end correctly; None: not."""
+        self.think = think
+        """How long the agent thinks between actions (s, from-to); None: the agent's own."""
 
     def enter(self, index: int) -> World:
         """Put the desktop and the app in recording `index`'s world."""
@@ -276,6 +279,7 @@ class Bench:
             self.style,
             "--seed",
             str(index),
+            *(["--think", *map(str, self.think)] if self.think else []),
         ]
         result = mm(
             self.store,

@@ -31,6 +31,10 @@ def main() -> int:
         "--fixed-world", action="store_true", help="the window at HOME, the default themes"
     )
     parser.add_argument("--style", default="pyautogui", help="agent style (pyautogui, xdotool)")
+    parser.add_argument(
+        "--think", type=float, nargs=2, metavar=("FROM", "TO"),
+        help="the agent's thinking between actions (s; default: 0.2 0.9)",
+    )  # fmt: skip
     parser.add_argument("--keep", type=Path, help="keep the store and logs in this directory")
     args = parser.parse_args()
     scenario = BY_KEY[args.scenario]
@@ -48,6 +52,7 @@ def main() -> int:
                 timeout=args.timeout,
                 style=args.style,
                 vary=not args.fixed_world,
+                think=tuple(args.think) if args.think else None,
             )
             try:
                 recorded = bench.record(args.seed)
