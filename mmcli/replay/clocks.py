@@ -5,12 +5,13 @@ minute seldom does, and the next replay in another minute was refused on it.
 
 Where a check finds a few glyphs' worth of difference (`GLYPHS_MAX`) off the step's
 target and off every field the task types into, the line they stand on is read by OCR
-on the live screen (`ocr.read_words`). A difference that lies wholly within a time of
-day reading as the time now (this machine's local clock: the same hour, the minute
-within `SKEW` of it; within `SECONDS_SKEW` where it shows its seconds) is let differ there, and
-only there: a gauge beside the clock ("197/388MB") still counts, and so does a time
-that is not now (an appointment's "10:15"). Read only where a check already differs:
-a step that matches pays nothing."""
+on the live screen (`ocr.read_words`, `LINE_REACH` either side). A difference that
+lies wholly within a time of day reading as the time now (this machine's local clock:
+the minute shown, or the one before it where the app redraws its clock late, `SKEW`;
+within `SECONDS_SKEW` where it shows its seconds) is let differ there, and only there:
+a gauge beside the clock ("197/388MB") still counts, and so does a time that is not
+now (an appointment's "10:15"). Read only where a check already differs: a step that
+matches pays nothing."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from mmcli.readback import ocr
-from mmcli.screen.analysis import grow_to_text_run
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
 from mmcli.screen.matcher import Difference, Verdict
 
@@ -33,9 +33,12 @@ KEPT = 16
 """Lines read kept for the next looks (a refused step looks again until its timeout)."""
 LINE_MARGIN = 6
 """Rows read above and below the difference: its line, not the lines around it."""
-SKEW = timedelta(seconds=90)
-"""How far from now (either way) a clock's time may be: it was drawn up to a minute ago,
-and the check's screen was grabbed a moment before it is read."""
+LINE_REACH = 96
+"""Px read either side of the difference: its word and its neighbours (an "AM" after it),
+whatever stands beside them (a widget's edge, the desktop past the window)."""
+SKEW = timedelta(seconds=60)
+"""How far from its minute (either way) a clock's time may be: an app redraws its clock
+up to a minute late, and the check's screen was grabbed a moment before it is read."""
 SECONDS_SKEW = timedelta(seconds=10)
 """The same for a clock that shows its seconds."""
 TIME = re.compile(r"^(\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?([AaPp][Mm])?$")
@@ -126,9 +129,12 @@ class Clocks:
 
     def _times(self, view: Frame, region: Rect) -> list[Rect]:
         """The times reading now on the line of `region`, in screen pixels."""
-        run = grow_to_text_run(view.small, region)
-        top = max(region.y - LINE_MARGIN, 0)
-        wanted = Rect(run.x, top, run.w, min(region.bottom + LINE_MARGIN, view.height) - top)
+        wanted = Rect(
+            region.x - LINE_REACH,
+            region.y - LINE_MARGIN,
+            region.w + 2 * LINE_REACH,
+            region.h + 2 * LINE_MARGIN,
+        )
         line = wanted.intersection(Rect(0, 0, view.width, view.height))
         if line is None:
             return []
