@@ -841,11 +841,11 @@ class JEdit(App):
         self.note.write_text("")
 
     def first_field(self) -> tuple[int, int]:
-        return self.at(200, 60)
+        return self.at(300, 90)
 
     def plan(self, value: str) -> Plan:
         return [
-            _click(*self.at(200, 60)),
+            _click(*self.at(300, 90)),
             _write(value),
             {"op": "press", "key": "Return"},
             _write("Paris"),
