@@ -98,7 +98,12 @@ def reads_as(now: datetime, hour: int, minute: int, second: int | None, half: st
 class Clocks:
     """The clocks a run's checks read (`at`), each line read once per look of it."""
 
-    def __init__(self, now: Callable[[], datetime] = datetime.now) -> None:
+    def __init__(
+        self, windows: Sequence[Rect] = (), now: Callable[[], datetime] = datetime.now
+    ) -> None:
+        self.windows = list(windows)
+        """The client areas of the task's windows: a line is read within its window's
+        (the desktop past a window's edge read with it, "4:12 AM" read "ai2am")."""
         self.now = now
         self._read: dict[tuple[Rect, bytes], list[tuple[str, Rect]]] = {}
 
@@ -135,7 +140,8 @@ class Clocks:
             region.w + 2 * LINE_REACH,
             region.h + 2 * LINE_MARGIN,
         )
-        line = wanted.intersection(Rect(0, 0, view.width, view.height))
+        inside = next((w for w in self.windows if w.intersects(region)), None)
+        line = wanted.intersection(inside or Rect(0, 0, view.width, view.height))
         if line is None:
             return []
         pixels = view.pixels[line.y : line.bottom, line.x : line.right, 2::-1]

@@ -108,7 +108,7 @@ class Judge:
         """Other apps' windows: left out, known to this run, laid bare at its end."""
         self.counted = Counted(recording, self.values)
         """The lines that count what was typed, read where a check differs over them."""
-        self.clocks = Clocks()
+        self.clocks = Clocks(self.window_areas)
         """The clocks in the task's windows, read where a check differs over them."""
 
     def verdict(

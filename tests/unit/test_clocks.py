@@ -68,19 +68,33 @@ GAUGE_DIGITS = Rect(572, 256, 12, 12)
 def test_only_the_clock_reading_now_is_let_differ() -> None:
     need("tesseract")
     frame = status_bar("197/388MB", "3:31 PM")
-    found = Clocks(lambda: NOW).at(frame, differences(CLOCK_DIGITS, GAUGE_DIGITS), [])
+    found = Clocks(now=lambda: NOW).at(frame, differences(CLOCK_DIGITS, GAUGE_DIGITS), [])
     assert len(found) == 1 and CLOCK_DIGITS.inside(found[0]), found
     assert not found[0].intersects(GAUGE_DIGITS)
     later = datetime(2026, 12, 1, 15, 34, 0)
-    assert Clocks(lambda: later).at(frame, differences(CLOCK_DIGITS), []) == []
+    assert Clocks(now=lambda: later).at(frame, differences(CLOCK_DIGITS), []) == []
 
 
 def test_no_clock_is_read_on_a_typed_field_or_the_target_or_a_big_change() -> None:
     need("tesseract")
     frame = status_bar("197/388MB", "3:31 PM")
-    clocks = Clocks(lambda: NOW)
+    clocks = Clocks(now=lambda: NOW)
     assert clocks.at(frame, differences(CLOCK_DIGITS), [Rect(660, 250, 100, 20)]) == []
     assert clocks.at(frame, differences(Rect(560, 240, 200, 40)), []) == []
+
+
+def test_a_clock_at_a_window_s_edge_is_read_within_the_window() -> None:
+    """The desktop past the window's edge is not read with the line ("4:12 AM" beside a
+    black desktop read "ai2am")."""
+    need("tesseract")
+    image = Image.new("RGB", (800, 300), (0, 0, 0))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([0, 0, 659, 299], fill=(217, 217, 217))
+    draw.text((590, 254), "3:31 PM", fill="black", font=_font(13))
+    window = Rect(0, 0, 660, 300)
+    digits = Rect(612, 256, 12, 12)
+    found = Clocks([window], now=lambda: NOW).at(Frame.from_image(image), differences(digits), [])
+    assert len(found) == 1 and digits.inside(found[0]), found
 
 
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
