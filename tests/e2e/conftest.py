@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -101,3 +102,23 @@ def mm(
     )
     sys.stderr.write(result.stderr)
     return result
+
+
+@contextlib.contextmanager
+def loan_recorded(work: Path) -> Iterator[tuple[LoanApp, Path]]:
+    """The loan task recorded once by the example agent on the current display, in a
+    store of its own under `work` (the pointer parked off the form first); the app
+    stopped at the end."""
+    store = work / "store"
+    app = LoanApp(work / "app")
+    try:
+        app.start()
+        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
+        done = mm(
+            "--store", str(store), "record", "loan", "--observe", "0", "--", *agent_command(app)
+        )
+        assert done.returncode == 0, done.stderr
+        assert len(app.records()) == 1
+        yield app, store
+    finally:
+        app.stop()

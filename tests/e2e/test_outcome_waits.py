@@ -17,7 +17,6 @@ step timeout), never left out:
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.desktop.desktop import Desktop, missing_programs
-from tests.e2e.conftest import LoanApp, agent_command, mm
+from tests.e2e.conftest import LoanApp, loan_recorded, mm
 from tests.e2e.test_window_types import _open, _over_the_whole_status_bar, _stop
 
 pytestmark = pytest.mark.e2e
@@ -46,19 +45,8 @@ def plain_desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desktop]
 def recorded(
     plain_desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LoanApp, Path]]:
-    work = tmp_path_factory.mktemp("waits")
-    store = work / "store"
-    app = LoanApp(work / "app")
-    try:
-        app.start()
-        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
-        done = mm(
-            "--store", str(store), "record", "loan", "--observe", "0", "--", *agent_command(app)
-        )
-        assert done.returncode == 0, done.stderr
-        yield app, store
-    finally:
-        app.stop()
+    with loan_recorded(tmp_path_factory.mktemp("waits")) as recorded:
+        yield recorded
 
 
 def test_doctor_says_no_window_s_pixels_are_kept(

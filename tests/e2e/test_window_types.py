@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.desktop.desktop import Desktop
-from tests.e2e.conftest import WANTED, LoanApp, agent_command, mm
+from tests.e2e.conftest import WANTED, LoanApp, agent_command, loan_recorded, mm
 
 pytestmark = pytest.mark.e2e
 
@@ -63,20 +63,8 @@ def recorded(
     desktop: Desktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LoanApp, Path]]:
     """The loan task recorded once by the example agent, in a store of its own."""
-    work = tmp_path_factory.mktemp("types")
-    store = work / "store"
-    app = LoanApp(work / "app")
-    try:
-        app.start()
-        subprocess.run(["xdotool", "mousemove", "3", "400"], check=True)
-        done = mm(
-            "--store", str(store), "record", "loan", "--observe", "0", "--", *agent_command(app)
-        )
-        assert done.returncode == 0, done.stderr
-        assert len(app.records()) == 1
-        yield app, store
-    finally:
-        app.stop()
+    with loan_recorded(tmp_path_factory.mktemp("types")) as recorded:
+        yield recorded
 
 
 def _open(
