@@ -721,18 +721,48 @@ class TkLoan(App):
 
 
 @dataclass
-class WineNotepad(App):
-    """Wine's notepad with a file: type the name, a new line and the city, save (Ctrl+S);
-    the record is the saved file's lines."""
+class NoteEditor(App):
+    """A text editor with a file (note.txt): click into its text (`text_at`, from the
+    window's corner), type the name, a new line and the city, save (Ctrl+S); the record
+    is the saved file's lines (read as `encoding`)."""
 
-    key: str = "wine"
-    title: str = "^note.txt - Notepad$"
     native: frozenset[str] = frozenset()
-    server: subprocess.Popen[bytes] | None = None
+    text_at: tuple[int, int] = (200, 120)
+    encoding: str = "utf-8"
 
     @property
     def note(self) -> Path:
         return self.work / "note.txt"
+
+    def reset_result(self) -> None:
+        self.note.write_text("")
+
+    def first_field(self) -> tuple[int, int]:
+        return self.at(*self.text_at)
+
+    def plan(self, value: str) -> Plan:
+        return [
+            _click(*self.first_field()),
+            _write(value),
+            {"op": "press", "key": "Return"},
+            _write("Paris"),
+            {"op": "hotkey", "keys": ["ctrl", "s"]},
+        ]
+
+    def result(self, exit_code: int) -> str | None:
+        time.sleep(0.5)  # the editor writes the file when it handles the key
+        text = self.note.read_text(encoding=self.encoding)
+        return "|".join(line for line in text.splitlines() if line) or None
+
+
+@dataclass
+class WineNotepad(NoteEditor):
+    """Wine's notepad (`NoteEditor`'s task)."""
+
+    key: str = "wine"
+    title: str = "^note.txt - Notepad$"
+    encoding: str = "latin-1"
+    server: subprocess.Popen[bytes] | None = None
 
     def env(self) -> dict[str, str]:
         prefix = self.work.parent / "wineprefix"
@@ -788,41 +818,16 @@ class WineNotepad(App):
             terminate(self.server)
             self.server = None
 
-    def reset_result(self) -> None:
-        self.note.write_text("")
-
-    def first_field(self) -> tuple[int, int]:
-        return self.at(200, 120)
-
-    def plan(self, value: str) -> Plan:
-        return [
-            _click(*self.at(200, 120)),
-            _write(value),
-            {"op": "press", "key": "Return"},
-            _write("Paris"),
-            {"op": "hotkey", "keys": ["ctrl", "s"]},
-        ]
-
-    def result(self, exit_code: int) -> str | None:
-        time.sleep(0.5)  # notepad writes the file when it handles the key
-        lines = [line for line in self.note.read_text(encoding="latin-1").splitlines() if line]
-        return "|".join(lines) or None
-
 
 @dataclass
-class JEdit(App):
-    """jEdit (Java Swing, from Debian) with a file: type the name, a new line and the
-    city, save (Ctrl+S); the record is the saved file's lines. Its status bar keeps a
+class JEdit(NoteEditor):
+    """jEdit (Java Swing, from Debian) (`NoteEditor`'s task). Its status bar keeps a
     memory gauge ("197/388MB") that moves while the app works, and a clock."""
 
     key: str = "jedit"
     title: str = "^jEdit - note.txt$"
-    native: frozenset[str] = frozenset()
     programs: tuple[str, ...] = ("jedit",)
-
-    @property
-    def note(self) -> Path:
-        return self.work / "note.txt"
+    text_at: tuple[int, int] = (300, 90)
 
     def launch(self, variant: Variant) -> subprocess.Popen[bytes]:
         settings = self.work / "settings"
@@ -836,26 +841,6 @@ class JEdit(App):
         super().start(variant)
         self.resize((760, 540))
         self.place()
-
-    def reset_result(self) -> None:
-        self.note.write_text("")
-
-    def first_field(self) -> tuple[int, int]:
-        return self.at(300, 90)
-
-    def plan(self, value: str) -> Plan:
-        return [
-            _click(*self.at(300, 90)),
-            _write(value),
-            {"op": "press", "key": "Return"},
-            _write("Paris"),
-            {"op": "hotkey", "keys": ["ctrl", "s"]},
-        ]
-
-    def result(self, exit_code: int) -> str | None:
-        time.sleep(0.5)  # jEdit writes the file when it handles the key
-        lines = [line for line in self.note.read_text().splitlines() if line]
-        return "|".join(lines) or None
 
 
 def _alive(group: int) -> bool:
