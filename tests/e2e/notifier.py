@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             event = d.next_event()
             if event.type == X.Expose:
                 for i, width in enumerate((w - 60, w - 110, w - 90)):
-                    window.fill_rectangle(gc, 16, 16 + 20 * i, width, 8)
+                    window.fill_rectangle(gc, 16, 16 + 20 * i, max(width, 1), 8)
                 d.flush()
                 drawn = True
             elif event.type == X.KeyPress and args.take_focus is not None:

@@ -24,6 +24,9 @@ tells it (`tests/e2e/notifier.py`, its EWMH type set before it is mapped):
   out, seen under, from each window's own pixels (a compositing manager's, or the
   server's at mm's asking): the saved record's outcome is done (exit 0), a failed
   upload's error under it is not (exit 6);
+- a notification over the middle of the Name field, right of the typed name: left out
+  of each check; the name read back by OCR under it, in the form's own pixels, where a
+  compositing manager keeps them (verified), else "not verified" (covered);
 - a notification far away that takes the X input focus itself: no key is sent (exit 3).
 """
 
@@ -40,6 +43,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.desktop.desktop import Desktop
+from tests.desktop import need
 from tests.e2e.conftest import WANTED, LoanApp, agent_command, loan_recorded, mm
 
 pytestmark = pytest.mark.e2e
@@ -296,6 +300,49 @@ def test_a_notification_over_the_outcome_is_seen_under(
         assert (
             "does not show the recorded outcome, seen under a notification window" in result.stderr
         )
+
+
+@pytest.mark.parametrize("compositor", ["xcompmgr", "none"])
+def test_a_name_under_a_notification_is_read_in_the_form_s_own_pixels(
+    desktop: Desktop, recorded: tuple[LoanApp, Path], compositor: str
+) -> None:
+    """Another app's notification over the Name field right of the typed name, clear of
+    where the field is clicked and of its end: each step's check leaves it out, but
+    the name is read back by OCR from the field's whole width, and the card's pixels
+    are not the field's. With a compositing manager the field is read under the card,
+    in the form's own pixels: verified. With none, nothing is asked of the server for a
+    read: the read is covered, "not verified" (never a divergence); the record is saved
+    either way."""
+    need("tesseract")
+    app, store = recorded
+    running = subprocess.Popen(["xcompmgr"]) if compositor == "xcompmgr" else None
+    try:
+        time.sleep(1)
+        app.start()
+        before = len(app.records())
+        name = app.widgets()["Name"]
+        # From 40 px right of where the field is clicked (its centre) to 10 px short of
+        # its end: over its middle (one over its end cuts the read there instead).
+        left = name["x"] + name["w"] // 2 + 40
+        middle = (left, name["y"] - 4, name["x"] + name["w"] - 10 - left, name["h"] + 8)
+        card = _open(app, middle, "--kind", "NOTIFICATION", "--override", origin=(0, 0))
+        try:
+            result = _replay(store)
+        finally:
+            _stop(card)
+    finally:
+        if running is not None:
+            running.terminate()
+            running.wait(timeout=10)
+    assert result.returncode == 0, result.stderr
+    assert len(app.records()) == before + 1
+    report = json.loads(result.stdout)
+    if compositor == "xcompmgr":
+        assert report["verified"] is True, report.get("unverified")
+        assert "not verified" not in result.stderr
+    else:
+        assert report["verified"] is False, result.stderr
+        assert "another window covers part of the field" in json.dumps(report["unverified"])
 
 
 @pytest.mark.parametrize("place", [OVER_SUBMIT, BESIDE_SUBMIT], ids=["over", "beside"])
