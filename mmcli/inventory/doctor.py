@@ -498,11 +498,15 @@ def check_composite(conn: Any) -> Finding:
             COMPOSITE,
             Status.OK,
             f"no compositing manager: the server keeps each window's pixels at mm's asking "
-            f"once a notification covers the outcome; {seen}",
+            f"once a notification covers the outcome; {seen} (a typed field under one is "
+            "not read there: not verified)",
         )
     named = f" ({manager})" if manager else ""
     return Finding(
-        COMPOSITE, Status.OK, f"a compositing manager{named} keeps each window's pixels; {seen}"
+        COMPOSITE,
+        Status.OK,
+        f"a compositing manager{named} keeps each window's pixels; {seen}, and a typed "
+        "field under one is read there",
     )
 
 
