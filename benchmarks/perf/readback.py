@@ -1,8 +1,9 @@
 """What reading typed text back costs: one read through the accessibility tree (AT-SPI, a
-GTK 3 entry) and one by OCR (the example Tk form's Name field), each the median of
-`--reads`; and what it adds to a replay, side by side in one run: the example task
-replayed with its typing steps' read-backs as recorded, and with them taken out (as a
-recording made before mm read fields back), alternating.
+GTK 3 entry), one by OCR (the example Tk form's Name field) and one by OCR under another
+app's notification over that field (xcompmgr running), each the median of `--reads`;
+and what it adds to a replay, side by side in one run: the example task replayed with
+its typing steps' read-backs as recorded, and with them taken out (as a recording made
+before mm read fields back), alternating.
 
     python -m benchmarks.perf.readback [--reads 20] [--replays 5] [--json out.json]
 
@@ -20,6 +21,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from benchmarks.perf.common import Figure, Report, Spread, quiet_stderr, run_benchmark, say
 from examples.world import LoanApp, agent_command
@@ -28,8 +30,9 @@ from mmcli.params import Values
 from mmcli.store.recordings import Store
 
 
-def read_costs(reads: int, work: Path) -> tuple[list[float], list[float]]:
-    """Seconds of each read: through AT-SPI (a zenity entry, with its bus), by OCR (Tk)."""
+def read_costs(reads: int, work: Path) -> tuple[list[float], list[float], list[float]]:
+    """Seconds of each read: through AT-SPI (a zenity entry, with its bus), by OCR (Tk),
+    and by OCR under another app's notification (`read_under_costs`)."""
     import os
 
     from mmcli.backends.x11 import X11Backend
@@ -65,11 +68,57 @@ def read_costs(reads: int, work: Path) -> tuple[list[float], list[float]]:
                 ocr.append(time.perf_counter() - started)
                 if not isinstance(got, FieldText) or got.text != "Ada Lovelace":
                     raise SystemExit(f"the OCR read failed: {got}")
+            under = read_under_costs(backend, form, reads, work)
         finally:
             form.stop()
     finally:
         backend.close()
-    return tree, ocr
+    return tree, ocr, under
+
+
+def read_under_costs(backend: Any, form: LoanApp, reads: int, work: Path) -> list[float]:
+    """Seconds of each OCR read of the Name field with another app's notification over
+    its middle, read under it in the form's own pixels (openbox tells the windows, a
+    compositing manager, xcompmgr, keeps their pixels)."""
+    from mmcli.readback.field import FieldText
+    from mmcli.screen.fingerprint import Rect
+
+    # The window manager tells which window has the keyboard and what stands above it
+    # (it frames the form: the field is where the form's layout says once it has).
+    manager = subprocess.Popen(["openbox"], stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    widget = form.widgets()["Name"]
+    box = Rect(widget["x"] + 2, widget["y"] + 2, widget["w"] - 4, widget["h"] - 4)
+    ready = work / "card-ready"
+    at = f"{box.x + box.w // 2},{box.y - 4},{box.w // 3},{box.h + 8}"
+    x, y = box.x + 8, box.y + box.h // 2
+    subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
+    compositor = subprocess.Popen(["xcompmgr"])
+    card = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.notifier", "--at", at, "--ready", str(ready),
+         "--kind", "NOTIFICATION", "--override"],
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while not ready.exists():
+            if card.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the notification over the field did not appear")
+            time.sleep(0.05)
+        time.sleep(1.0)  # the compositing manager has drawn the screen with it
+        frame = backend.grab()
+        took: list[float] = []
+        for _ in range(reads):
+            started = time.perf_counter()
+            got = backend.read_field(box, frame, "ocr")
+            took.append(time.perf_counter() - started)
+            if not isinstance(got, FieldText) or not got.under or got.text != "Ada Lovelace":
+                raise SystemExit(f"the read under the notification failed: {got}")
+        return took
+    finally:
+        for process in (card, compositor, manager):
+            process.terminate()
+            process.wait(timeout=10)
 
 
 def replay_seconds(store: Path, app: LoanApp, name: str) -> float:
@@ -94,7 +143,7 @@ def run(args: argparse.Namespace, work: Path) -> Report:
     from mmcli.verbs.record import record_agent as record
 
     say(f"reading a field {args.reads} times through the accessibility tree and by OCR...")
-    tree, ocr = read_costs(args.reads, work)
+    tree, ocr, under = read_costs(args.reads, work)
     store = Store(work / "store")
     app = LoanApp(work / "app")
     backend = X11Backend(os.environ["DISPLAY"])
@@ -136,6 +185,16 @@ def run(args: argparse.Namespace, work: Path) -> Report:
         Figure("tree_read_ms", "accessibility read, median", tree_ms.median, "ms", spread=tree_ms)
     )
     report.add(Figure("ocr_read_ms", "OCR read, median", ocr_ms.median, "ms", spread=ocr_ms))
+    under_ms = Spread.of([t * 1000 for t in under])
+    report.add(
+        Figure(
+            "ocr_under_read_ms",
+            "OCR read under another app's notification (the form's own pixels), median",
+            under_ms.median,
+            "ms",
+            spread=under_ms,
+        )
+    )
     extra = (statistics.median(with_read) - statistics.median(without)) * 1000
     report.add(
         Figure(
