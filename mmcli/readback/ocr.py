@@ -218,6 +218,10 @@ def _middle_band(gray: np.ndarray, ink: np.ndarray, background: int) -> tuple[in
     return start, stop
 
 
+ACROSS = 0.9
+"""A line with ink over this much of the crop's width (or height) crosses it: a rule."""
+
+
 def _inside_border(ink: np.ndarray, depth: int = 5) -> tuple[int, int, int, int]:
     """(top, bottom, left, right) of the crop inside the field's frame: rows and columns
     at the edges, up to `depth` deep, that are blank (a margin outside the frame), lines
@@ -225,14 +229,18 @@ def _inside_border(ink: np.ndarray, depth: int = 5) -> tuple[int, int, int, int]
     (a rounded corner's remnant)."""
     height, width = ink.shape
     top, bottom, left, right = 0, height, 0, width
-    # A margin outside the frame (a box grown past the field): blank edge lines first.
-    while top < depth and bottom - top > 2 and not ink[top].any():
+    # A margin outside the frame (a box grown past the field): blank edge lines first,
+    # blank but where a line across the whole crop crosses them (the rule above Wine's
+    # text, through the margin beside the scrollbar's edge that ends its line).
+    rows = ink[:, ~(ink.mean(axis=0) > ACROSS)]
+    columns = ink[~(ink.mean(axis=1) > ACROSS), :]
+    while top < depth and bottom - top > 2 and not rows[top].any():
         top += 1
-    while height - bottom < depth and bottom - top > 2 and not ink[bottom - 1].any():
+    while height - bottom < depth and bottom - top > 2 and not rows[bottom - 1].any():
         bottom -= 1
-    while left < depth and right - left > 2 and not ink[:, left].any():
+    while left < depth and right - left > 2 and not columns[:, left].any():
         left += 1
-    while width - right < depth and right - left > 2 and not ink[:, right - 1].any():
+    while width - right < depth and right - left > 2 and not columns[:, right - 1].any():
         right -= 1
     changed = True
     while changed and bottom - top > 2 and right - left > 2:

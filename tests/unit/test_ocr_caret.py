@@ -158,3 +158,22 @@ def test_a_cell_caught_before_its_text_is_drawn_reads_empty() -> None:
     read = read_region(crop)
     assert not isinstance(read, NotRead) and read.text == ""
     assert compare_typed("Anna", read).outcome is ReadOutcome.DIFFERS
+
+
+def test_a_caret_before_a_scrollbar_s_edge_under_a_rule_is_found() -> None:
+    """Wine's notepad: the line typed on, widened to its field, runs from a rule above
+    it (the edit area's top edge, across the whole box) to the scrollbar's edge, with a
+    margin of ground beyond that. The margin is blank but where the rule crosses it: it
+    is stripped, the scrollbar's edge with it as the frame, and the caret is the last
+    ink ("Adal" read before, to the field's edge: not verified in every Wine replay)."""
+    need("tesseract")
+    from mmcli.readback.reader import read_pixels
+    from mmcli.screen.fingerprint import Frame
+
+    crop = np.asarray(Image.open(FIXTURES / "wine-notepad-typed.png").convert("L"))
+    screen = np.full((300, 900), 255, np.uint8)
+    screen[110:150, 95:845] = crop
+    frame = Frame.from_image(Image.fromarray(screen).convert("RGB"))
+    read = read_pixels(frame, Rect(103, 123, 729, 14))
+    check = compare_typed("Ada", read)
+    assert check.outcome is ReadOutcome.VERIFIED, read
