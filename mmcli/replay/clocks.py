@@ -55,7 +55,7 @@ def times_now(words: Sequence[tuple[str, Rect]], now: datetime) -> list[Rect]:
         m = TIME.match(word.strip(EDGE))
         if m is None:
             continue
-        half = m.group(4)
+        half = m.group(4)[0] if m.group(4) else None
         if half is None and i + 1 < len(words):
             after = HALF.match(words[i + 1][0].strip(EDGE))
             if after is not None:

@@ -44,6 +44,8 @@ def test_the_words_of_a_time_are_found_with_their_half() -> None:
     ]
     assert times_now(words, NOW) == [Rect(70, 0, 50, 10)]
     assert times_now([("15:31:40", Rect(0, 0, 50, 10))], NOW) == [Rect(0, 0, 50, 10)]
+    assert times_now([("3:31PM", Rect(0, 0, 50, 10))], NOW) == [Rect(0, 0, 50, 10)]
+    assert times_now([("3:31AM", Rect(0, 0, 50, 10))], NOW) == []
 
 
 def status_bar(gauge: str, clock: str) -> Frame:
