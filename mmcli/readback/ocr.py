@@ -229,14 +229,15 @@ def _inside_border(ink: np.ndarray, depth: int = 5) -> tuple[int, int, int, int]
     (a rounded corner's remnant)."""
     height, width = ink.shape
     top, bottom, left, right = 0, height, 0, width
-    # A margin outside the frame (a box grown past the field): blank edge lines first,
-    # blank but where a line across the whole crop crosses them (the rule above Wine's
-    # text, through the margin beside the scrollbar's edge that ends its line).
-    rows = ink[:, ~(ink.mean(axis=0) > ACROSS)]
+    # A margin outside the frame (a box grown past the field): blank edge lines first;
+    # a column blank but where a rule across the whole crop crosses it too (the rule
+    # above Wine's text, through the margin beside the scrollbar's edge that ends its
+    # line). Not so a row: the caret's column may run nearly the crop's height, and the
+    # rows below the baseline it alone reaches tell it from a letter.
     columns = ink[~(ink.mean(axis=1) > ACROSS), :]
-    while top < depth and bottom - top > 2 and not rows[top].any():
+    while top < depth and bottom - top > 2 and not ink[top].any():
         top += 1
-    while height - bottom < depth and bottom - top > 2 and not rows[bottom - 1].any():
+    while height - bottom < depth and bottom - top > 2 and not ink[bottom - 1].any():
         bottom -= 1
     while left < depth and right - left > 2 and not columns[:, left].any():
         left += 1

@@ -177,3 +177,14 @@ def test_a_caret_before_a_scrollbar_s_edge_under_a_rule_is_found() -> None:
     read = read_pixels(frame, Rect(103, 123, 729, 14))
     check = compare_typed("Ada", read)
     assert check.outcome is ReadOutcome.VERIFIED, read
+
+
+def test_a_caret_nearly_as_tall_as_the_crop_keeps_the_rows_below_the_baseline() -> None:
+    """The margin rows the caret alone reaches are no margin: stripped as blank, the
+    caret ended at the baseline and was read as an "l" (Qt's entry on Xfce: "Adal")."""
+    from mmcli.readback.ocr import _inside_border
+
+    ink = strokes(22, ELL, OH, (40, 1, 21))
+    top, bottom, _, _ = _inside_border(ink)
+    assert (top, bottom) == (1, 21)  # only the blank rows outside the caret's run
+    assert _caret_columns(ink[top:bottom]) == [40]
