@@ -28,7 +28,9 @@ from mmcli.screen.matcher import Difference, Verdict
 GLYPHS_MAX = (64, 32)
 """A difference at most this big (px, each way) may be a clock's digits."""
 MOST = 3
-"""At most this many differences a check are read as clocks (each read costs ~0.1 s)."""
+"""Lines are read only where a check's differences are all a few glyphs' worth, this
+many at most (each read costs ~0.1 s): where anything else differs (a moved window, a
+dialog), the check fails whatever a clock reads, and nothing is read."""
 KEPT = 16
 """Lines read kept for the next looks (a refused step looks again until its timeout)."""
 LINE_MARGIN = 6
@@ -121,7 +123,9 @@ class Clocks:
             and d.region.w <= GLYPHS_MAX[0]
             and d.region.h <= GLYPHS_MAX[1]
             and not any(d.region.intersects(s) for s in spared)
-        ][:MOST]
+        ]
+        if len(small) != len(differences) or len(small) > MOST:
+            return []  # something no clock explains differs too: nothing is read
         found: list[Rect] = []
         for region in small:
             if any(region.inside(f) for f in found):
