@@ -238,31 +238,32 @@ class X11Backend(XInput, Backend):
         if frame is None and box is not None:
             frame = self.grab()
         pid, window = self._keyboard() if prefer != "ocr" else (None, None)
-        return read(
-            pid,
-            box,
-            frame,
-            prefer or "accessibility",
-            lambda: over_the_keyboard(self.stack() or []),
-            self.name,
-            window,
-            self._kept_under,
-        )
+        stacked: list[StackedWindow] = []  # asked once, by `covered`, for both
 
-    def _kept_under(self, frame: Frame, places: Sequence[Rect]) -> SeenUnder | None:
-        """`frame` seen under the windows framed at `places` (`seen_under`), only where a
-        compositing manager keeps each window's pixels whole: what the server keeps at
-        our asking holds, at first, the covering window's pixels where an app has yet to
-        draw again what it hid, and a field read there would read the cover's text."""
+        def covered() -> list[Rect]:
+            stacked[:] = self.stack() or []
+            return over_the_keyboard(stacked)
+
+        def under(frame: Frame, places: Sequence[Rect]) -> SeenUnder | None:
+            return self._kept_under(frame, [w for w in stacked if w.frame in places])
+
+        return read(pid, box, frame, prefer or "accessibility", covered, self.name, window, under)
+
+    def _kept_under(self, frame: Frame, covering: Sequence[StackedWindow]) -> SeenUnder | None:
+        """`frame` seen under `covering` (`seen_under`), only where a compositing manager
+        keeps each window's pixels whole: what the server keeps at our asking holds, at
+        first, the covering window's pixels where an app has yet to draw again what it
+        hid, and a field read there would read the cover's text."""
         from mmcli.backends import x11under
 
+        if not covering:
+            return None
         try:
             if x11under.compositing(self._display) is None:
                 return None
         except Exception:  # the server answers oddly: nothing is told
             return None
-        covering = [w for w in self.stack() or [] if w.frame in places]
-        return self.seen_under(frame, covering) if covering else None
+        return self.seen_under(frame, covering)
 
     def _keyboard(self) -> tuple[int | None, Rect | None]:
         """The process of the window that has the keyboard and its client area, from one
