@@ -1,14 +1,15 @@
 """The VNC backend: a remote desktop through `rfb.RFBClient`.
 
 The screen is the client's framebuffer, kept current by the server's updates on a reader
-thread: a grab is a copy of it, and each update is a change report for `settle`. Input is
-RFB pointer and key events; text is typed as each character's X keysym (the server finds
-the key, whatever its keyboard layout), keys and hotkeys by mm's key names mapped to
-keysyms. RFB tells nothing of windows (`windows()` is None: the pixel rules apply). Where
-the pointer is, a server tells only if it has the PointerPos extension (x11vnc does), and
-then only the moves of others: `pointer()` is its last report, or mm's own last move if
-that came later, or mm's last move alone where the server says nothing (the fail-safe
-corner then cannot be reached from the remote side; Ctrl-C stops a replay).
+thread: a grab is a copy of it (from `FRESH_AFTER_CONNECT` after a connection on: a
+server's first frames may be its screen from before), and each update is a change report
+for `settle`. Input is RFB pointer and key events; text is typed as each character's X
+keysym (the server finds the key, whatever its keyboard layout), keys and hotkeys by mm's
+key names mapped to keysyms. RFB tells nothing of windows (`windows()` is None: the pixel
+rules apply). Where the pointer is, a server tells only if it has the PointerPos extension
+(x11vnc does), and then only the moves of others: `pointer()` is its last report, or mm's
+own last move if that came later, or mm's last move alone where the server says nothing
+(the fail-safe corner then cannot be reached from the remote side; Ctrl-C stops a replay).
 
 A dropped connection is reconnected at the next grab or action, at most `RECONNECTS`
 times in the backend's life; then `DisplayLost`, before any further action.
@@ -42,6 +43,12 @@ SERVER_LAG = 0.15
 """The screen counts as still only this long after the last change and the last input:
 a VNC server sends a change some time after it happens (x11vnc polls its display: the
 first update came 20-55 ms after a click or key here, median 47 ms after a click)."""
+FRESH_AFTER_CONNECT = 1.5
+"""No screen is given out (`grab`) until this long after a connection's first frame: a
+server may first send the screen it kept from before, not the one there now. x11vnc,
+connected to within a moment of its last client leaving, sent the form without the dialog
+that had opened since, and caught up 0.75-0.97 s later (measured): a check on that first
+frame passed, and a click went under the dialog."""
 
 KEYSYMS: dict[str, int] = {
     "enter": 0xFF0D, "return": 0xFF0D, "\n": 0xFF0D, "\r": 0xFF0D, "tab": 0xFF09,
@@ -101,6 +108,8 @@ class VncBackend(Backend):
         self._password = vnc_password()
         self._log = ChangeLog()
         self.reconnects = 0
+        self._fresh_at = 0.0
+        """When the connection's screen can be trusted as the one there now."""
         self._client = self._connect()
         self._position = (self._client.width // 2, self._client.height // 2)
         self._clicked_at = 0.0
@@ -115,6 +124,7 @@ class VncBackend(Backend):
             if client.error is not None:
                 raise DisplayError(f"{self.address} broke the protocol: {client.error}")
             raise DisplayError(f"{self.address} sent no screen in {FIRST_FRAME_WAIT:.0f}s")
+        self._fresh_at = time.monotonic() + FRESH_AFTER_CONNECT
         return client
 
     def _live(self) -> RFBClient:
@@ -144,7 +154,11 @@ class VncBackend(Backend):
         return (client.width, client.height)
 
     def grab(self) -> Frame:
-        raw, width, height = self._live().snapshot()
+        client = self._live()
+        wait = self._fresh_at - time.monotonic()
+        if wait > 0:  # the server's first frames may show the screen from before
+            time.sleep(wait)
+        raw, width, height = client.snapshot()
         return Frame(raw, width, height)
 
     def pointer(self) -> tuple[int, int]:
