@@ -76,6 +76,7 @@ class Options:
     """After Submit, the window's title names the applicant (as an editor's names its
     file): drawn by the window manager, outside the app's own pixels."""
     fail_upload: bool = False
+    slow_submit: float = 0.0
     late_hover: int = 0
     """Milliseconds after the pointer enters a button before its hover effect is drawn
     (0: at once, as Tk draws it)."""
@@ -174,6 +175,14 @@ def parse_args(argv: list[str] | None = None) -> Options:
         help="the upload after the confirmation fails: nothing is saved, the status line says so",
     )
     p.add_argument(
+        "--slow-submit",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="Submit answers this long after the click (a server's round trip): the status "
+        "line and the confirmation come then",
+    )
+    p.add_argument(
         "--draft-notice",
         action="store_true",
         help="a small 'Draft saved' window opens over the form once the name is typed and "
@@ -211,6 +220,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         fail_upload=a.fail_upload,
         late_hover=a.late_hover,
         draft_notice=a.draft_notice,
+        slow_submit=a.slow_submit,
     )
 
 
@@ -542,6 +552,14 @@ class LoanFormApp:
         if not self.opts.fail_upload:  # else the screens look as usual until OK
             append_record(self.opts.out, record)
         self.show_error("")
+        if self.opts.slow_submit:
+            delay = round(self.opts.slow_submit * 1000)
+            self.root.after(delay, self.submit_answered, name)
+        else:
+            self.submit_answered(name)
+
+    def submit_answered(self, name: str) -> None:
+        """What Submit shows once the record is saved: the status line, the confirmation."""
         if self.opts.echo:
             shown = self.vars[self.opts.echo].get().strip()
             self.status.configure(text=f"Saved {self.opts.echo} {shown}", font=ECHO_FONT)

@@ -2,6 +2,8 @@
 second, the whole time. The recording learns its region as changing alone (masked in
 every check); the X server's change reports (DAMAGE) from inside that region then do
 not keep the screen from being still, in the recorder's captures or in replay's checks.
+Between the agent's actions only what changes again is learned so: an answer that comes
+late comes once.
 
 Without that, every check of the replay waited out its limit for a still screen that
 never came, and the outcome after the last step was never judged on a still screen:
@@ -93,3 +95,43 @@ def test_a_caret_blinking_at_the_end_does_not_hold_the_recording_up(
     assert recorded.returncode == 0, recorded.stderr
     assert "still changing" not in recorded.stderr
     assert len(loan_app.records()) == 1
+
+
+def test_a_spinner_is_learned_between_the_agent_s_actions(
+    loan_app: LoanApp, spinner: subprocess.Popen[bytes], isolated_store: Path
+) -> None:
+    """No idle watch first: the spinner is seen changing again and again while the agent
+    thinks (2.5 s before each action), and learned then."""
+    loan_app.start()
+    agent = agent_command(loan_app, think=2.5)
+    recorded = mm("record", "loan", "--observe", "0", "--", *agent)
+    assert recorded.returncode == 0, recorded.stderr
+    assert "changing on their own (left out of checks)" in recorded.stderr
+    loan_app.out.unlink()
+
+    loan_app.start()
+    result = mm("replay", "loan", "--no-agent", "--timeout", "5", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["outcome"] == "from-memory"
+
+
+def test_a_late_answer_is_not_learned_as_changing_on_its_own(
+    loan_app: LoanApp, isolated_store: Path
+) -> None:
+    """Submit answers 1.5 s late (the status line, the confirmation) while the agent
+    thinks 1.5 s before each action: seen changing once between two actions, it is the
+    answer, not something that changes alone. Learned as changing alone, the
+    confirmation's place was masked in every check, and a Notice dialog there at the
+    next replay's start was clicked under."""
+    loan_app.start("--slow-submit", "1.5")
+    agent = agent_command(loan_app, think=1.5)
+    recorded = mm("record", "loan", "--observe", "0", "--", *agent)
+    assert recorded.returncode == 0, recorded.stderr
+    assert "changing on their own" not in recorded.stderr
+    loan_app.out.unlink()
+
+    loan_app.start("--slow-submit", "1.5", "--popup-at-start")
+    result = mm("replay", "loan", "--no-agent", "--timeout", "2", "--json")
+    assert result.returncode == 3, result.stderr
+    assert json.loads(result.stdout)["divergence"]["step"] == 1
+    assert loan_app.records() == []
