@@ -351,6 +351,7 @@ def run_app(
     vary: bool,
     shots: Path | None,
     log: bool = True,
+    think: tuple[float, float] | None = None,
 ) -> list[Result]:
     """Record the app's task in each style its cases need, and judge every case against
     every recording."""
@@ -366,6 +367,7 @@ def run_app(
                 style=style,
                 vary=vary,
                 shots=shots,
+                think=think,
             )
             recorded: list[Recorded] = []
             for i in recordings:
@@ -398,6 +400,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sample", type=int, help="judge only this many cases, drawn")
     parser.add_argument("--seed", type=int, default=0, help="the draw's seed (--sample)")
     parser.add_argument("--timeout", type=float, default=4.0, help="mm replay --timeout")
+    parser.add_argument(
+        "--think", type=float, nargs=2, metavar=("FROM", "TO"),
+        help="the recorded agent's thinking between actions (s; default: 0.2 0.9; a model's "
+        "agent: 2 6): what the recorder learns between actions depends on it",
+    )  # fmt: skip
     parser.add_argument("--panel", choices=("ours", "default"), default="ours")
     parser.add_argument("--fixed-world", action="store_true", help="no drawn world")
     parser.add_argument("--list", action="store_true", help="print the cases and exit")
@@ -446,6 +453,7 @@ def main() -> int:
                         args.timeout,
                         vary=not args.fixed_world,
                         shots=work / "shots" if args.keep else None,
+                        think=tuple(args.think) if args.think else None,
                     )
                     if args.json:  # after each app: an interrupted run keeps its figures
                         write_json(args.json, args, started, results)
