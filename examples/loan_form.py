@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import tkinter as tk
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -77,6 +78,9 @@ class Options:
     file): drawn by the window manager, outside the app's own pixels."""
     fail_upload: bool = False
     slow_submit: float = 0.0
+    connecting: float = 0.0
+    """A "Connecting" box over the form at start that closes itself this many seconds
+    after the window is drawn (0: none)."""
     late_hover: int = 0
     """Milliseconds after the pointer enters a button before its hover effect is drawn
     (0: at once, as Tk draws it)."""
@@ -183,6 +187,14 @@ def parse_args(argv: list[str] | None = None) -> Options:
         "line and the confirmation come then",
     )
     p.add_argument(
+        "--connecting",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="a 'Connecting' box over the form at start, where dialogs open, that closes "
+        "itself SECONDS after the window is drawn (the ready file is touched with it up)",
+    )
+    p.add_argument(
         "--draft-notice",
         action="store_true",
         help="a small 'Draft saved' window opens over the form once the name is typed and "
@@ -221,6 +233,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         late_hover=a.late_hover,
         draft_notice=a.draft_notice,
         slow_submit=a.slow_submit,
+        connecting=a.connecting,
     )
 
 
@@ -263,6 +276,8 @@ class LoanFormApp:
         # Every widget published in the layout: role, accessible label and stable id.
         self.described: dict[tk.Widget, tuple[str, str, str]] = {}
         self.dialogs: list[tk.Toplevel] = []
+        self.closers: dict[tk.Toplevel, Callable[[], None]] = {}
+        """How each dialog closes, as its OK button closes it."""
         self.publish_pending = False
         self.last_input = 0.0
         """When the app last took a button or key press (wall clock), published with the
@@ -477,6 +492,7 @@ class LoanFormApp:
         ok.place(relx=0.5, y=height - 35, anchor="center")
         self.described[ok] = ("button", "OK", "ok")
         top.protocol("WM_DELETE_WINDOW", close)
+        self.closers[top] = close
         self.dialogs.append(top)
         # A grab needs a viewable window, so wait until the server has mapped it.
         top.wait_visibility()
@@ -706,6 +722,9 @@ class LoanFormApp:
             self.notice_draft_after_name()
         if self.opts.popup_at_start:
             self.open_dialog("Notice", "Scheduled maintenance tonight", lambda: None)
+        if self.opts.connecting:
+            box = self.open_dialog("Connecting", "Connecting to the server...", lambda: None)
+            self.root.after(round(self.opts.connecting * 1000), self.closers[box])
         self.root.update()
         if self.opts.layout is not None:
             self.publish_periodically()

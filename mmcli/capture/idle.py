@@ -3,11 +3,14 @@ runs: watched on the idle screen before the agent starts (`IdleWatch.observe`), 
 sampled between actions once the app has reacted to the last (`IdleWatch.sample`).
 Every step masks it, and it does not keep a capture waiting for a still screen.
 
-Between actions, a change seen once is the last action's late answer as often as not (a
-server's round trip: the confirmation and the status line came 1.5 s after Submit, and,
-learned as changing alone, masked a dialog over the form at replay, which clicked under
-it). Only a region that changes again, `REPEAT_APART` or more later with no action
-between, changes on its own there."""
+A change seen once is an answer as often as not: between actions, the last action's late
+answer (a server's round trip: the confirmation and the status line came 1.5 s after
+Submit, and, learned as changing alone, masked a dialog over the form at replay, which
+clicked under it); before the agent starts, the app finishing its start (a "Connecting"
+box that closes itself, a page drawn in parts). Only a region that changes again,
+`REPEAT_APART` or more later with no action between, changes on its own. The idle watch
+goes on past its time, up to `OBSERVE_GRACE`, while a change it saw once could still
+come again (a clock's seconds seen ticking once)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,10 @@ REPEAT_APART = 1.0
 """Between actions, a region changes on its own when seen changing twice this far apart
 (a clock's seconds, a spinner): an answer that comes late, drawn in a few frames (a
 fade, a page drawn in parts), comes once."""
+OBSERVE_GRACE = 2 * REPEAT_APART + 0.25
+"""The idle watch goes on this much past its time at most, while a change it saw once
+has not had `REPEAT_APART` and a sample more to come again: a clock's second ticks
+seen 0.9 s apart (the samples' grain) are learned at the third tick."""
 
 
 @dataclass
@@ -40,13 +47,19 @@ class IdleWatch:
     """The backend's quiet zones before the observation added the volatile regions."""
 
     def observe(self, seconds: float) -> None:
-        """Watch the idle screen before the agent starts: what changes now changes alone."""
-        deadline = time.monotonic() + seconds
+        """Watch the idle screen before the agent starts, `seconds` and then as long as
+        a change seen once could still come again (`OBSERVE_GRACE` at most): what
+        changes again changes alone."""
+        start = time.monotonic()
+        deadline, limit = start + seconds, start + seconds + OBSERVE_GRACE
         previous = self.backend.grab()
-        while time.monotonic() < deadline:
-            time.sleep(min(SAMPLE_EVERY / 2, max(deadline - time.monotonic(), 0)))
+        once: list[tuple[float, Rect]] = []
+        while (now := time.monotonic()) < limit and (now < deadline or self._pending(once)):
+            time.sleep(
+                SAMPLE_EVERY / 2 if now >= deadline else min(SAMPLE_EVERY / 2, deadline - now)
+            )
             current = self.backend.grab()
-            self.note_volatile(previous, current)
+            once = self.note_repeated(once, changes(previous, current))
             previous = current
         # What changes alone is masked in every step: it does not keep a capture waiting
         # for a still screen either (a spinner would, at every action).
@@ -55,7 +68,18 @@ class IdleWatch:
         self.backend.quiet_zones([*self._zones_kept, *self.volatile])
 
     def note_volatile(self, before: Frame, after: Frame) -> None:
+        """Learn every change from `before` to `after` as changing alone (a caller that
+        knows it does)."""
         self.volatile.extend(changes(before, after))
+
+    def _pending(self, once: list[tuple[float, Rect]]) -> bool:
+        """Whether a change seen once, not learned, could still come again."""
+        now = time.monotonic()
+        return any(
+            now - seen < REPEAT_APART + SAMPLE_EVERY
+            and not any(region.intersects(v) for v in self.volatile)
+            for seen, region in once
+        )
 
     def sample(
         self,

@@ -1,15 +1,19 @@
-"""Between the agent's actions, what changes again is learned as changing on its own;
-what changes once (the last action's late answer) is not (`IdleWatch.note_repeated`)."""
+"""What changes again is learned as changing on its own; what changes once (the last
+action's late answer, the app finishing its start) is not: between the agent's actions
+(`IdleWatch.note_repeated`) and in the idle watch before it starts (`IdleWatch.observe`)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from mmcli.backends import FakeBackend
 from mmcli.capture import idle
 from mmcli.capture.idle import IdleWatch
-from mmcli.screen.fingerprint import Rect
+from mmcli.screen.fingerprint import Frame, Rect
 
 CLOCK = Rect(1800, 10, 80, 20)
 DIALOG = Rect(700, 400, 320, 130)
@@ -46,3 +50,91 @@ def test_an_answer_drawn_in_two_frames_is_not_learned(
     at(monkeypatch, 12.0)
     watch.note_repeated(once, [CLOCK])  # elsewhere, later: not the dialog again
     assert watch.volatile == []
+
+
+class Clock:
+    """A monotonic clock that moves only when the watch sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class Scripted(FakeBackend):
+    """A screen drawn by `draw` at the clock's time since the watch began."""
+
+    def __init__(self, clock: Clock, draw: Callable[[float], Image.Image]) -> None:
+        super().__init__(draw(0.0))
+        self.clock, self.draw, self.began = clock, draw, clock.now
+
+    def grab(self) -> Frame:
+        self.screen = self.draw(self.clock.now - self.began)
+        return super().grab()
+
+
+def box_until(gone: float) -> Callable[[float], Image.Image]:
+    """A "Connecting" box over the form that closes itself at `gone` seconds."""
+
+    def draw(t: float) -> Image.Image:
+        image = Image.new("RGB", (1920, 1080), "white")
+        if t < gone:
+            ImageDraw.Draw(image).rectangle(
+                (DIALOG.x, DIALOG.y, DIALOG.right, DIALOG.bottom), fill="#707070"
+            )
+        return image
+
+    return draw
+
+
+def seconds_clock(phase: float) -> Callable[[float], Image.Image]:
+    """A clock whose seconds tick at `phase`, `phase` + 1, ..."""
+
+    def draw(t: float) -> Image.Image:
+        image = Image.new("RGB", (1920, 1080), "white")
+        tick = math.floor(t - phase) + 1
+        x = CLOCK.x + 8 * (tick % 8)
+        ImageDraw.Draw(image).rectangle((x, CLOCK.y, x + 10, CLOCK.y + 14), fill="black")
+        return image
+
+    return draw
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(idle, "time", fake)
+    return fake
+
+
+def test_the_idle_watch_does_not_learn_a_box_that_closes_once(clock: Clock) -> None:
+    """The app still finishing its start when the recording began: its "Connecting" box
+    closes 0.5 s into the watch. Seen changing once, it is not learned (learned, a
+    dialog at the same place at replay was masked and clicked under)."""
+    watch = IdleWatch(Scripted(clock, box_until(0.5)))
+    watch.observe(1.0)
+    assert watch.volatile == []
+    assert clock.now - 100.0 < 1.0 + idle.OBSERVE_GRACE
+
+
+@pytest.mark.parametrize("phase", [0.05, 0.3, 0.62, 0.95])
+def test_the_idle_watch_learns_a_clock_s_seconds_seen_ticking_once_in_its_time(
+    clock: Clock, phase: float
+) -> None:
+    """A one-second watch sees a seconds clock tick once: it watches on until the tick
+    comes again, and learns it."""
+    watch = IdleWatch(Scripted(clock, seconds_clock(phase)))
+    watch.observe(1.0)
+    assert watch.volatile and all(r.intersects(CLOCK) for r in watch.volatile)
+    assert clock.now - 100.0 <= 1.0 + idle.OBSERVE_GRACE + idle.SAMPLE_EVERY
+
+
+def test_the_idle_watch_takes_its_time_only_on_a_still_screen(clock: Clock) -> None:
+    watch = IdleWatch(Scripted(clock, box_until(99.0)))
+    watch.observe(1.0)
+    assert watch.volatile == []
+    assert clock.now - 100.0 == pytest.approx(1.0)
