@@ -78,6 +78,10 @@ class Options:
     file): drawn by the window manager, outside the app's own pixels."""
     fail_upload: bool = False
     slow_submit: float = 0.0
+    pointer_readout: bool = False
+    """As an image editor: the pointer's place in the window at the status bar's right
+    end, shown as it enters the window and as it moves; a ruler along the top marks its x
+    as it moves only."""
     connecting: float = 0.0
     """A "Connecting" box over the form at start that closes itself this many seconds
     after the window is drawn (0: none)."""
@@ -187,6 +191,13 @@ def parse_args(argv: list[str] | None = None) -> Options:
         "line and the confirmation come then",
     )
     p.add_argument(
+        "--pointer-readout",
+        action="store_true",
+        help="as an image editor: the pointer's place in the window at the status bar's "
+        "right end, shown as it enters the window and as it moves; a ruler along the top "
+        "marks its x as it moves only",
+    )
+    p.add_argument(
         "--connecting",
         type=float,
         default=0.0,
@@ -234,6 +245,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         draft_notice=a.draft_notice,
         slow_submit=a.slow_submit,
         connecting=a.connecting,
+        pointer_readout=a.pointer_readout,
     )
 
 
@@ -436,11 +448,38 @@ class LoanFormApp:
             self.minute.place(x=WIDTH - 10, y=HEIGHT - 24, anchor="ne")
             self.described[self.minute] = ("label", "", "minute-clock")
             self._tick_minute()
+        if self.opts.pointer_readout:
+            self._build_readout()
         if self.opts.clock:
             self.clock = tk.Label(self.root, text="", background=BACKGROUND)
             self.clock.place(x=WIDTH - 16, y=20, anchor="ne")
             self.described[self.clock] = ("label", "", "clock")
             self._tick()
+
+    def _build_readout(self) -> None:
+        """`--pointer-readout`: GIMP's status bar readout and rulers, as they behave."""
+        readout = tk.Label(self.root, text="", background=BACKGROUND)
+        readout.place(x=WIDTH - 10, y=HEIGHT - 24, anchor="ne")
+        self.described[readout] = ("label", "", "pointer-readout")
+        ruler = tk.Canvas(self.root, width=WIDTH, height=8, background="white",
+                          highlightthickness=0)  # fmt: skip
+        ruler.place(x=0, y=0)
+        mark = ruler.create_line(0, 0, 0, 8, fill="black", width=2)
+
+        def place(event: tk.Event) -> tuple[int, int]:
+            return event.x_root - self.root.winfo_rootx(), event.y_root - self.root.winfo_rooty()
+
+        def entered(event: tk.Event) -> None:
+            x, y = place(event)
+            readout.configure(text=f"{x}, {y}")
+
+        def moved(event: tk.Event) -> None:
+            x, y = place(event)
+            readout.configure(text=f"{x}, {y}")
+            ruler.coords(mark, x, 0, x, 8)
+
+        self.root.bind("<Enter>", entered, add="+")
+        self.root.bind("<Motion>", moved, add="+")
 
     def _tick(self) -> None:
         # One reading of the precise clock for both the text and the next tick: strftime

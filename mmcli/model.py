@@ -209,7 +209,7 @@ class EndScreen:
     system told it (None: it told nothing, or no window of the task's apps was there).
     Replay puts the pointer where it was over that window before the check: what the
     pointer's place shows (a hover, a readout of its coordinates) is then the same
-    (`replay.outcome.outcome_pointer`)."""
+    (`replay.pointer_place.outcome_pointer`)."""
 
 
 @dataclass(frozen=True)

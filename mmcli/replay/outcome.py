@@ -14,6 +14,9 @@ changed is waited out (`await_outcome`), never left out, but where what it cover
 title bar the window system names (its text known without its pixels), or where the
 windows under it are seen from their own pixels (`screen.under`: a compositing manager
 keeps them): the app's error under a notification is seen there, not guessed.
+
+The screen is judged as found first; only a still screen that does not show the outcome
+has the pointer put back where it was and is looked at again (`replay.pointer_place`).
 """
 
 from __future__ import annotations
@@ -23,16 +26,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
-from mmcli.model import EndScreen, Step
+from mmcli.model import Step
 from mmcli.replay.clocks import past_clocks
 from mmcli.replay.judge import Judge, touched
-from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions
+from mmcli.replay.pointer_place import PointerLook, outcome_pointer, pointer_explains
+from mmcli.screen.analysis import PIXEL_THRESHOLD, changed_regions, changed_regions_fine
 from mmcli.screen.excuses import inner_workarea
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.matcher import Verdict
 from mmcli.screen.outcome import judge_outcome
-from mmcli.screen.relocate import Offset, moved_point, shifted
-from mmcli.screen.windows import StackedWindow, TitleBar, WindowRef, described_all, relocation
+from mmcli.screen.relocate import Offset, shifted
+from mmcli.screen.windows import StackedWindow, TitleBar, described_all
 
 QUIET = 0.1
 """The outcome is judged on a screen still this long: the app has finished drawing."""
@@ -58,9 +62,16 @@ class OutcomeSeen:
     seen_under: tuple[StackedWindow, ...] = ()
     """Another app's windows over part of what the last action changed that the outcome
     was seen under (`matched`), from the windows' own pixels."""
+    pointer_only: bool = False
+    """The outcome was seen but for what the pointer's place shows (`matched`): the screen
+    as found and the screen with the pointer put back differ from it in separate places,
+    each where the pointer's move changed the screen."""
 
     def how(self) -> str:
-        """How the outcome was seen, where not plainly: under another app's window."""
+        """How the outcome was seen, where not plainly: under another app's window, or but
+        for what the pointer's place shows."""
+        if self.pointer_only:
+            return ", but for what the pointer's place shows (as found and put back)"
         if not self.seen_under:
             return ""
         return f", seen under {described_all(self.seen_under)} in the windows' own pixels"
@@ -119,6 +130,28 @@ class OutcomeJudge:
                 if _differing(found) < _differing(verdict):
                     verdict = found
         return verdict
+
+    def pointer_only(self, end: Step, found: Frame, frame: Frame, offset: Offset) -> bool:
+        """Whether `found` (the screen as found, the pointer where the last action left
+        it) and `frame` (the pointer since put where it was when `end`'s outcome was
+        recorded) differ from that outcome only in regions where the pointer's move
+        changed the screen, and in no region both: what the pointer's place shows, not
+        the task's result. The task is looked for at `offset`, and, as in `verdict`, at
+        each offset its windows stand at now. Anything else than pixels that differ (a
+        window, the coarse grid) is never the pointer's."""
+        offsets = [offset]
+        if offset != (0, 0) or self.judge.relocate:
+            offsets += [o for o in [(0, 0), *self.judge.window_offsets()] if o != offset]
+        return any(self._pointer_only_at(end, found, frame, o) for o in dict.fromkeys(offsets))
+
+    def _pointer_only_at(self, end: Step, found: Frame, frame: Frame, offset: Offset) -> bool:
+        before = self._outcome_at(end, found, offset)
+        after = self._outcome_at(end, frame, offset)
+        if before.ok or after.ok:
+            return False
+        if offset != (0, 0):
+            found, frame = shifted(found, offset), shifted(frame, offset)
+        return pointer_explains(before, after, changed_regions_fine(found, frame))
 
     def _outcome_at(
         self, end: Step, frame: Frame, offset: Offset, hidden: Sequence[Rect] = ()
@@ -246,26 +279,6 @@ class OutcomeJudge:
         return self._changes[end.id]
 
 
-def outcome_pointer(
-    outcome: EndScreen, live: Sequence[WindowRef] | None, relocate: bool
-) -> tuple[int, int] | None:
-    """Where the pointer belongs for `outcome`: where it was over the window under it when
-    the outcome was recorded (`EndScreen.under`), that window where it stands now among
-    `live` (moved: with `relocate`, the one window of its class and size). A dialog the
-    last steps acted in may have stood apart from the window it closed back to: the
-    pointer the steps placed by the dialog is then off that window's place, and what its
-    place shows there (a hover, a readout of its coordinates) differs. None when not
-    known: no window recorded under it, the window system tells nothing, or no such
-    window now (closed, moved without `relocate`, or several alike)."""
-    if outcome.under is None or outcome.fingerprint.pointer is None or live is None:
-        return None
-    if relocate:
-        offset = relocation(outcome.under, live)
-    else:
-        offset = (0, 0) if outcome.under in live else None
-    return None if offset is None else moved_point(outcome.fingerprint.pointer, offset)
-
-
 def _outside(changed: list[Rect] | None, known: Sequence[Rect]) -> list[Rect] | None:
     """`changed` less the regions wholly inside one of `known` (title bars whose text the
     window system confirms): what is left is seen only in pixels."""
@@ -287,6 +300,7 @@ def await_outcome(
     check_abort: Callable[[], None],
     obscured: Callable[[Step, Frame], list[StackedWindow]] | None = None,
     progress: Callable[[str], None] | None = None,
+    pointer: PointerLook | None = None,
 ) -> OutcomeSeen:
     """Look until a still screen shows the outcome of one of `ends` (the path's own
     first), or `timeout` seconds pass; `COVER_WAIT` more while `obscured` says another
@@ -294,10 +308,16 @@ def await_outcome(
     never left out: what it hides may be the app's error). A still screen so covered is
     judged as it is under those windows where the backend keeps each window's own pixels
     (`Backend.seen_under`): the app's pixels there are seen, not left out, and nothing is
-    waited out. What the backend was asked to keep for that is let go at the end."""
+    waited out. What the backend was asked to keep for that is let go at the end.
+
+    The first still screen is judged as found; not the outcome, the pointer is put back
+    (`pointer`) and the next still screen is judged alone and, against the path's own
+    outcome, with the one found (`PointerLook.pointer_only`)."""
     try:
         deadline = time.monotonic() + timeout
         waited = False
+        found: Frame | None = None
+        """The still screen as found, while the first look after the pointer's move is due."""
         while True:
             check_abort()
             settled = backend.settle(QUIET, LOOK_LIMIT)
@@ -308,6 +328,16 @@ def await_outcome(
                     return OutcomeSeen(end, verdict, settled.frame)
                 if first is None:
                     first = verdict
+            if settled.still and pointer is not None:
+                if found is not None:
+                    if pointer.pointer_only(ends[0], found, settled.frame):
+                        return OutcomeSeen(ends[0], first, settled.frame, pointer_only=True)
+                    pointer = None
+                elif pointer.approach():
+                    found = settled.frame
+                    continue
+                else:
+                    pointer = None
             covered: tuple[StackedWindow, ...] = ()
             under: OutcomeSeen | None = None
             if obscured is not None and (settled.still or time.monotonic() >= deadline):

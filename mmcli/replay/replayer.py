@@ -34,6 +34,7 @@ from mmcli.replay.judge import Judge, Match
 from mmcli.replay.landed import Landing, both
 from mmcli.replay.look import Looker
 from mmcli.replay.outcome import OutcomeJudge, await_outcome, pending_reason
+from mmcli.replay.pointer_place import PointerLook
 from mmcli.replay.preconditions import check_geometry, check_values
 from mmcli.replay.report import Divergence, ReplayOptions, ReplayReport
 from mmcli.replay.screens import RecordedScreens
@@ -283,15 +284,19 @@ class Replayer:
             self.progress("no outcome recorded for this path (an older recording): not checked")
             return _Ending(Outcome.FROM_MEMORY)
         ends = [leaf, *(s for s in self.recording.outcomes() if s.id != leaf.id)]
-        self.look.approach(self.outcome.pointer_for(leaf))
+        offset = self.look.offset
         seen = await_outcome(
             self.backend,
             ends,
-            lambda end, frame, hidden: self.outcome.verdict(end, frame, self.look.offset, hidden),
+            lambda end, frame, hidden: self.outcome.verdict(end, frame, offset, hidden),
             self.options.timeout,
             self.look.check_abort,
-            self.outcome.obscured if self.look.offset == (0, 0) else None,
+            self.outcome.obscured if offset == (0, 0) else None,
             self.progress,
+            PointerLook(
+                lambda: self.look.approach(self.outcome.pointer_for(leaf)),
+                lambda end, found, frame: self.outcome.pointer_only(end, found, frame, offset),
+            ),
         )
         if seen.matched is not None:
             other = self.recording.step_label(seen.matched)
@@ -301,7 +306,6 @@ class Replayer:
         reason = seen.reason()
         masks = leaf.outcome.fingerprint.masks
         thumb = self.diagnosis.keep_live_thumbnail(seen.frame, walked.depth, masks)
-        offset = self.look.offset
         live_area, box = self.diagnosis.keep_live_area(seen.frame, walked.depth, masks, offset)
         walked.divergence = Divergence(
             walked.depth,

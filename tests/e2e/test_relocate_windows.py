@@ -71,3 +71,35 @@ def test_the_outcome_is_checked_with_the_pointer_where_it_was_over_the_moved_for
         assert len(app.records()) == 1
     finally:
         app.stop()
+
+
+def test_what_the_pointer_s_place_shows_is_told_from_the_result(
+    desktop: Desktop, tmp_path: Path, isolated_store: Path
+) -> None:
+    """As GIMP's status bar and rulers (`--pointer-readout`): the pointer's place in the
+    form shows as it enters the form and as it moves; the ruler marks it as it moves
+    only. When the dialog closes at replay, the pointer enters the moved form 60 px left
+    of where it entered it recorded: as found, the readout differs; put back where it
+    was, the readout matches and the ruler's mark moved. No place of the pointer gives
+    both, so each look alone differs (exit 6, before); they differ in separate places,
+    each where the pointer's move changed the screen. A result that differs, a failed
+    upload's status line, differs in both: still exit 6."""
+    readout = (*DIALOG, "--pointer-readout")
+    app = LoanApp(tmp_path / "app")
+    try:
+        app.start(*readout)
+        recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(app))
+        assert recorded.returncode == 0, recorded.stderr
+        app.out.unlink()
+        app.start(*readout, "--position", "160,100")
+        replayed = mm("replay", "loan", "--no-agent", "--relocate")
+        assert replayed.returncode == 0, replayed.stderr
+        assert "but for what the pointer's place shows" in replayed.stderr
+        assert len(app.records()) == 1
+        app.stop()
+        app.out.unlink()
+        app.start(*readout, "--position", "160,100", "--fail-upload")
+        failed = mm("replay", "loan", "--no-agent", "--relocate", "--timeout", "3")
+        assert failed.returncode == 6, failed.stderr
+    finally:
+        app.stop()

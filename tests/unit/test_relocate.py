@@ -305,7 +305,7 @@ def test_the_outcome_s_pointer_goes_where_it_was_over_the_window_under_it() -> N
     from dataclasses import replace
 
     from mmcli.model import EndScreen
-    from mmcli.replay.outcome import outcome_pointer
+    from mmcli.replay.pointer_place import outcome_pointer
     from mmcli.screen.fingerprint import Fingerprint, Grid, Rect
     from mmcli.screen.windows import WindowRef
 
