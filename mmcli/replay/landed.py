@@ -29,7 +29,13 @@ from dataclasses import dataclass
 from mmcli.backends.base import Backend
 from mmcli.model import ActionKind, Step, render_text
 from mmcli.params import Values
-from mmcli.readback.field import MIN_CONFIDENCE, ReadOutcome, TypedCheck, compare_typed
+from mmcli.readback.field import (
+    MIN_CONFIDENCE,
+    ReadOutcome,
+    TypedCheck,
+    compare_typed,
+    normalise,
+)
 from mmcli.screen.fingerprint import Frame, Rect
 from mmcli.screen.relocate import Offset
 
@@ -41,6 +47,8 @@ TREE_POLL = 0.1
 DRAW_LAG = 1.0
 """How long a field OCR read other text in is read again, on the screen as it is, before
 it counts: an app may draw the last keys late (Swing: up to half a second after them)."""
+CARET_GLYPHS = frozenset("|]!lI")
+"""What OCR makes of a text caret it reads as a glyph (`_caret_after`)."""
 
 
 @dataclass(frozen=True)
@@ -118,11 +126,17 @@ class Landing:
         is, every `TREE_POLL` for up to `DRAW_LAG` (an app that draws the last keys late:
         Swing's field read empty on the screen as found, drawn a moment later). OCR too
         unsure to say anything (`_unsure`) is read the same way: once more on `frame`, and
-        on the screen as it is only while that read differs."""
+        on the screen as it is only while that read differs. So is a read that is the text
+        typed but for a caret read after it (`_caret_after`): in its blink's other phase,
+        it is not drawn."""
         if read is None:
             return None
         check = read.check
-        if (check.outcome is ReadOutcome.DIFFERS and check.source == "ocr") or _unsure(check):
+        if (
+            (check.outcome is ReadOutcome.DIFFERS and check.source == "ocr")
+            or _unsure(check)
+            or _caret_after(check)
+        ):
             check = self._drawn(read, frame)
         secret = self._secret(read.expected)
         reason = check.reason if not secret else _without_text(check.outcome)
@@ -160,10 +174,12 @@ class Landing:
     def _again(
         self, check: TypedCheck, expected: str, box: Rect | None, prefer: str, lag: float
     ) -> TypedCheck:
-        """`check`, while it differs, read again on the screen as it is every `TREE_POLL`
-        for up to `lag`."""
+        """`check`, while it differs (or shows a caret after the text), read again on the
+        screen as it is every `TREE_POLL` for up to `lag`."""
         deadline = time.monotonic() + lag
-        while check.outcome is ReadOutcome.DIFFERS and time.monotonic() < deadline:
+        while (
+            check.outcome is ReadOutcome.DIFFERS or _caret_after(check)
+        ) and time.monotonic() < deadline:
             time.sleep(TREE_POLL)
             check = compare_typed(expected, self.backend.read_field(box, None, prefer))
         return check
@@ -188,6 +204,19 @@ def _unsure(check: TypedCheck) -> bool:
         and check.confidence is not None
         and check.confidence < MIN_CONFIDENCE
     )
+
+
+def _caret_after(check: TypedCheck) -> bool:
+    """An OCR read that is the text typed but for one bar after it: a caret standing after
+    the text that OCR's caret rule (`readback.ocr`) did not tell from a glyph (Wine's
+    notepad: "Paris|" for "Paris", its caret as tall as the capitals). A caret blinks:
+    read again over `DRAW_LAG`, the field shows without it in the blink's other phase,
+    and the read is then judged as any other. A bar that stays (a letter, a border)
+    leaves the value not verified, never verified."""
+    if check.outcome is not ReadOutcome.UNREADABLE or check.source != "ocr":
+        return False
+    read, want = normalise(check.read), normalise(check.expected)
+    return bool(want) and read[-1:] in CARET_GLYPHS and read[:-1].rstrip() == want
 
 
 def both(mine: bool | None, theirs: bool | None) -> bool | None:

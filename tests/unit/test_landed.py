@@ -19,7 +19,7 @@ from mmcli.errors import Outcome
 from mmcli.model import Action, ActionKind, Landed, Recording
 from mmcli.params import Values
 from mmcli.readback.field import FieldText, NotRead
-from mmcli.replay.landed import TREE_LAG
+from mmcli.replay.landed import DRAW_LAG, TREE_LAG
 from mmcli.replay.report import ReplayOptions, ReplayReport
 from mmcli.screen.fingerprint import Rect
 from mmcli.store.recordings import Store
@@ -376,3 +376,35 @@ def test_ocr_too_unsure_to_say_anything_reads_the_matched_screen_once_more() -> 
     report = replay_read_by_ocr(lambda box, frame=None, prefer="": reads.append(1) or accented)
     assert report.outcome is Outcome.FROM_MEMORY and report.verified is False
     assert len(reads) == 1
+
+
+def test_a_caret_read_after_the_text_is_read_again_in_its_blink_s_other_phase() -> None:
+    """Wine's notepad: OCR read "Paris|", its caret after the last line read as a bar.
+    The caret blinks: read again on the screen as it is, the field shows "Paris" alone
+    (verified). A bar that stays, whether a caret that is not one or a letter, leaves the
+    value not verified after `DRAW_LAG`, never verified and never a divergence."""
+    reads: list[object] = []
+
+    def blinking(box: Rect | None, frame: object = None, prefer: str = "") -> FieldText:
+        reads.append(frame)
+        text = "Jane" if len(reads) > 3 else "Jane|"
+        return FieldText(text, "ocr", rect=box, confidence=90)
+
+    report = replay_read_by_ocr(blinking)
+    assert report.outcome is Outcome.FROM_MEMORY and report.verified is True, report
+    assert len(reads) == 4 and reads[-1] is None
+
+    for stays in ("Jane|", "Janel"):
+        reads.clear()
+        read = FieldText(stays, "ocr", rect=FIELD, confidence=90)
+        started = time.monotonic()
+        report = replay_read_by_ocr(
+            lambda box, frame=None, prefer="", read=read: reads.append(1) or read
+        )
+        assert report.outcome is Outcome.FROM_MEMORY and report.verified is False, report
+        assert len(reads) > 3 and time.monotonic() - started >= DRAW_LAG
+
+    reads.clear()
+    other = FieldText("Jone|", "ocr", rect=FIELD, confidence=90)
+    report = replay_read_by_ocr(lambda box, frame=None, prefer="": reads.append(1) or other)
+    assert report.verified is False and len(reads) == 1  # not the text typed: not read again
