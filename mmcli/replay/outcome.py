@@ -22,7 +22,7 @@ has the pointer put back where it was and is looked at again (`replay.pointer_pl
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from mmcli.backends.base import Backend
@@ -119,30 +119,34 @@ class OutcomeJudge:
         window manager placed apart), the outcome is looked for at each offset the task's
         windows are found at now. Not found: the verdict at the offset where the least of
         the screen differs (what to tell)."""
-        verdict = self._outcome_at(end, frame, offset, hidden)
-        if verdict.ok or (offset == (0, 0) and not self.judge.relocate):
+        offsets = self._offsets(offset)
+        verdict = self._outcome_at(end, frame, next(offsets), hidden)
+        if verdict.ok:
             return verdict
-        for other in [(0, 0), *self.judge.window_offsets()]:
-            if other != offset:
-                found = self._outcome_at(end, frame, other, hidden)
-                if found.ok:
-                    return found
-                if _differing(found) < _differing(verdict):
-                    verdict = found
+        for other in offsets:
+            found = self._outcome_at(end, frame, other, hidden)
+            if found.ok:
+                return found
+            if _differing(found) < _differing(verdict):
+                verdict = found
         return verdict
+
+    def _offsets(self, offset: Offset) -> Iterator[Offset]:
+        """Where an outcome is looked for: `offset`, then, where the task moved or may have
+        (`--relocate`), unshifted and at each offset its windows stand at now."""
+        yield offset
+        if offset == (0, 0) and not self.judge.relocate:
+            return
+        for other in dict.fromkeys([(0, 0), *self.judge.window_offsets()]):
+            if other != offset:
+                yield other
 
     def pointer_only(self, end: Step, found: Frame, frame: Frame, offset: Offset) -> bool:
         """Whether `found` (the screen as found, the pointer where the last action left
         it) and `frame` (the pointer since put where it was when `end`'s outcome was
-        recorded) differ from that outcome only in regions where the pointer's move
-        changed the screen, and in no region both: what the pointer's place shows, not
-        the task's result. The task is looked for at `offset`, and, as in `verdict`, at
-        each offset its windows stand at now. Anything else than pixels that differ (a
-        window, the coarse grid) is never the pointer's."""
-        offsets = [offset]
-        if offset != (0, 0) or self.judge.relocate:
-            offsets += [o for o in [(0, 0), *self.judge.window_offsets()] if o != offset]
-        return any(self._pointer_only_at(end, found, frame, o) for o in dict.fromkeys(offsets))
+        recorded) differ from that outcome only in what the pointer's place shows
+        (`pointer_explains`), not in the task's result, at any of `verdict`'s offsets."""
+        return any(self._pointer_only_at(end, found, frame, o) for o in self._offsets(offset))
 
     def _pointer_only_at(self, end: Step, found: Frame, frame: Frame, offset: Offset) -> bool:
         before = self._outcome_at(end, found, offset)
