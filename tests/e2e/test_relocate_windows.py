@@ -16,6 +16,7 @@ is checked with the pointer where it was over the form (`EndScreen.under`).
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,18 @@ from tests.e2e.conftest import LoanApp, mm
 pytestmark = pytest.mark.e2e
 
 DIALOG = ("--dialog-at", "300,300")  # over the form at 100,100, its OK over no widget
+MOVED = ("--position", "160,100")  # the form 60 px right of where it was recorded
+
+
+def record_and_replay_moved(app: LoanApp, *flags: str) -> subprocess.CompletedProcess[str]:
+    """Record the loan task on the app started with `flags`, then replay it relocated on
+    the app started again with the form moved (`MOVED`)."""
+    app.start(*flags)
+    recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(app))
+    assert recorded.returncode == 0, recorded.stderr
+    app.out.unlink()
+    app.start(*flags, *MOVED)
+    return mm("replay", "loan", "--no-agent", "--relocate")
 
 
 def test_a_dialog_that_did_not_follow_the_moved_form_is_judged_where_it_stands(
@@ -34,19 +47,14 @@ def test_a_dialog_that_did_not_follow_the_moved_form_is_judged_where_it_stands(
 ) -> None:
     app = LoanApp(tmp_path / "app")
     try:
-        app.start(*DIALOG)
-        recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(app))
-        assert recorded.returncode == 0, recorded.stderr
-        app.out.unlink()
-        app.start(*DIALOG, "--position", "160,100")
-        replayed = mm("replay", "loan", "--no-agent", "--relocate")
+        replayed = record_and_replay_moved(app, *DIALOG)
         assert replayed.returncode == 0, replayed.stderr
         assert "moved by +60,+0" in replayed.stderr
         assert len(app.records()) == 1
         app.stop()
         app.out.unlink()
         # The same, with an error shown in the moved form: refused before Submit.
-        app.start(*DIALOG, "--position", "160,100", "--error-label")
+        app.start(*DIALOG, *MOVED, "--error-label")
         refused = mm("replay", "loan", "--no-agent", "--relocate")
         assert refused.returncode == 3, refused.stderr
         assert app.records() == []
@@ -60,12 +68,7 @@ def test_the_outcome_is_checked_with_the_pointer_where_it_was_over_the_moved_for
     over_submit = ("--dialog-at", "75,297")  # OK over the left end of Submit (231..369)
     app = LoanApp(tmp_path / "app")
     try:
-        app.start(*over_submit)
-        recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(app))
-        assert recorded.returncode == 0, recorded.stderr
-        app.out.unlink()
-        app.start(*over_submit, "--position", "160,100")
-        replayed = mm("replay", "loan", "--no-agent", "--relocate")
+        replayed = record_and_replay_moved(app, *over_submit)
         assert replayed.returncode == 0, replayed.stderr
         assert "outcome: the screen shows the recorded outcome" in replayed.stderr
         assert len(app.records()) == 1
@@ -87,18 +90,13 @@ def test_what_the_pointer_s_place_shows_is_told_from_the_result(
     readout = (*DIALOG, "--pointer-readout")
     app = LoanApp(tmp_path / "app")
     try:
-        app.start(*readout)
-        recorded = mm("record", "loan", "--observe", "0", "--", *agent_command(app))
-        assert recorded.returncode == 0, recorded.stderr
-        app.out.unlink()
-        app.start(*readout, "--position", "160,100")
-        replayed = mm("replay", "loan", "--no-agent", "--relocate")
+        replayed = record_and_replay_moved(app, *readout)
         assert replayed.returncode == 0, replayed.stderr
         assert "but for what the pointer's place shows" in replayed.stderr
         assert len(app.records()) == 1
         app.stop()
         app.out.unlink()
-        app.start(*readout, "--position", "160,100", "--fail-upload")
+        app.start(*readout, *MOVED, "--fail-upload")
         failed = mm("replay", "loan", "--no-agent", "--relocate", "--timeout", "3")
         assert failed.returncode == 6, failed.stderr
     finally:
