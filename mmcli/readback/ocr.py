@@ -35,6 +35,7 @@ from PIL import Image
 
 from mmcli.readback.field import FieldText, NotRead
 from mmcli.screen.fingerprint import Rect
+from mmcli.screen.runs import longest
 
 TARGET_HEIGHT = 60
 """The field's inner height, in px, after scaling up (tesseract reads best with capitals
@@ -288,12 +289,12 @@ def _end_caret(ink: np.ndarray, widest: int) -> list[int]:
     if not bar or len(bar) == len(filled):
         return bar  # nothing, or a bar alone: the caret in an empty field (or a lone "I")
     others = [int(x) for x in filled if x not in bar]
-    longest = max(_longest_run(ink[:, x]) for x in others)
+    stroke = max(longest(ink[:, x]) for x in others)
     bottoms = np.array([np.flatnonzero(ink[:, x])[-1] for x in others])
     baseline = int(np.bincount(bottoms).argmax())
-    bar_run = min(_longest_run(ink[:, x]) for x in bar)
+    bar_run = min(longest(ink[:, x]) for x in bar)
     bar_bottom = max(int(np.flatnonzero(ink[:, x])[-1]) for x in bar)
-    return bar if bar_run >= longest + 2 and bar_bottom >= baseline + 2 else []
+    return bar if bar_run >= stroke + 2 and bar_bottom >= baseline + 2 else []
 
 
 LINE_ENDS = 3
@@ -307,7 +308,7 @@ def _inner_caret(ink: np.ndarray, widest: int) -> list[int]:
     the font's whole line; a "J" or a "p" stops within it). Text with no ascender or no
     descender gives no line to measure by: no caret is taken inside it."""
     filled = np.flatnonzero(ink.any(axis=0))
-    runs = {int(x): _longest_run(ink[:, x]) for x in filled}
+    runs = {int(x): longest(ink[:, x]) for x in filled}
     tallest = max(runs.values(), default=0)
     bar = [x for x in runs if runs[x] >= tallest - 1 and _solid(ink[:, x])]
     if not bar or len(bar) > widest or bar[-1] - bar[0] != len(bar) - 1:
@@ -331,15 +332,6 @@ def _solid(column: np.ndarray) -> bool:
     """Whether a column's ink is one unbroken run."""
     rows = np.flatnonzero(column)
     return rows.size > 0 and len(rows) == rows[-1] - rows[0] + 1
-
-
-def _longest_run(column: np.ndarray) -> int:
-    """The length of the longest run of True in `column`."""
-    if not column.any():
-        return 0
-    padded = np.concatenate(([0], column.astype(np.int8), [0]))
-    edges = np.flatnonzero(np.diff(padded))
-    return int((edges[1::2] - edges[::2]).max())
 
 
 FIND_SCALE = 2

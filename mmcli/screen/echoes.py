@@ -29,6 +29,7 @@ from mmcli.screen.analysis import (
 )
 from mmcli.screen.carets import on_focus_line
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
+from mmcli.screen.runs import joined
 
 ECHO_MATCH = 0.85
 """Normalized correlation above which typed text is taken to be shown again elsewhere."""
@@ -238,7 +239,7 @@ def text_shown_elsewhere(
     """Where typing into `typed` made text appear on blank ground elsewhere on the screen
     (`within` the window typed into, when the window system tells it): the app showing
     the value again in another font (a spreadsheet's input line), which `find_echoes`
-    cannot match. Each piece of what changed (`_pieces`: lines, and on a line what lies
+    cannot match. Each piece of what changed (`pieces`: lines, and on a line what lies
     `ECHO_GAP` unchanged columns apart) counts when it was blank before, is one line no
     taller than the field's own change, no wider than twice the typed text (plus a glyph)
     and at least two downscaled pixels each way: an icon that changed beside it had
@@ -248,7 +249,7 @@ def text_shown_elsewhere(
     moved = moved_pixels(before, after)
     line = (typed.x + typed.w // 2, typed.y + typed.h // 2)
     for region in changed_regions(before, after):
-        for piece in _pieces(moved, region, ECHO_GAP):
+        for piece in pieces(moved, region, ECHO_GAP):
             if piece.intersects(typed.grow(8)) or on_focus_line(piece, line):
                 continue
             if within is not None and not piece.inside(within.grow(SCALE)):
@@ -282,31 +283,20 @@ def text_lines(moved: np.ndarray, region: Rect) -> list[Rect]:
     in a row did not: its lines of text. Each band spans the columns that changed in it."""
     ys, xs = small_slice(region, moved.shape)
     inside = moved[ys, xs]
-    bands = _runs(np.asarray(inside.any(axis=1)), LINE_GAP)
+    bands = joined(np.asarray(inside.any(axis=1)), LINE_GAP)
     boxes = (box_of(inside[top:bottom], ys.start + top, xs.start) for top, bottom in bands)
     return [b for b in boxes if b is not None]  # (a run holds a changed pixel: never None)
 
 
-def _pieces(moved: np.ndarray, region: Rect, gap: int) -> list[Rect]:
+def pieces(moved: np.ndarray, region: Rect, gap: int) -> list[Rect]:
     """`region`'s bands (`text_lines`) cut further where `gap` columns in a row did not
     change: the separate things one action changed on a line (an icon, a word)."""
     out: list[Rect] = []
     for band in text_lines(moved, region):
         ys, xs = small_slice(band, moved.shape)
         inside = moved[ys, xs]
-        for left, right in _runs(np.asarray(inside.any(axis=0)), gap):
+        for left, right in joined(np.asarray(inside.any(axis=0)), gap):
             box = box_of(inside[:, left:right], ys.start, xs.start + left)
             if box is not None:  # (a run holds a changed pixel: never None)
                 out.append(box)
     return out
-
-
-def _runs(flags: np.ndarray, gap: int) -> list[tuple[int, int]]:
-    """The [start, stop) runs of True in `flags`, joined across fewer than `gap` Falses."""
-    runs: list[tuple[int, int]] = []
-    for i in np.nonzero(flags)[0].tolist():
-        if runs and i - runs[-1][1] < gap:
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
