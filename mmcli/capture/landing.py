@@ -8,6 +8,7 @@ else OCR). `steps.landed_of` keeps what a recording compares at replay.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +20,7 @@ from mmcli.readback.ocr import find_phrase_alone, find_phrase_twice
 from mmcli.readback.reader import widen_to_field
 from mmcli.screen.analysis import changed_regions, moved_pixels
 from mmcli.screen.carets import typed_lines
-from mmcli.screen.echoes import text_lines
+from mmcli.screen.echoes import ECHO_GAP, pieces, text_lines
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
 
 if TYPE_CHECKING:
@@ -40,6 +41,16 @@ def readable(action: Action) -> bool:
 PHRASE_READS = 3
 """The places the typed text shows read, at most, when the box around all a typing changed
 did not read as typed (`read_back`)."""
+LINE_READS = 3
+"""The separate lines a typing changed read, at most, each on its own, when the box
+around them all did not read as typed or spans more than a line (`read_back`)."""
+PIECE_READS = 6
+"""The boxes on those lines read, at most: the fields of the separate things the typing
+changed on each, and each line's own (`_places`)."""
+ONE_LINE = 48
+"""A field box this tall or less holds one line of text at the sizes apps draw; a taller
+one that read as typed is cut to the line the text shows on, where one reads as typed
+(`read_back`)."""
 
 
 def _holds(read: FieldText | NotRead | None, typed: str) -> bool:
@@ -63,13 +74,36 @@ def phrase_boxes(box: Rect, text: str, after: Frame, twice: bool = False) -> lis
     return list(dict.fromkeys(widen_to_field(after.pixels, r) for r in found))
 
 
-def field_box(cap: Capture, after: Frame) -> Rect | None:
-    """Where typed text went (`cap`: the capture before the typing; `after`: the screen
-    once drawn): what the typing changed on the focused field's line, widened to the
-    field it is in (`reader.widen_to_field`: its earlier text included); None when
-    nothing changed."""
-    regions = effect_regions(cap, after.small, [])
-    text = union_of(regions)
+def _places(cap: Capture, lines: list[Rect], after: Frame) -> Iterator[Rect]:
+    """Where typed text may stand, narrower than `cap.field_box`: the places it shows
+    alone on its line in the box (`phrase_boxes`, `PHRASE_READS` at most: OCR's rows,
+    the text's own), then on each of the separate `lines` the typing changed
+    (`LINE_READS` at most), each separate thing it changed there widened to its field,
+    then the whole line so widened (`PIECE_READS` boxes in all: a line's rows are in
+    whole blocks, and may take in a caret's foot or the next line's top, Wine's "Ada ~";
+    a line may run across a field's border, Calc's input line and the icons beside it
+    that it swaps while a cell is edited, and widening it from the icons' ground gave a
+    box of icons and the text's first letters)."""
+    if cap.field_box is not None:
+        yield from phrase_boxes(cap.field_box, cap.action.text, after)[:PHRASE_READS]
+    moved = moved_pixels(cap.small, after.small)
+    given: list[Rect] = []
+    for line in lines[:LINE_READS]:
+        for part in [*pieces(moved, line, ECHO_GAP), line]:
+            box = widen_to_field(after.pixels, part)
+            if box == cap.field_box or box in given:  # (the field box was read first)
+                continue
+            if len(given) == PIECE_READS:
+                return
+            given.append(box)
+            yield box
+
+
+def field_box(lines: list[Rect], after: Frame) -> Rect | None:
+    """Where typed text went (`lines`: what the typing changed, `effect_regions`;
+    `after`: the screen once drawn): the box around them, widened to the field it is in
+    (`reader.widen_to_field`: its earlier text included); None when nothing changed."""
+    text = union_of(lines)
     if text is None:
         return None
     return widen_to_field(after.pixels, text)
@@ -122,22 +156,27 @@ def read_back(
         return
     if action is not None and action.kind is ActionKind.TYPE:
         return
-    last.field_box = field_box(last, frame)
+    lines = effect_regions(last, frame.small, [])
+    last.field_box = field_box(lines, frame)
     last.read = backend.read_field(last.field_box, frame)
-    if _holds(last.read, last.action.text) or (
-        isinstance(last.read, FieldText) and last.read.source == "accessibility"
-    ):
+    if isinstance(last.read, FieldText) and last.read.source == "accessibility":
+        return
+    held = _holds(last.read, last.action.text)
+    if last.field_box is None or (held and last.field_box.h <= ONE_LINE):
         return
     # Read by its pixels, the box around every line the typing changed may take in more
-    # than the field (toolbars a spreadsheet greys while its cell is edited): where the
-    # typed text shows in it, widened to its field, the first place that reads as typed.
-    if last.field_box is None:
-        return
-    for box in phrase_boxes(last.field_box, last.action.text, frame)[:PHRASE_READS]:
+    # than the field (toolbars a spreadsheet greys while its cell is edited, an editor's
+    # "Ln 2, Col 6" under the line typed on): each place the typed text shows alone on
+    # its line, then each line it changed, widened to its field, the first that reads as
+    # typed. A box that read as typed but spans more than a line is kept only where no
+    # line or place does.
+    for box in _places(last, lines, frame):
         read = backend.read_field(box, frame, prefer="ocr")
         if _holds(read, last.action.text):
             last.field_box, last.read = box, read
             return
+    if held:
+        return
     # Nowhere alone: a field that holds it twice (typed again into a field that already
     # held it) is read where it shows twice, so that the run says so.
     for box in phrase_boxes(last.field_box, last.action.text, frame, twice=True)[:1]:

@@ -19,8 +19,10 @@ import numpy as np
 
 from mmcli.readback import atspi, ocr
 from mmcli.readback.field import MIN_CONFIDENCE, FieldText, NotRead
+from mmcli.screen.carets import CARET_WIDTH
 from mmcli.screen.counts import MAX_ROW_CELLS, NUMBER
 from mmcli.screen.fingerprint import SCALE, Frame, Rect
+from mmcli.screen.runs import runs
 
 if TYPE_CHECKING:
     from mmcli.screen.under import SeenUnder
@@ -133,7 +135,9 @@ def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
     from the band's top to its bottom (the field's border, a vertical line, or what lies
     past the field: no glyph fills its line's height), or as far as `FIELD_REACH`; or
     to a border inside the text's box at its edge (the box is in whole blocks). The
-    ground is the commonest colour around the text. A field's earlier text (a value typed
+    ground is the commonest colour around the text; the band is the box's rows that are
+    mostly ground (a highlighted line's), and a caret as tall as them is no border
+    (`_carets`). A field's earlier text (a value typed
     twice) is inside it, and so inside what OCR reads. `pixels`: the screen, BGRX."""
     height, width = pixels.shape[:2]
     y0, y1 = max(text.y, 0), min(text.bottom, height)
@@ -142,10 +146,16 @@ def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
         return text
     near = pixels[y0:y1, max(x0 - NEAR, 0) : min(x1 + NEAR, width), :3]
     ground = _commonest(near)  # the text's ink is the lesser part
-    band = pixels[y0:y1, max(x0 - FIELD_REACH, 0) : min(x1 + FIELD_REACH, width), :3]
     offset = max(x0 - FIELD_REACH, 0)
+    end = min(x1 + FIELD_REACH, width)
+    # The rows that are the field's around the text: a line's highlight may end above
+    # the box's last rows (the box is in whole blocks), and rows of another colour all
+    # along are no column's ink.
+    ya, yb = _ground_rows(near, ground)
+    band = pixels[y0 + ya : y0 + yb, offset:end, :3]
     ink = _ink(band, ground)
-    border = np.asarray(ink.all(axis=0))
+    carets = _carets(pixels[:, offset:end, :3], y0 + ya, y0 + yb, ground)
+    border = np.asarray(ink.all(axis=0)) & ~carets
     left, right = x0 - offset, x1 - offset
     # The text's box is in whole blocks of the downscaled screen: its first or last
     # columns may be the field's border itself (GIMP's export name field: its border at
@@ -153,9 +163,9 @@ def widen_to_field(pixels: np.ndarray, text: Rect) -> Rect:
     # border there runs on above and below the text's rows, a caret beside the text
     # does not (it changed with the text: its rows are the text's).
     edge = min(SCALE, (right - left) // 2)
-    tall = pixels[max(y0 - 1, 0) : min(y1 + 1, height), offset : offset + band.shape[1], :3]
+    tall = pixels[max(y0 + ya - 1, 0) : min(y0 + yb + 1, height), offset:end, :3]
     outside = np.abs(tall.astype(np.int16) - ground) > GROUND_TOLERANCE
-    border_tall = outside.any(axis=2).all(axis=0)
+    border_tall = outside.any(axis=2).all(axis=0) & ~carets
     inner = np.flatnonzero(border_tall[left : left + edge])
     if inner.size:
         left += int(inner[-1]) + 1
@@ -203,6 +213,38 @@ def cell_band(pixels: np.ndarray, line: Rect, bounds: Rect) -> Rect | None:
         right += 1
     cell = Rect(inside.x + left, inside.y, right - left, inside.h)
     return cell if cell.w >= 8 else None
+
+
+def _ground_rows(band: np.ndarray, ground: np.ndarray) -> tuple[int, int]:
+    """The first and past-the-last rows of `band` that are mostly `ground`; all of its
+    rows when none is."""
+    mostly = np.flatnonzero((~_ink(band, ground)).mean(axis=1) >= 0.5)
+    if mostly.size == 0:
+        return 0, band.shape[0]
+    return int(mostly[0]), int(mostly[-1]) + 1
+
+
+def _carets(pixels: np.ndarray, y0: int, y1: int, ground: np.ndarray) -> np.ndarray:
+    """The columns of `pixels` (a strip of the screen, all its rows) that are a caret over
+    rows `y0` to `y1`, not a border: runs at most `CARET_WIDTH` columns wide of one colour
+    off the field's `ground` over those rows that stops at both the row above and the row
+    below, where a border or a rule runs on past the line (jEdit's red caret spans
+    exactly its highlighted line, the text area's border above it and the page below are
+    other colours; its wrap margin runs on down the page)."""
+    if y1 - y0 < 2 or y0 < 1 or y1 >= pixels.shape[0]:
+        return np.zeros(pixels.shape[1], bool)
+    line = pixels[y0:y1].astype(np.int16)
+    colour = np.median(line, axis=0)
+    steady = (np.abs(line - colour) <= GROUND_TOLERANCE).all(axis=2).all(axis=0)
+    above = (np.abs(pixels[y0 - 1].astype(np.int16) - colour) > GROUND_TOLERANCE).any(axis=1)
+    below = (np.abs(pixels[y1].astype(np.int16) - colour) > GROUND_TOLERANCE).any(axis=1)
+    inked = (np.abs(colour - ground) > GROUND_TOLERANCE).any(axis=1)
+    bar = steady & inked & above & below
+    out = np.zeros_like(bar)
+    for start, stop in runs(bar):
+        if stop - start <= CARET_WIDTH:  # a wider block of one colour is no caret
+            out[start:stop] = True
+    return out
 
 
 def _commonest(pixels: np.ndarray) -> np.ndarray:

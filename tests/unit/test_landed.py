@@ -258,6 +258,33 @@ def test_a_border_inside_the_typed_texts_block_bounds_the_field() -> None:
     assert widen_to_field(pixels, typed) == Rect(153, 38, 547, 19)
 
 
+def test_a_caret_as_tall_as_its_highlighted_line_is_no_border() -> None:
+    """jEdit: the line typed on is highlighted (its rows end above the box's last rows,
+    the page below is white), and its red caret spans exactly those rows, the text
+    area's border right above: the field runs on past the caret to the wrap margin,
+    which runs on down the page (the box ended at the caret, and every read of the
+    field was "only part of the field shows")."""
+    from PIL import Image, ImageDraw
+
+    from mmcli.readback.reader import widen_to_field
+    from mmcli.screen.fingerprint import Frame
+
+    image = Image.new("RGB", (1000, 300), "white")
+    d = ImageDraw.Draw(image)
+    d.rectangle([40, 101, 960, 103], fill=(122, 138, 153))  # the text area's top border
+    d.rectangle([60, 104, 960, 119], fill=(255, 255, 224))  # the line's highlight
+    d.line([(60, 104), (60, 280)], fill=(200, 0, 200))  # the gutter's edge
+    d.line([(860, 104), (860, 280)], fill=(160, 160, 255))  # the wrap margin
+    d.text((64, 106), "Ada", fill="black")
+    d.line([(85, 104), (85, 119)], fill=(255, 0, 0))  # the caret
+    pixels = Frame.from_image(image).pixels
+    typed = Rect(60, 104, 28, 20)  # block-rounded: past the highlight's last row
+    assert widen_to_field(pixels, typed) == Rect(61, 104, 799, 20)
+    # Without the caret, the same; a border as tall, running on, still bounds it.
+    d.line([(85, 96), (85, 125)], fill=(255, 0, 0))
+    assert widen_to_field(Frame.from_image(image).pixels, typed) == Rect(61, 104, 24, 20)
+
+
 def test_the_field_is_read_on_the_screen_as_found_before_the_pointer_moves() -> None:
     """The field typed into is read before the next step's look moves the pointer onto
     its target: a hover the move brings is not read as the field's text, and no read
