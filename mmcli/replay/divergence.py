@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from functools import reduce
 
 from mmcli.errors import StoreError
 from mmcli.model import Recording, Step
@@ -31,24 +30,38 @@ hovered past the target's patch (Swing's Save button, its rollover at the button
 end): never named as a gauge to leave out."""
 
 
-def gauge_like(match: Match, step: Step) -> Rect | None:
-    """Where a refusal's only differences are a few glyphs' worth of pixels off the
-    step's target, with the task where it was recorded: that text run (grown as the idle
-    watch grows what changes alone, `analysis.grow_to_text_run`), for the user to say
-    whether it changes on its own. None otherwise (a window, a moved task, a change on
-    or near the target or a bigger one)."""
+def gauge_like(match: Match, step: Step, recording: Recording) -> list[Rect]:
+    """Where a refusal's only differences are a few glyphs' worth of pixels away from
+    what the task acts on, with the task where it was recorded: those text runs (grown
+    as the idle watch grows what changes alone, `analysis.grow_to_text_run`), for the
+    user to say whether they change on their own. None otherwise: a window, a moved task,
+    a bigger change, or one on or near any step's target or a field the task types into
+    (text already in the field: never a gauge to leave out)."""
     verdict = match.verdict
     if verdict is None or match.offset != (0, 0) or not 0 < len(verdict.differences) <= 2:
-        return None
-    patch = step.fingerprint.patch
-    target = target_rect(patch) if patch is not None else None
+        return []
     for d in verdict.differences:
         if d.matcher != "regions" or d.region.w > GAUGE_MAX[0] or d.region.h > GAUGE_MAX[1]:
-            return None
-        if target is not None and d.region.intersects(target.grow(TARGET_REACH)):
-            return None
+            return []
     runs = [grow_to_text_run(match.frame.small, d.region) for d in verdict.differences]
-    return reduce(Rect.union, runs)
+    acted = acted_on(recording, step)
+    if any(run.intersects(place) for run in runs for place in acted):
+        return []
+    return list(dict.fromkeys(runs))
+
+
+def acted_on(recording: Recording, step: Step) -> list[Rect]:
+    """What the task acts on, from any of its steps: each target with `TARGET_REACH`
+    around it (`step`'s own among them, whatever the recording holds) and each field
+    typed into, where it was read back."""
+    places: list[Rect] = []
+    for each in (step, *recording.steps):
+        patch = each.fingerprint.patch
+        if patch is not None:
+            places.append(target_rect(patch).grow(TARGET_REACH))
+        if each.landed is not None and each.landed.box is not None:
+            places.append(each.landed.box)
+    return places
 
 
 def moved_to(judge: Judge, step: Step, frame: Frame) -> Offset | None:
@@ -142,11 +155,12 @@ class Diagnosis:
             next = f"mm replay {name} --relocate (with this run's params) to act where it is now"
         elif no_window:
             next = f"start the app, then mm replay {name} again"
-        elif (spot := gauge_like(match, children[0])) is not None:
-            where = f"{spot.x},{spot.y},{spot.w},{spot.h}"
+        elif spots := gauge_like(match, children[0], self.recording):
+            where = " and ".join(f"{r.x},{r.y},{r.w},{r.h}" for r in spots)
+            flags = " ".join(f"--ignore-region {r.x},{r.y},{r.w},{r.h}" for r in spots)
             next = (
                 f"if the text at {where} changes on its own (a clock, a gauge in a status "
-                f"bar), leave it out: mm replay {name} --ignore-region {where}; else replay "
+                f"bar), leave it out: mm replay {name} {flags}; else replay "
                 "without --no-agent to let the agent finish from here"
             )
         return f"{sentence}. {reason}", next

@@ -649,6 +649,32 @@ def test_a_few_glyphs_changed_off_the_target_name_the_region_to_leave_out() -> N
     assert report.outcome is Outcome.FROM_MEMORY, report.divergence
 
 
+def test_a_few_glyphs_in_a_field_the_task_types_into_name_no_region() -> None:
+    """Text already in a field a later step types into, away from the step's target
+    (Wine's notepad, the page's first line prefilled, the click below it): not a gauge
+    to leave out, whatever its size; the same glyphs outside it still are."""
+    from PIL import ImageDraw
+
+    from mmcli.model import Landed
+    from mmcli.screen.fingerprint import Rect as R
+
+    def screen() -> object:
+        image = form_screen()
+        ImageDraw.Draw(image).text((560, 490), "87", fill="black")
+        return image
+
+    for field, named in ((R(540, 484, 300, 20), False), (R(540, 200, 300, 20), True)):
+        rec = form_recording()
+        rec.steps[1] = replace(rec.steps[1], landed=Landed("ocr", "{{name}}", field))
+        store = Store()
+        save_with_screens(store, rec)
+        backend = FakeBackend(screen(), on_action=typing_app)  # type: ignore[arg-type]
+        report = replay(store, backend, "form", Values({"name": "John"}), ReplayOptions(0.3))
+        assert report.outcome is Outcome.DIVERGED and report.divergence is not None
+        said = report.divergence.next or ""
+        assert ("--ignore-region" in said) is named, (field, said)
+
+
 def test_a_change_on_or_near_the_target_or_bigger_than_a_few_glyphs_names_no_region() -> None:
     from PIL import ImageDraw
 
