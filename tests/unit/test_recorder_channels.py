@@ -513,12 +513,25 @@ def test_an_app_that_drew_its_hover_effects_at_once_is_not_waited_on_for_long(
     backend = FakeBackend(screens[0], reports=True)
     _hover_on_move(backend, monkeypatch, None, (0.0, screens[1]), (0.0, screens[2]), None)
     waited = _waits(backend, monkeypatch)
+    # "At once" is as fast as this machine drew it: a few ms idle, near 20 ms on a
+    # starved one. The wait learned from it is what is checked, not a figure.
+    noted: list[float] = []
+    note = answers.AnswerTimes.note
+
+    def spy(self: answers.AnswerTimes, key: tuple[ActionKind, str], seconds: float) -> None:
+        if key[0] is ActionKind.MOVE:  # a hover, not an answer to the click
+            noted.append(seconds)
+        note(self, key, seconds)
+
+    monkeypatch.setattr(answers.AnswerTimes, "note", spy)
     with Recorder(backend, learn=False) as r:
         for x in (30, 60, 90, 120):
             r.capture(Action(ActionKind.MOVE, x=5, y=5))
             r.capture(Action(ActionKind.CLICK, x=x, y=45))
     assert waited[0] > answers.HOVER_WAIT - 0.03  # no hover: the whole wait
-    assert waited[-1] <= answers.HOVER_FLOOR < answers.HOVER_WAIT
+    assert len(noted) == 2
+    learned = min(answers.HOVER_WAIT, max(answers.HOVER_FLOOR, answers.ANSWER_MARGIN * max(noted)))
+    assert waited[-1] <= learned + 0.002
 
 
 def test_a_hover_drawn_later_than_the_first_ones_is_still_kept(
