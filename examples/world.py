@@ -33,6 +33,7 @@ class LoanApp:
         ready = self.workdir / "ready"
         ready.unlink(missing_ok=True)
         self.layout.unlink(missing_ok=True)
+        log = (self.workdir / "app.log").open("ab")
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -44,12 +45,18 @@ class LoanApp:
                 "--ready-file",
                 str(ready),
                 *flags,
-            ]
+            ],
+            stderr=log,
         )
-        deadline = time.monotonic() + 20
+        log.close()
+        deadline = time.monotonic() + 60
         while not (ready.exists() and self.layout.exists()):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"example app did not start (flags {flags})")
+            code = self.process.poll()
+            if code is not None or time.monotonic() > deadline:
+                said = (self.workdir / "app.log").read_text(errors="replace").strip()
+                how = f"exited {code}" if code is not None else "not ready in 60 s"
+                tail = " | ".join(said.splitlines()[-5:]) or "nothing on stderr"
+                raise RuntimeError(f"example app did not start (flags {flags}): {how}: {tail}")
             time.sleep(0.05)
         time.sleep(0.3)  # first paint done; let Tk run its idle tasks
         return self
