@@ -15,18 +15,23 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 
 class VncServer:
     """x11vnc serving `display` on 127.0.0.1; with `password`, VNC auth (the password in a
-    file x11vnc reads, never on its command line)."""
+    file x11vnc reads, never on its command line); `extra`: more of x11vnc's options (a
+    server that sends its changes late: `-defer 400`)."""
 
-    def __init__(self, display: str, password: str | None = None) -> None:
+    def __init__(
+        self, display: str, password: str | None = None, extra: Sequence[str] = ()
+    ) -> None:
         if shutil.which("x11vnc") is None:
             raise RuntimeError("x11vnc is not installed (apt-get install x11vnc)")
         self.display = display
         self.password = password
+        self.extra = list(extra)
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self._dir = Path(tempfile.mkdtemp(prefix="mm-vnc-"))
@@ -51,7 +56,7 @@ class VncServer:
         # on device", and no server starts); polled with XGetImage, just as fast here.
         self.process = subprocess.Popen(
             ["x11vnc", "-display", self.display, "-autoport", str(first), "-localhost",
-             "-forever", "-shared", "-quiet", "-noshm", *auth],
+             "-forever", "-shared", "-quiet", "-noshm", *auth, *self.extra],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "DISPLAY": self.display},

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from mmcli.backends.base import SETTLE_LIMIT, Backend, ChangeLog, Settled
 from mmcli.backends.rfb import BUTTONS, WHEEL_DOWN, WHEEL_UP, RFBClient
-from mmcli.backends.rfbproxy import Input, RFBProxy
+from mmcli.backends.rfbproxy import Input, PointerInput, RFBProxy
+from mmcli.backends.serverlag import SERVER_LAG, ServerLag
 from mmcli.backends.x11 import CLICK_SETTLE
 from mmcli.backends.xtest import drag_path, keysym_of
 from mmcli.desktop.display import VncAddress
@@ -39,10 +40,6 @@ RECONNECTS = 3
 """Reconnects allowed in a backend's life, `RECONNECT_PAUSE` x 1, 2, 3 s apart."""
 RECONNECT_PAUSE = 0.5
 FIRST_FRAME_WAIT = 10.0
-SERVER_LAG = 0.15
-"""The screen counts as still only this long after the last change and the last input:
-a VNC server sends a change some time after it happens (x11vnc polls its display: the
-first update came 20-55 ms after a click or key here, median 47 ms after a click)."""
 FRESH_AFTER_CONNECT = 1.5
 """No screen is given out (`grab`) until this long after a connection's first frame: a
 server may first send the screen it kept from before, not the one there now. x11vnc,
@@ -72,6 +69,8 @@ KEYSYMS: dict[str, int] = {
 
 
 SHIFTS = {"shift", "shiftleft", "shiftright"}
+CLICK_BUTTONS = 0b111
+"""The left, middle and right buttons in RFB's button mask (the wheel is not a click)."""
 
 
 def keysym(key: str) -> int | None:
@@ -114,6 +113,10 @@ class VncBackend(Backend):
         self._position = (self._client.width // 2, self._client.height // 2)
         self._clicked_at = 0.0
         self._moved_at = 0.0
+        self.lag = ServerLag(self._log)
+        """How late this server reports a change, learned from the clicks given."""
+        self._sent_at = 0.0
+        """When an agent's input through `open_proxy` was last passed on."""
 
     def _connect(self) -> RFBClient:
         client = RFBClient(
@@ -189,12 +192,24 @@ class VncBackend(Backend):
         since: float = 0.0,
         windows: bool = False,
     ) -> Settled:
-        """As `Backend.settle`, still for at least `SERVER_LAG`: the server's report of a
-        change comes after the change."""
-        return super().settle(max(quiet, SERVER_LAG), max(limit, SERVER_LAG * 2), since, windows)
+        """As `Backend.settle`, still for at least `SERVER_LAG`, and no sooner than the
+        server's lag after the last input (`ServerLag.after_input`): the server's report of
+        a change comes after the change."""
+        quiet, floor, limit = self._stillness(quiet, limit)
+        return super().settle(quiet, limit, max(since, floor), windows)
 
     def wait_still(self, quiet: float = 0.03, limit: float = SETTLE_LIMIT) -> bool:
-        return super().wait_still(max(quiet, SERVER_LAG), max(limit, SERVER_LAG * 2))
+        quiet, floor, limit = self._stillness(quiet, limit)
+        return self._log.wait_still(quiet, floor, time.monotonic() + limit)
+
+    def _stillness(self, quiet: float, limit: float) -> tuple[float, float, float]:
+        """`quiet` at least `SERVER_LAG`; the floor to be still `quiet` from, so that the
+        screen is still no sooner than the server's lag after the last input (mm's own,
+        or an agent's through `open_proxy`); `limit` long enough for both."""
+        quiet = max(quiet, SERVER_LAG)
+        lag = self.lag.after_input()
+        last = max(self.input_at, self._sent_at)
+        return quiet, last + max(0.0, lag - quiet), max(limit, 2 * quiet, 2 * lag)
 
     def perform(self, action: Action) -> None:
         client = self._live()
@@ -251,6 +266,7 @@ class VncBackend(Backend):
                 self._moved_at = self.input_at
             if k is ActionKind.CLICK:
                 self._clicked_at = self.input_at
+                self._teach(self._position)
 
     def _keysym(self, key: str) -> int:
         sym = keysym(key)
@@ -286,6 +302,14 @@ class VncBackend(Backend):
         here = self.pointer()
         return (here[0] if x is None else x, here[1] if y is None else y)
 
+    def _teach(self, point: tuple[int, int]) -> None:
+        """A click at `point` just now teaches `lag`, once the connection's first screens
+        are past (x11vnc sent its first update 1.9 s after a click given right after a
+        connection, 0.4 s after the next)."""
+        now = time.monotonic()
+        if now >= self._fresh_at:
+            self.lag.clicked(now, point)
+
     def _let_click_land(self) -> None:
         wait = self._clicked_at + CLICK_SETTLE - time.monotonic()
         if wait > 0:
@@ -301,9 +325,21 @@ class VncBackend(Backend):
         on_dropped: Callable[[str], None],
     ) -> RFBProxy:
         """An endpoint in front of this server for an agent's VNC client: it logs in with
-        this backend's password, which the agent never sees."""
+        this backend's password, which the agent never sees. The agent's clicks teach
+        `lag` as mm's own do."""
+        held = 0
+
+        def heard(received: Input) -> None:
+            nonlocal held
+            on_input(received)  # (the recorder keeps the screen first: the input is sent now)
+            self._sent_at = time.monotonic()
+            if isinstance(received, PointerInput):
+                if received.buttons & ~held & CLICK_BUTTONS:
+                    self._teach((received.x, received.y))
+                held = received.buttons
+
         return RFBProxy(
-            self.address, self._password, on_input, on_refused=on_refused, on_dropped=on_dropped
+            self.address, self._password, heard, on_refused=on_refused, on_dropped=on_dropped
         )
 
     def close(self) -> None:

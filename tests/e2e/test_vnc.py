@@ -110,6 +110,36 @@ def test_a_dropped_connection_reconnects_then_gives_up(xdisplay: str) -> None:
         server.stop()
 
 
+def test_a_server_that_reports_changes_late_is_waited_for(xdisplay: str, loan_app: LoanApp) -> None:
+    """x11vnc deferring its updates by 400 ms (a remote console that sends its screen
+    late): the clicks teach the backend the server's lag (410-420 ms, measured; now and
+    then a click's spot comes back at once, which the middle of five leaves aside), and
+    after the next click the screen counts as still no sooner than that lag and a half.
+    With the fixed 150 ms wait, it counted as still 150-180 ms after the click, before
+    the server had sent what the click did."""
+    loan_app.start()
+    with VncServer(xdisplay, extra=["-defer", "400"]) as server:
+        backend = VncBackend(vnc_address(server.address) or pytest.fail("not a VNC address"))
+        with backend:
+            backend.grab()  # (once the connection's first screens are past)
+            for label in ("Name", "Email", "Amount", "Name", "Email"):
+                x, y = loan_app.center(label)
+                since = time.monotonic()
+                backend.perform(Action(ActionKind.CLICK, x=x, y=y))
+                backend.wait_change(since, 5)
+                backend.settle(limit=5)
+            lag = backend.lag.after_input()
+            assert lag > 1.5 * 0.3, backend.lag.lags
+            x, y = loan_app.center("Amount")
+            backend.perform(Action(ActionKind.CLICK, x=x, y=y))
+            clicked = backend.input_at
+            settled = backend.settle(limit=5)
+            assert settled.still
+            assert settled.at - clicked >= lag
+            assert backend.wait_still(limit=5)
+            assert time.monotonic() - backend.input_at >= lag
+
+
 def _restart_on(server: VncServer, port: int) -> VncServer:
     import examples.vncserver as module
 
