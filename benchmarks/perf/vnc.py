@@ -1,6 +1,6 @@
 """Per-step cost over VNC against local X11, side by side in one run.
 
-    python -m benchmarks.perf.vnc [--runs 3] [--samples 50]
+    python -m benchmarks.perf.vnc [--runs 3] [--samples 50] [--server-args="-defer 400"]
 
 One Xvfb with the example loan form, served by x11vnc on 127.0.0.1 (examples/vncserver.py).
 Measured on each display: connecting (opening the backend), a grab (a `Frame`, what each
@@ -12,11 +12,14 @@ receive the application). Replays alternate between the two displays within each
 Then recording: the example agent alone and under `mm record`, acting through pyautogui
 on the local display and through its own VNC client (vncdotool) over VNC, where under
 `mm record` it connects to mm's endpoint (`MM_VNC_ADDRESS`): the overhead per action.
+`--server-args`: more of x11vnc's options, for a server that sends its changes late
+(`-defer 400`, `-wait 300`: a VM's console), whose lag replay learns and waits out.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -136,11 +139,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="whole replays per display")
     parser.add_argument("--samples", type=int, default=50, help="grabs, checks and clicks")
+    parser.add_argument(
+        "--server-args",
+        default="",
+        metavar="ARGS",
+        help="more of x11vnc's options, one string (a slow server: --server-args='-defer 400')",
+    )
     args = parser.parse_args()
+    server_args = args.server_args.split()
     work = Path(tempfile.mkdtemp(prefix="mm-bench-vnc-"))
     store_dir = work / "store"
     rows: dict[str, dict[str, str]] = {}
-    with VirtualDisplay() as xdisplay, VncServer(xdisplay.display) as server:
+    with VirtualDisplay() as xdisplay, VncServer(xdisplay.display, extra=server_args) as server:
+        os.environ["DISPLAY"] = xdisplay.display  # the app, the agent and mm run there
         app = LoanApp(work / "app")
         try:
             app.start()
@@ -193,7 +204,8 @@ def main() -> None:
     print(machine_line())
     print(f"medians of {args.samples} samples; replays: median (range) of {args.runs}")
     print()
-    print("| | local X11 | VNC (x11vnc on 127.0.0.1) |")
+    served = " ".join(["x11vnc on 127.0.0.1", *server_args])
+    print(f"| | local X11 | VNC ({served}) |")
     print("|---|---|---|")
     for key in rows["local X11"]:
         print(f"| {key} | {rows['local X11'][key]} | {rows['VNC'][key]} |")

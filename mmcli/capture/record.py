@@ -115,6 +115,9 @@ def run_recorded(
                 if progress is not None:
                     progress(f"watching the screen for {observe:g}s to learn what changes alone")
                 recorder.observe(observe)
+            # The agent starts once the display's screen can be trusted (a VNC connection's
+            # first screens are not: `vnc.FRESH_AFTER_CONNECT`), not behind its first input.
+            backend.grab()
             agent_env = {**recorder.env(), **(endpoint.env() if endpoint else {}), **env}
             left_out = sandbox.left_out() if sandbox is not None else ()
             wrap = sandbox.wrap if sandbox is not None else None

@@ -30,6 +30,20 @@ def starts(counter: Path) -> int:
     return len(counter.read_text().splitlines()) if counter.exists() else 0
 
 
+def test_an_agent_started_at_once_is_not_held_behind_the_connection_s_first_screens(
+    vnc_locked: VncServer, loan_app: LoanApp, isolated_store: Path
+) -> None:
+    """`--observe 0`: the agent starts as soon as mm has its VNC connection. Its first
+    click was held while the connection's first screens were waited out (1.5 s), and the
+    example agent, which does an action again after 2 s without an answer, typed its name
+    into a field not focused yet, again and again, and gave up (exit 3, 3 of 3 times)."""
+    loan_app.start()
+    agent = agent_command(loan_app, via="vnc")
+    result = mm("record", "loan", "--observe", "0", "--display", vnc_locked.address, "--", *agent)
+    assert result.returncode == 0, result.stderr
+    assert [fields(r) for r in loan_app.records()] == [WANTED]
+
+
 def test_an_agent_on_its_own_vnc_client_is_recorded_replayed_refused_and_healed(
     vnc_locked: VncServer, loan_app: LoanApp, isolated_store: Path, tmp_path: Path
 ) -> None:
