@@ -140,12 +140,15 @@ def test_a_value_s_mask_stays_on_its_cell_s_line(
     # the first row: what typing the name changed is one region over both. The name's
     # mask must keep to its row, and to the name shown again in the input line; the
     # Name Box beside it (which cell is selected) stays checked in every later step.
-    # The agent thinks between its command lines, as a model does.
+    # The agent thinks a second between its command lines, as a model does: Calc
+    # updates its toolbar (Undo lit, the paintbrush greyed) 0.5-0.65 s after the first
+    # key in a cell, and a screen kept before that update is one replay sees or not by
+    # how long it takes to look (docs/validation.md, Limits).
     lines = ["key ctrl+Home", "type --delay 12 5000", "key Tab",
              "mousemove --sync 171 151 click 1", 'type --delay 12 "$1"', "key Tab",
              "type --delay 12 1100", "key Tab", "type --delay 12 Bobby", "key Return"]  # fmt: skip
     script = tmp_path / "agent.sh"
-    script.write_text("".join(f"sleep 0.3\nxdotool {line}\n" for line in lines))
+    script.write_text("".join(f"sleep 1\nxdotool {line}\n" for line in lines))
     calc.start()
     recorded = mm("record", "cells", "--param", "name=Anna", "--observe", "0.5", "--",
                   "sh", str(script), "Anna")  # fmt: skip
