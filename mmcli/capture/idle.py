@@ -14,6 +14,7 @@ come again (a clock's seconds seen ticking once)."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -32,10 +33,23 @@ REPEAT_APART = 1.0
 """Between actions, a region changes on its own when seen changing twice this far apart
 (a clock's seconds, a spinner): an answer that comes late, drawn in a few frames (a
 fade, a page drawn in parts), comes once."""
+UNEVEN = 0.4
+"""Each wait between samples is `SAMPLE_EVERY` (or its half) give or take this much of it,
+at random: at a fixed pace an animation whose period is a multiple of the pace is seen in
+the same few phases each time (a bar sweeping its canvas every 0.5 s, sampled every 0.25
+s, was learned over part of its sweep, and the replay's outcome saw it past that part:
+exit 6)."""
 OBSERVE_GRACE = 2 * REPEAT_APART + 0.25
 """The idle watch goes on this much past its time at most, while a change it saw once
 has not had `REPEAT_APART` and a sample more to come again: a clock's second ticks
 seen 0.9 s apart (the samples' grain) are learned at the third tick."""
+
+_pace = random.Random()
+
+
+def uneven(seconds: float) -> float:
+    """`seconds`, give or take `UNEVEN` of it."""
+    return seconds * _pace.uniform(1 - UNEVEN, 1 + UNEVEN)
 
 
 @dataclass
@@ -55,9 +69,8 @@ class IdleWatch:
         previous = self.backend.grab()
         once: list[tuple[float, Rect]] = []
         while (now := time.monotonic()) < limit and (now < deadline or self._pending(once)):
-            time.sleep(
-                SAMPLE_EVERY / 2 if now >= deadline else min(SAMPLE_EVERY / 2, deadline - now)
-            )
+            pause = uneven(SAMPLE_EVERY / 2)
+            time.sleep(pause if now >= deadline else min(pause, deadline - now))
             current = self.backend.grab()
             once = self.note_repeated(once, changes(previous, current))
             previous = current
@@ -95,7 +108,7 @@ class IdleWatch:
         once: list[tuple[float, Rect]] = []
         """The changes seen since the last action, and when."""
         while not closing():
-            time.sleep(SAMPLE_EVERY)
+            time.sleep(uneven(SAMPLE_EVERY))
             with lock:
                 last, count = activity()
                 quiet = time.monotonic() - last >= QUIET_AFTER_ACTION
