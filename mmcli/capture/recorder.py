@@ -34,7 +34,13 @@ from mmcli.capture.counts import CountBands
 from mmcli.capture.details import Details
 from mmcli.capture.idle import IdleWatch
 from mmcli.capture.landing import read_back
-from mmcli.capture.settling import OUTCOME_LIMIT, OUTCOME_QUIET, outcome_settle, settle
+from mmcli.capture.settling import (
+    OUTCOME_LIMIT,
+    OUTCOME_QUIET,
+    as_given,
+    outcome_settle,
+    settle,
+)
 from mmcli.capture.steps import Capture, FinalScreen, focus_point, join_chunk
 from mmcli.capture.windowing import (
     around,
@@ -173,9 +179,10 @@ class Recorder:
         # waits for its answer) or is the latest the display's input watch saw: the
         # screen need be still only since then. An agent that thought for a second
         # before this action is captured at once, not 20 ms later.
-        frame = settle(self.backend, since=self._last_capture, quiet=quiet)
+        kept = settle(self.backend, since=self._last_capture, quiet=quiet)
         kept_titles = titles(self.backend, window)
-        read_back(self.backend, self.captures, frame, action)
+        read_back(self.backend, self.captures, kept.frame, action)
+        frame = as_given(self.backend, kept, quiet)
         self.waits.note_answer(answer, frame)
         target = focus_point(action, self._focus)
         if action.kind is ActionKind.CLICK:

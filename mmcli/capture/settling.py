@@ -37,12 +37,37 @@ OUTCOME_LOOK = 0.1
 """Without change reports, the screen is looked at this often while the outcome settles."""
 
 
-def settle(backend: Backend, since: float | None = None, quiet: float = SETTLE_QUIET) -> Frame:
+KEPT_AGAIN = 3
+"""How many times, at most, the screen kept before an action is kept again because it
+changed before the action was given (`as_given`)."""
+
+
+def settle(backend: Backend, since: float | None = None, quiet: float = SETTLE_QUIET) -> Settled:
     """The screen once still, as the recorder keeps it: still for `quiet` since its last
     change and since `since`, when the agent's last input was given (in its own process;
     by default just now)."""
     at = time.monotonic() if since is None else since
-    return backend.settle(quiet, SETTLE_LIMIT, since=at).frame
+    return backend.settle(quiet, SETTLE_LIMIT, since=at)
+
+
+def as_given(backend: Backend, kept: Settled, quiet: float = SETTLE_QUIET) -> Frame:
+    """The screen the action held for its capture is given on: `kept`, unless the
+    screen changed since by more than a caret's blink (outside the backend's quiet
+    zones), then the screen once still again, up to `KEPT_AGAIN` times. An app may
+    change its screen once more on a timer while the recorder reads what was typed
+    last: Calc lights Undo and greys its paintbrush 0.5-0.65 s after the first key in a
+    cell; kept from before that, the step was one a replay that looked later than the
+    update refused. Where the display reports its changes, a screen that reported none
+    since `kept` is not grabbed again."""
+    zones = [z.grow(ZONE_MARGIN) for z in backend.current_quiet_zones()]
+    for _ in range(KEPT_AGAIN):
+        log = backend.changes()
+        if log is not None and log.changed_at <= kept.at:
+            break
+        if not beyond_carets(kept.frame, backend.grab(), zones):
+            break
+        kept = backend.settle(quiet, SETTLE_LIMIT)
+    return kept.frame
 
 
 def is_caret(before: Frame, after: Frame, region: Rect) -> bool:

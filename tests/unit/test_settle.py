@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from PIL import Image
 
 from mmcli.backends import FakeBackend
@@ -346,3 +347,61 @@ def test_a_blink_reported_over_a_taller_area_tells_nothing() -> None:
     """A blink seen with a whole window repainted (as it was) is no caret's area."""
     took, still = outcome_after(blinking_backend(), Rect(0, 0, 320, 200))
     assert still and took >= 0.45
+
+
+# ---- the screen an action is given on -------------------------------------------------------
+
+
+def test_a_screen_changed_before_the_action_is_given_is_kept_again() -> None:
+    """An app's timed update (Calc's toolbar, half a second after the first key in a
+    cell) drawn after the screen was kept and before the action held for it is given:
+    the screen the action is given on is kept."""
+    from mmcli.capture.settling import as_given, settle
+
+    backend = quiet_backend()
+    backend.repaint(with_caret(True))
+    backend.log.changed_at -= 10  # type: ignore[union-attr]
+    kept = settle(backend, since=0.0, quiet=QUIET)
+    backend.repaint(with_caret(True, label=True))  # the update, while the recorder reads
+    given = as_given(backend, kept, QUIET)
+    assert same_picture(given, Frame.from_image(with_caret(True, label=True)))
+
+
+def test_a_caret_s_blink_or_no_change_keeps_the_screen_as_kept() -> None:
+    from mmcli.capture.settling import as_given, settle
+
+    backend = quiet_backend()
+    backend.repaint(with_caret(True))
+    backend.log.changed_at -= 10  # type: ignore[union-attr]
+    kept = settle(backend, since=0.0, quiet=QUIET)
+    grabs = backend.grabs
+    assert as_given(backend, kept, QUIET) is kept.frame
+    assert backend.grabs == grabs  # nothing reported since: not grabbed again
+    backend.repaint(with_caret(False))  # the caret's other phase
+    assert as_given(backend, kept, QUIET) is kept.frame
+    assert backend.grabs == grabs + 1
+
+
+def test_a_recording_keeps_the_screen_its_action_was_given_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through the recorder: the screen changes while the last typing is read back; the
+    step keeps the changed screen, not the one from before the read."""
+    from mmcli.capture import recorder as recorder_module
+    from mmcli.capture.recorder import Recorder
+
+    backend = FakeBackend(with_caret(True), reports=True)
+    reads = 0
+
+    def read_back(*args: object) -> None:
+        nonlocal reads
+        reads += 1
+        if reads == 2:  # the press after the typing: the update comes as it is read
+            backend.repaint(with_caret(True, label=True))
+
+    monkeypatch.setattr(recorder_module, "read_back", read_back)
+    with Recorder(backend, learn=False) as r:
+        r.capture(Action(ActionKind.TYPE, text="5000"))
+        r.capture(Action(ActionKind.PRESS, keys=["tab"]))
+    updated = Frame.from_image(with_caret(True, label=True)).small
+    assert (r.captures[1].small == updated).all()
