@@ -21,7 +21,9 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 
 from benchmarks.desktop.apps import OFFICE_PROFILE
 from mmcli.screen.fingerprint import Rect
@@ -167,6 +169,42 @@ def test_a_value_s_mask_stays_on_its_cell_s_line(
     replayed = mm("replay", "cells", "--no-agent", "--param", "name=Hannah", "--timeout", "5")
     assert replayed.returncode == 0, replayed.stderr
     assert calc.row() == [c.format(name="Hannah") for c in ROW]
+
+
+def test_a_step_keeps_the_toolbar_its_key_was_given_on(
+    calc: Calc, tmp_path: Path, isolated_store: Path
+) -> None:
+    """Calc lights Undo and greys its paintbrush 0.5-0.65 s after the first key in a
+    cell. The agent presses Tab 0.3 s after typing; the recorder holds the Tab while it
+    reads the typed value back, and the update comes in that time: the step keeps the
+    toolbar as the Tab found it (kept from before the update, it showed one that no
+    replay looking a moment later could find)."""
+    from mmcli.backends.x11 import X11Backend
+
+    d = calc.desktop.display
+    calc.start()
+    screen = X11Backend(d)
+    x("xdotool", "key", "ctrl+Home", display=d)
+    time.sleep(0.5)
+    x("xdotool", "type", "--delay", "12", "5000", display=d)
+    time.sleep(0.25)  # the value drawn, the toolbar not updated yet
+    before = np.asarray(screen.grab().thumbnail(), dtype=np.int16)
+    time.sleep(1.5)
+    after = np.asarray(screen.grab().thumbnail(), dtype=np.int16)
+    update = np.abs(after - before).max(axis=2) > 30
+    assert update.sum() >= 8, "Calc drew no toolbar update after the first key"
+
+    lines = ["key ctrl+Home", "type --delay 12 5000", "key Tab"]
+    script = tmp_path / "agent.sh"
+    script.write_text("".join(f"sleep 0.3\nxdotool {line}\n" for line in lines))
+    calc.start()
+    recorded = mm("record", "tab", "--observe", "0.5", "--", "sh", str(script))
+    assert recorded.returncode == 0, recorded.stderr
+    (kept,) = (isolated_store / "tab").glob("*-0002.png")  # the screen the Tab was given on
+    tab = np.asarray(Image.open(kept).convert("RGB"), dtype=np.int16)
+    as_after = np.abs(tab - after).max(axis=2)[update].mean()
+    as_before = np.abs(tab - before).max(axis=2)[update].mean()
+    assert as_after < as_before, (as_after, as_before)
 
 
 LONG = "Ada Lovelace of Ockham Park in Surrey"
