@@ -10,7 +10,8 @@ clicked under it); before the agent starts, the app finishing its start (a "Conn
 box that closes itself, a page drawn in parts). Only a region that changes again,
 `REPEAT_APART` or more later with no action between, changes on its own. The idle watch
 goes on past its time, up to `OBSERVE_GRACE`, while a change it saw once could still
-come again (a clock's seconds seen ticking once)."""
+come again (a clock's seconds seen ticking once). What changes once after each of
+several actions, to another value each time, is an app's gauge (`gauges`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mmcli.backends.base import Backend
+from mmcli.capture.gauges import Gauges
 from mmcli.capture.settling import is_caret
 from mmcli.screen.analysis import changed_regions_fine, grow_to_text_run
 from mmcli.screen.fingerprint import Frame, Rect
@@ -57,6 +59,8 @@ class IdleWatch:
     backend: Backend
     volatile: list[Rect] = field(default_factory=list)
     """The regions seen changing on their own."""
+    gauges: Gauges = field(default_factory=Gauges)
+    """What changed once between actions, and the app's gauges it makes (`gauges`)."""
     _zones_kept: tuple[Rect, ...] | None = None
     """The backend's quiet zones before the observation added the volatile regions."""
 
@@ -119,7 +123,9 @@ class IdleWatch:
                 if seen != count:
                     once = []
                 elif previous is not None:
-                    once = self.note_repeated(once, changes(previous, current))
+                    runs = changed_runs(previous, current)
+                    once = self.note_repeated(once, [run for _, run in runs])
+                    self.gauges.note(count, current, runs)
                 previous, seen = current, count
 
     def note_repeated(
@@ -146,8 +152,13 @@ def changes(before: Frame, after: Frame) -> list[Rect]:
     digits, the line they stand on), a blinking caret aside: the matcher knows carets
     where they are harmless; masking it (let alone the text run beside it) would hide
     its field."""
+    return [run for _, run in changed_runs(before, after)]
+
+
+def changed_runs(before: Frame, after: Frame) -> list[tuple[Rect, Rect]]:
+    """`changes`, each with the difference it was grown from."""
     return [
-        grow_to_text_run(after.small, region)
+        (region, grow_to_text_run(after.small, region))
         for region in changed_regions_fine(before, after)
         if not is_caret(before, after, region)
     ]

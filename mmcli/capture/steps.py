@@ -388,11 +388,9 @@ def landed_of(cap: Capture, values: Mapping[str, str], secrets: set[str]) -> Lan
     read = cap.read
     if read is None:
         return None
-    box = cap.field_box
+    box = field_of(cap)
     if isinstance(read, NotRead):
         return Landed("", None, box)
-    if read.source == "accessibility" and read.rect is not None and read.rect.w and read.rect.h:
-        box = read.rect
     typed = normalise(cap.action.text)
     shown = normalise(read.text)
     found = shown.count(typed) if typed else 0
@@ -402,6 +400,21 @@ def landed_of(cap: Capture, values: Mapping[str, str], secrets: set[str]) -> Lan
         text = None
     twice = times_shown(read.text, typed) >= 2
     return Landed(read.source, text, box, redone=twice and len(typed) >= READ_BACK_MIN)
+
+
+def field_of(cap: Capture) -> Rect | None:
+    """Where a typing capture's field stood: as the accessibility tree gave it, else
+    where the typing changed (None: not a typing capture, or not known)."""
+    read = cap.read
+    if (
+        isinstance(read, FieldText)
+        and read.source == "accessibility"
+        and read.rect is not None
+        and read.rect.w
+        and read.rect.h
+    ):
+        return read.rect
+    return cap.field_box
 
 
 def _value_masks(changed: list[Rect], before: np.ndarray, after: np.ndarray) -> list[Rect]:

@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from mmcli.capture.gauges import GAUGE_MAX, task_places
 from mmcli.errors import StoreError
 from mmcli.model import Recording, Step
 from mmcli.replay.judge import Judge, Match
@@ -15,19 +16,11 @@ from mmcli.replay.report import Divergence
 from mmcli.screen.analysis import grow_to_text_run
 from mmcli.screen.explain import bare, headline
 from mmcli.screen.fingerprint import Frame, Rect
-from mmcli.screen.matcher import Verdict, target_rect
+from mmcli.screen.matcher import Verdict
 from mmcli.screen.paint import CROP_MARGIN, area_png, blank_png
 from mmcli.screen.relocate import Offset, find_offset
 from mmcli.store.recordings import Store
 from mmcli.store.storefs import new_token
-
-GAUGE_MAX = (64, 32)
-"""A difference at most this big (px, each way) is the size of a few glyphs: what a clock
-or an app's gauge ("182/388Mb") changes between runs."""
-TARGET_REACH = 32
-"""A difference this near the step's target (px) may be the target's own widget drawn
-hovered past the target's patch (Swing's Save button, its rollover at the button's right
-end): never named as a gauge to leave out."""
 
 
 def gauge_like(match: Match, step: Step, recording: Recording) -> list[Rect]:
@@ -51,17 +44,13 @@ def gauge_like(match: Match, step: Step, recording: Recording) -> list[Rect]:
 
 
 def acted_on(recording: Recording, step: Step) -> list[Rect]:
-    """What the task acts on, from any of its steps: each target with `TARGET_REACH`
-    around it (`step`'s own among them, whatever the recording holds) and each field
-    typed into, where it was read back."""
-    places: list[Rect] = []
-    for each in (step, *recording.steps):
-        patch = each.fingerprint.patch
-        if patch is not None:
-            places.append(target_rect(patch).grow(TARGET_REACH))
-        if each.landed is not None and each.landed.box is not None:
-            places.append(each.landed.box)
-    return places
+    """What the task acts on, from any of its steps (`step`'s own among them, whatever
+    the recording holds): `gauges.task_places`."""
+    steps = (step, *recording.steps)
+    return task_places(
+        (each.fingerprint.patch for each in steps),
+        (each.landed.box if each.landed is not None else None for each in steps),
+    )
 
 
 def moved_to(judge: Judge, step: Step, frame: Frame) -> Offset | None:
