@@ -48,6 +48,9 @@ SUBMIT_X, SUBMIT_Y = 130, 280
 HOVER = "#303030"
 """A button's hover colour with `--late-hover`."""
 ERROR_Y = 335
+GAUGE_DELAY_MS = 1500
+"""`--gauge` shows the app's work this long after its last input (jEdit's memory gauge
+repaints on a 2 s timer)."""
 
 
 @dataclass
@@ -63,6 +66,8 @@ class Options:
     clock: bool = False
     minute_clock: float | None = None
     """An H:MM AM/PM clock in the status bar, this many seconds off now (None: none)."""
+    gauge: int | None = None
+    """An activity gauge in the status bar starting at this value (None: none)."""
     prefill: dict[str, str] = field(default_factory=dict)
     disable_submit: bool = False
     submit_offset: tuple[int, int] = (0, 0)
@@ -133,6 +138,15 @@ def parse_args(argv: list[str] | None = None) -> Options:
         metavar="SHIFT",
         help="an H:MM AM/PM clock at the status bar's right end, as an editor's, that ticks "
         "once a minute, showing the time SHIFT seconds from now (0: now)",
+    )
+    p.add_argument(
+        "--gauge",
+        type=int,
+        default=None,
+        metavar="START",
+        help="a memory gauge at the status bar's right end, as an editor's (\"START/388Mb\"), "
+        "that moves only while the app works: each button or key press adds to it, shown "
+        f"{GAUGE_DELAY_MS} ms after the last",
     )
     p.add_argument(
         "--prefill",
@@ -230,6 +244,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         error_label=a.error_label,
         clock=a.clock,
         minute_clock=a.minute_clock,
+        gauge=a.gauge,
         prefill=dict(a.prefill),
         disable_submit=a.disable_submit,
         submit_offset=a.submit_offset,
@@ -448,6 +463,8 @@ class LoanFormApp:
             self.minute.place(x=WIDTH - 10, y=HEIGHT - 24, anchor="ne")
             self.described[self.minute] = ("label", "", "minute-clock")
             self._tick_minute()
+        if self.opts.gauge is not None:
+            self._build_gauge(self.opts.gauge)
         if self.opts.pointer_readout:
             self._build_readout()
         if self.opts.clock:
@@ -455,6 +472,27 @@ class LoanFormApp:
             self.clock.place(x=WIDTH - 16, y=20, anchor="ne")
             self.described[self.clock] = ("label", "", "clock")
             self._tick()
+
+    def _build_gauge(self, start: int) -> None:
+        """`--gauge`: jEdit's memory gauge, as it behaves: still while the app is idle."""
+        gauge = tk.Label(self.root, text=f"{start}/388Mb", background=BACKGROUND)
+        gauge.place(x=WIDTH - 10, y=HEIGHT - 24, anchor="ne")
+        self.described[gauge] = ("label", "", "gauge")
+        used = [start]
+        pending: list[str] = []
+
+        def show() -> None:
+            pending.clear()
+            gauge.configure(text=f"{used[0]}/388Mb")
+
+        def worked(_event: tk.Event) -> None:
+            used[0] += 2
+            for job in pending:
+                self.root.after_cancel(job)
+            pending[:] = [self.root.after(GAUGE_DELAY_MS, show)]
+
+        for sequence in ("<ButtonPress>", "<KeyPress>"):
+            self.root.bind_all(sequence, worked, add="+")
 
     def _build_readout(self) -> None:
         """`--pointer-readout`: GIMP's status bar readout and rulers, as they behave."""
