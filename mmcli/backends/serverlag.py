@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Sequence
 
 from mmcli.backends.base import ChangeLog
 
@@ -46,10 +47,12 @@ class ServerLag:
     """How long after an input its changes may still be on their way, learned from clicks
     (`clicked`) and the changes `log` noted after them."""
 
-    def __init__(self, log: ChangeLog) -> None:
+    def __init__(self, log: ChangeLog, recalled: Sequence[float] = ()) -> None:
+        """`recalled`: the lags an earlier connection to this server learned, oldest
+        first (`lagmemory`): they count until this connection's clicks replace them."""
         self._log = log
         self._pending: list[tuple[float, tuple[int, int]]] = []
-        self._lags: deque[float] = deque(maxlen=LAG_SAMPLES)
+        self._lags: deque[float] = deque(recalled, maxlen=LAG_SAMPLES)
 
     def clicked(self, at: float, point: tuple[int, int]) -> None:
         """A click was given at `point` at `at` (monotonic)."""

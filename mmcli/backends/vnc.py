@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mmcli.backends.base import SETTLE_LIMIT, Backend, ChangeLog, Settled
+from mmcli.backends.lagmemory import recalled, remember
 from mmcli.backends.rfb import BUTTONS, WHEEL_DOWN, WHEEL_UP, RFBClient
 from mmcli.backends.rfbproxy import Input, PointerInput, RFBProxy
 from mmcli.backends.serverlag import SERVER_LAG, ServerLag
@@ -113,8 +114,10 @@ class VncBackend(Backend):
         self._position = (self._client.width // 2, self._client.height // 2)
         self._clicked_at = 0.0
         self._moved_at = 0.0
-        self.lag = ServerLag(self._log)
-        """How late this server reports a change, learned from the clicks given."""
+        self._server = f"{address.host}:{address.port}"
+        self.lag = ServerLag(self._log, recalled(self._server))
+        """How late this server reports a change, learned from the clicks given (and
+        by earlier connections to it: `lagmemory`)."""
         self._sent_at = 0.0
         """When an agent's input through `open_proxy` was last passed on."""
 
@@ -343,4 +346,5 @@ class VncBackend(Backend):
         )
 
     def close(self) -> None:
+        remember(self._server, self.lag.lags)
         self._client.close()

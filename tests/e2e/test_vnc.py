@@ -116,7 +116,8 @@ def test_a_server_that_reports_changes_late_is_waited_for(xdisplay: str, loan_ap
     then a click's spot comes back at once, which the middle of five leaves aside), and
     after the next click the screen counts as still no sooner than that lag and a half.
     With the fixed 150 ms wait, it counted as still 150-180 ms after the click, before
-    the server had sent what the click did."""
+    the server had sent what the click did. The next connection to the server starts
+    from the lag the last one learned: its first click waits it too."""
     loan_app.start()
     with VncServer(xdisplay, extra=["-defer", "400"]) as server:
         backend = VncBackend(vnc_address(server.address) or pytest.fail("not a VNC address"))
@@ -138,6 +139,16 @@ def test_a_server_that_reports_changes_late_is_waited_for(xdisplay: str, loan_ap
             assert settled.at - clicked >= lag
             assert backend.wait_still(limit=5)
             assert time.monotonic() - backend.input_at >= lag
+        # The next connection to this server knows its lag before its first click.
+        with VncBackend(backend.address) as again:
+            again.grab()
+            assert again.lag.after_input() >= lag - 0.05, again.lag.lags
+            x, y = loan_app.center("Name")
+            again.perform(Action(ActionKind.CLICK, x=x, y=y))
+            clicked = again.input_at
+            settled = again.settle(limit=5)
+            assert settled.still
+            assert settled.at - clicked >= lag - 0.05
 
 
 def _restart_on(server: VncServer, port: int) -> VncServer:
