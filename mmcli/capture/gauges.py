@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mmcli.capture.steps import Capture, field_of
+from mmcli.model import Step
 from mmcli.screen.fingerprint import Frame, Patch, Rect
 from mmcli.screen.matcher import target_rect
 
@@ -91,6 +93,22 @@ def task_places(patches: Iterable[Patch | None], fields: Iterable[Rect | None]) 
     typed into, where it was read back."""
     places = [target_rect(p).grow(TARGET_REACH) for p in patches if p is not None]
     return places + [f for f in fields if f is not None]
+
+
+def steps_places(steps: Iterable[Step]) -> list[Rect]:
+    """`task_places` of a recording's steps: their targets, and their fields typed into
+    where they were read back."""
+    steps = list(steps)
+    return task_places(
+        (step.fingerprint.patch for step in steps),
+        (step.landed.box if step.landed is not None else None for step in steps),
+    )
+
+
+def clear_of_run(gauges: Iterable[Rect], captures: Sequence[Capture]) -> list[Rect]:
+    """`gauges` clear of what a run's `captures` act on (`task_places`)."""
+    fields = (field_of(c) for c in captures)
+    return away_from_task(gauges, task_places((c.patch for c in captures), fields))
 
 
 def away_from_task(gauges: Iterable[Rect], places: Sequence[Rect]) -> list[Rect]:

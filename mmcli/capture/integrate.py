@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from mmcli.capture.gauges import away_from_task, clear_of_run, steps_places
 from mmcli.capture.landing import READ_BACK_MIN, readable
 from mmcli.capture.merge import merge
 from mmcli.capture.recorder import Recorder
@@ -70,6 +71,9 @@ class FinishedRun:
     commit_steps: int | None = None
     """The committing actions at the end of the task, as declared for the recording
     (`mm record --commit-steps`); None: not declared."""
+    gauges: list[Rect] = field(default_factory=list)
+    """The app's gauges learned while the run worked, clear of what the run acts on
+    (`gauges`): kept with `volatile` where clear of what the recording acts on too."""
 
     @classmethod
     def of(
@@ -88,6 +92,7 @@ class FinishedRun:
             recorder.backend.workarea(),
             cwd,
             _first_window(recorder),
+            gauges=clear_of_run(recorder.idle.gauges.learned, recorder.captures),
         )
 
 
@@ -162,12 +167,15 @@ def integrate(
     typed one), so everything the run's screens show changing may show it.
     """
     say = progress or (lambda message: None)
-    volatile = volatile_masks(run.volatile)
-    if volatile and into is not Into.BRANCH:
-        say("changing on their own (left out of checks): " + ", ".join(map(str, volatile)))
     with store.lock(name):
+        existing = None
         if into is Into.BRANCH or (into is Into.ADD and store.exists(name)):
             existing = store.load(name)
+        gauges = away_from_task(run.gauges, steps_places(existing.steps) if existing else [])
+        volatile = volatile_masks([*run.volatile, *gauges])
+        if volatile and into is not Into.BRANCH:
+            say("changing on their own (left out of checks): " + ", ".join(map(str, volatile)))
+        if existing is not None:
             if into is Into.BRANCH:
                 return _branch(store, existing, run, at, volatile, secret_typed, say)
             return _merge(store, existing, run, volatile, say)

@@ -33,7 +33,6 @@ from mmcli.capture.answers import APART_WAIT, Waits, approach, window_changed
 from mmcli.capture.channel import Channel
 from mmcli.capture.counts import CountBands
 from mmcli.capture.details import Details
-from mmcli.capture.gauges import away_from_task, task_places
 from mmcli.capture.idle import IdleWatch
 from mmcli.capture.landing import read_back
 from mmcli.capture.settling import (
@@ -43,7 +42,7 @@ from mmcli.capture.settling import (
     outcome_settle,
     settle,
 )
-from mmcli.capture.steps import Capture, FinalScreen, field_of, focus_point, join_chunk
+from mmcli.capture.steps import Capture, FinalScreen, focus_point, join_chunk
 from mmcli.capture.windowing import (
     around,
     last_titles,
@@ -111,10 +110,8 @@ class Recorder:
 
     @property
     def volatile(self) -> list[Rect]:
-        """The regions seen changing on their own (`IdleWatch`), the app's gauges among
-        them where clear of what the task acts on (`gauges`)."""
-        places = task_places((c.patch for c in self.captures), (field_of(c) for c in self.captures))
-        return [*self.idle.volatile, *away_from_task(self.idle.gauges.learned, places)]
+        """The regions seen changing on their own (`IdleWatch`)."""
+        return self.idle.volatile
 
     def env(self) -> dict[str, str]:
         """Environment for the agent: the display (`Backend.agent_env`) and its channels

@@ -7,7 +7,7 @@ import io
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from mmcli.capture.gauges import GAUGE_MAX, task_places
+from mmcli.capture.gauges import GAUGE_MAX, steps_places
 from mmcli.errors import StoreError
 from mmcli.model import Recording, Step
 from mmcli.replay.judge import Judge, Match
@@ -45,12 +45,8 @@ def gauge_like(match: Match, step: Step, recording: Recording) -> list[Rect]:
 
 def acted_on(recording: Recording, step: Step) -> list[Rect]:
     """What the task acts on, from any of its steps (`step`'s own among them, whatever
-    the recording holds): `gauges.task_places`."""
-    steps = (step, *recording.steps)
-    return task_places(
-        (each.fingerprint.patch for each in steps),
-        (each.landed.box if each.landed is not None else None for each in steps),
-    )
+    the recording holds): `gauges.steps_places`."""
+    return steps_places((step, *recording.steps))
 
 
 def moved_to(judge: Judge, step: Step, frame: Frame) -> Offset | None:

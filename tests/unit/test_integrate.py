@@ -433,3 +433,26 @@ def test_a_window_title_showing_a_secret_is_not_kept() -> None:
     assert _title("Acme Loan Intake", {"pin": "4711"}) == "Acme Loan Intake"
     assert _title("Account 4711 - Acme", {"pin": "4711"}) is None
     assert _title(None, {}) is None
+
+
+def test_a_heal_s_gauge_is_kept_only_clear_of_what_the_recording_acts_on(
+    isolated_store: Path,
+) -> None:
+    """A gauge the heal learned beside the recorded Save button (a step the heal never
+    acted on) is not kept; one clear of every target is, with the recording's volatile."""
+    run, _ = secret_run(PIECES)
+    integrate(Store(), "pin", run, Into.NEW)
+    rec = Store().load("pin")
+    beside_save, clear = Rect(250, 395, 40, 12), Rect(700, 50, 40, 12)
+    heal = FinishedRun(
+        [capture(click(OK), screen(SECRET), OK)],
+        ended_on(Frame.from_image(screen())),
+        [],
+        run.values,
+        ["agent", "--go"],
+        gauges=[beside_save, clear],
+    )
+    integrate(Store(), "pin", heal, Into.BRANCH, at=rec.steps[1].id, secret_typed=True)
+    volatile = Store().load("pin").volatile
+    assert any(clear.inside(v) for v in volatile)
+    assert not any(beside_save.intersects(v) for v in volatile)
