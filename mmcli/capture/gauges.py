@@ -6,8 +6,9 @@ and changes once after an action, a moment later: the way an action's late answe
 too (`idle`). What tells them apart is that a gauge shows another value each time: a few
 glyphs' worth of pixels (`GAUGE_MAX`) that changed on their own, with no input for
 `idle.QUIET_AFTER_ACTION`, after two or more of the run's actions at the same place,
-each time to a value that place had not shown after an earlier action. A late answer
-that comes back the same ("Saved", "Done") is not learned, and nothing is learned on or
+each time to a value that place had not shown before or after an earlier change. A late
+answer that comes back the same ("Saved", "Done") is not learned, nor is a blinker
+(a block cursor: two values in turn), and nothing is learned on or
 near what the task acts on (`away_from_task`): text in a field typed into, or beside a
 target, is never a gauge.
 """
@@ -45,8 +46,8 @@ class _Shown:
     gap: int
     """The count of actions before the change (each gap between actions its own)."""
     run: Rect
-    pixels: np.ndarray
-    """What `run` showed once it had changed (full resolution)."""
+    values: tuple[np.ndarray, np.ndarray]
+    """What `run` showed before the change and after it (full resolution)."""
 
 
 @dataclass
@@ -56,10 +57,12 @@ class Gauges:
     shown: list[_Shown] = field(default_factory=list)
     learned: list[Rect] = field(default_factory=list)
 
-    def note(self, gap: int, after: Frame, changed: Sequence[tuple[Rect, Rect]]) -> None:
-        """Note what changed on its own after the `gap`-th action, shown on `after`: each
-        a raw difference and the text run it stands on. A run that changed after an
-        earlier action too, each time to another value, is learned."""
+    def note(
+        self, gap: int, before: Frame, after: Frame, changed: Sequence[tuple[Rect, Rect]]
+    ) -> None:
+        """Note what changed on its own from `before` to `after` after the `gap`-th
+        action: each a raw difference and the text run it stands on. A run that changed
+        after an earlier action too, each time to a value not shown before, is learned."""
         for raw, run in changed:
             if raw.w > GAUGE_MAX[0] or raw.h > GAUGE_MAX[1]:
                 continue
@@ -68,9 +71,9 @@ class Gauges:
             earlier = [s for s in self.shown if s.run.intersects(run)]
             if any(s.gap != gap for s in earlier) and all(_other_value(s, after) for s in earlier):
                 self.learned.extend(r for r in (*(s.run for s in earlier), run))
-            pixels = _crop(after, run)
-            if pixels is not None:
-                self.shown.append(_Shown(gap, run, pixels))
+            was, now = _crop(before, run), _crop(after, run)
+            if was is not None and now is not None:
+                self.shown.append(_Shown(gap, run, (was, now)))
 
 
 def _crop(frame: Frame, rect: Rect) -> np.ndarray | None:
@@ -80,11 +83,16 @@ def _crop(frame: Frame, rect: Rect) -> np.ndarray | None:
 
 
 def _other_value(shown: _Shown, after: Frame) -> bool:
-    """Whether `after` shows at `shown.run` another value than `shown` did."""
+    """Whether `after` shows at `shown.run` another value than `shown` did, before its
+    change or after it."""
     now = _crop(after, shown.run)
     if now is None:
         return True
-    moved = np.abs(now.astype(np.int16) - shown.pixels.astype(np.int16)).max(axis=2) > INK
+    return all(_differ(now, value) for value in shown.values)
+
+
+def _differ(a: np.ndarray, b: np.ndarray) -> bool:
+    moved = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2) > INK
     return int(moved.sum()) >= OTHER_VALUE
 
 

@@ -125,7 +125,7 @@ class IdleWatch:
                 elif previous is not None:
                     runs = changed_runs(previous, current)
                     once = self.note_repeated(once, [run for _, run in runs])
-                    self.gauges.note(count, current, runs)
+                    self.gauges.note(count, previous, current, runs)
                 previous, seen = current, count
 
     def note_repeated(

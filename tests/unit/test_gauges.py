@@ -27,9 +27,9 @@ def screen(gauge: str = "182/388Mb", notice: str = "") -> Frame:
 
 def test_a_gauge_showing_another_value_after_two_actions_is_learned() -> None:
     gauges = Gauges()
-    gauges.note(1, screen("184/388Mb"), [(RAW, GAUGE)])
+    gauges.note(1, screen("182/388Mb"), screen("184/388Mb"), [(RAW, GAUGE)])
     assert gauges.learned == []
-    gauges.note(3, screen("186/388Mb"), [(RAW, GAUGE)])
+    gauges.note(3, screen("184/388Mb"), screen("186/388Mb"), [(RAW, GAUGE)])
     assert gauges.learned == [GAUGE, GAUGE]
 
 
@@ -37,32 +37,42 @@ def test_a_late_answer_that_comes_back_the_same_is_not_learned() -> None:
     """A status that reads "Saved" a moment after each action: an answer, not a gauge."""
     gauges = Gauges()
     for gap in (1, 2, 3):
-        gauges.note(gap, screen("Saved"), [(RAW, GAUGE)])
+        gauges.note(gap, screen(""), screen("Saved"), [(RAW, GAUGE)])
     assert gauges.learned == []
 
 
 def test_a_value_seen_before_is_no_new_value() -> None:
     gauges = Gauges()
-    gauges.note(1, screen("184/388Mb"), [(RAW, GAUGE)])
-    gauges.note(2, screen("186/388Mb"), [(RAW, GAUGE)])
+    gauges.note(1, screen("182/388Mb"), screen("184/388Mb"), [(RAW, GAUGE)])
+    gauges.note(2, screen("184/388Mb"), screen("186/388Mb"), [(RAW, GAUGE)])
     learned = list(gauges.learned)
-    gauges.note(3, screen("184/388Mb"), [(RAW, GAUGE)])
+    gauges.note(3, screen("186/388Mb"), screen("184/388Mb"), [(RAW, GAUGE)])
     assert gauges.learned == learned
+
+
+def test_a_blinker_is_no_gauge() -> None:
+    """A block cursor seen going off after one action and on after the next: two values
+    in turn, the second the one the first change left."""
+    gauges = Gauges()
+    gauges.note(1, screen("ls #"), screen("ls"), [(RAW, GAUGE)])
+    gauges.note(2, screen("ls"), screen("ls #"), [(RAW, GAUGE)])
+    gauges.note(3, screen("ls #"), screen("ls"), [(RAW, GAUGE)])
+    assert gauges.learned == []
 
 
 def test_changes_after_one_action_only_are_not_learned() -> None:
     """Two changes in one gap are the idle watch's to judge (`IdleWatch.note_repeated`)."""
     gauges = Gauges()
-    gauges.note(1, screen("184/388Mb"), [(RAW, GAUGE)])
-    gauges.note(1, screen("186/388Mb"), [(RAW, GAUGE)])
+    gauges.note(1, screen("182/388Mb"), screen("184/388Mb"), [(RAW, GAUGE)])
+    gauges.note(1, screen("184/388Mb"), screen("186/388Mb"), [(RAW, GAUGE)])
     assert gauges.learned == []
 
 
 def test_more_than_a_few_glyphs_is_no_gauge() -> None:
     dialog = Rect(100, 100, 300, 130)
     gauges = Gauges()
-    gauges.note(1, screen(notice="Upload failed"), [(dialog, dialog)])
-    gauges.note(2, screen(notice="Server busy"), [(dialog, dialog)])
+    gauges.note(1, screen(), screen(notice="Upload failed"), [(dialog, dialog)])
+    gauges.note(2, screen(), screen(notice="Server busy"), [(dialog, dialog)])
     assert gauges.learned == []
 
 
@@ -70,8 +80,8 @@ def test_a_few_glyphs_on_a_whole_line_are_no_gauge() -> None:
     """A few glyphs of a status line's message: the line is learned whole or not at all."""
     line = Rect(4, 388, 620, 24)
     gauges = Gauges()
-    gauges.note(1, screen("Saved 10:31:02"), [(RAW, line)])
-    gauges.note(2, screen("Saved 10:31:09"), [(RAW, line)])
+    gauges.note(1, screen("Saved 10:30:58"), screen("Saved 10:31:02"), [(RAW, line)])
+    gauges.note(2, screen("Saved 10:31:02"), screen("Saved 10:31:09"), [(RAW, line)])
     assert gauges.learned == []
 
 
@@ -88,6 +98,6 @@ def test_more_new_glyphs_than_a_few_are_no_gauge() -> None:
     """Glyphs 100 px wide that changed on a 120 px run: a message, not a gauge's value."""
     run = Rect(440, 392, 120, 16)
     gauges = Gauges()
-    gauges.note(1, screen("Saved to disk"), [(Rect(450, 394, 100, 12), run)])
-    gauges.note(2, screen("Sent to server"), [(Rect(450, 394, 100, 12), run)])
+    gauges.note(1, screen(""), screen("Saved to disk"), [(Rect(450, 394, 100, 12), run)])
+    gauges.note(2, screen(""), screen("Sent to server"), [(Rect(450, 394, 100, 12), run)])
     assert gauges.learned == []
