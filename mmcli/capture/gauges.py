@@ -15,6 +15,7 @@ target, is never a gauge.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,8 @@ INK = 24
 """A pixel shows another value when one of its channels moved by more than this much..."""
 OTHER_VALUE = 3
 """... and a place shows another value when this many of its pixels did."""
+MAX_SHOWN = 256
+"""The changes kept to compare with (the latest; at most 30 KB each)."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,9 @@ class _Shown:
 class Gauges:
     """The changes seen between the run's actions, and the gauges they make."""
 
-    shown: list[_Shown] = field(default_factory=list)
+    shown: deque[_Shown] = field(default_factory=lambda: deque(maxlen=MAX_SHOWN))
+    """The latest changes seen (a spinner's would otherwise pile up for as long as the
+    run goes on)."""
     learned: list[Rect] = field(default_factory=list)
 
     def note(
@@ -67,6 +72,8 @@ class Gauges:
             if raw.w > GAUGE_MAX[0] or raw.h > GAUGE_MAX[1]:
                 continue
             if run.w > RUN_MAX[0] or run.h > RUN_MAX[1]:
+                continue
+            if any(run.inside(known) for known in self.learned):
                 continue
             earlier = [s for s in self.shown if s.run.intersects(run)]
             if any(s.gap != gap for s in earlier) and all(_other_value(s, after) for s in earlier):

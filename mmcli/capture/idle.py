@@ -89,6 +89,10 @@ class IdleWatch:
         knows it does)."""
         self.volatile.extend(changes(before, after))
 
+    def _known(self, region: Rect) -> bool:
+        """Whether `region` lies within what is already learned as changing alone."""
+        return any(region.inside(known) for known in self.volatile)
+
     def _pending(self, once: list[tuple[float, Rect]]) -> bool:
         """Whether a change seen once, not learned, could still come again."""
         now = time.monotonic()
@@ -125,7 +129,8 @@ class IdleWatch:
                 elif previous is not None:
                     runs = changed_runs(previous, current)
                     once = self.note_repeated(once, [run for _, run in runs])
-                    self.gauges.note(count, previous, current, runs)
+                    fresh = [(raw, run) for raw, run in runs if not self._known(run)]
+                    self.gauges.note(count, previous, current, fresh)
                 previous, seen = current, count
 
     def note_repeated(

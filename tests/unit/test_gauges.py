@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from mmcli.capture.gauges import Gauges, away_from_task, task_places
+from mmcli.capture.gauges import MAX_SHOWN, Gauges, away_from_task, task_places
 from mmcli.screen.fingerprint import Frame, Patch, Rect
 
 GAUGE = Rect(480, 390, 64, 16)
@@ -101,3 +101,14 @@ def test_more_new_glyphs_than_a_few_are_no_gauge() -> None:
     gauges.note(1, screen(""), screen("Saved to disk"), [(Rect(450, 394, 100, 12), run)])
     gauges.note(2, screen(""), screen("Sent to server"), [(Rect(450, 394, 100, 12), run)])
     assert gauges.learned == []
+
+
+def test_what_is_kept_stays_bounded_however_long_the_run() -> None:
+    """A spinner's changes, after each of 1000 actions: the latest are kept, and a gauge
+    learned is not learned again."""
+    gauges = Gauges()
+    frames = [screen(f"{n}/388Mb") for n in range(180, 190)]
+    for gap in range(1000):
+        gauges.note(gap, frames[gap % 10], frames[(gap + 1) % 10], [(RAW, GAUGE)])
+    assert len(gauges.shown) <= MAX_SHOWN
+    assert gauges.learned == [GAUGE, GAUGE]
