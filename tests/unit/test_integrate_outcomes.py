@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 from PIL import ImageDraw
 
+from mmcli.capture.gauges import Gauges
 from mmcli.capture.integrate import FinishedRun, Into, fallback_lines, integrate
 from mmcli.model import Action, ActionKind, Recording
 from mmcli.params import Values
@@ -122,6 +123,7 @@ def test_the_window_title_is_the_first_pointed_action_s() -> None:
         captures=typed_first,
         final=run.final,
         volatile=[],
+        idle=SimpleNamespace(gauges=Gauges()),
         backend=SimpleNamespace(workarea=lambda: None, window_title_at=title_at),
     )
     finished = FinishedRun.of(recorder, Values(), ["agent"], "/tmp")  # type: ignore[arg-type]
