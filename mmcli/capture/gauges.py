@@ -77,7 +77,7 @@ class Gauges:
                 continue
             earlier = [s for s in self.shown if s.run.intersects(run)]
             if any(s.gap != gap for s in earlier) and all(_other_value(s, after) for s in earlier):
-                self.learned.extend(r for r in (*(s.run for s in earlier), run))
+                self.learned.extend([*(s.run for s in earlier), run])
             was, now = _crop(before, run), _crop(after, run)
             if was is not None and now is not None:
                 self.shown.append(_Shown(gap, run, (was, now)))
